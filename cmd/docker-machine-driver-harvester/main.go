@@ -1,0 +1,58 @@
+// Command docker-machine-driver-harvester is the Harvester node driver: a rancher/machine plugin that
+// rancher-machine (and Rancher) start to create machines as VMs on Harvester. Run by hand it also offers
+// subcommands; see `docker-machine-driver-harvester help`.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/harvester/docker-machine-driver-harvester/internal/version"
+	"github.com/rancher/machine/libmachine/drivers/plugin"
+	"github.com/rancher/machine/libmachine/drivers/plugin/localbinary"
+)
+
+func main() {
+	// rancher-machine starts its plugin with ITS OWN command line (create -d harvester …) and this token, so the
+	// token decides, before any argument is looked at. Nothing may reach stdout before RegisterDriver prints the
+	// RPC address: rancher-machine reads it as the first line.
+	if os.Getenv(localbinary.PluginEnvKey) == localbinary.PluginEnvVal || len(os.Args) < 2 {
+		// Without the token RegisterDriver prints its help to stderr and exits 1: Rancher runs the bare binary
+		// that way to check that it is executable.
+		plugin.RegisterDriver(harvester.NewDriver("", ""))
+		return
+	}
+	os.Exit(run(os.Args[1], os.Args[2:], os.Stdout, os.Stderr))
+}
+
+func run(cmd string, args []string, stdout, stderr io.Writer) int {
+	switch cmd {
+	case "version", "--version", "-v":
+		fmt.Fprintf(stdout, "docker-machine-driver-harvester %s\n", version.String())
+		return 0
+	case "render":
+		return harvester.RenderCommand(args, os.LookupEnv, stdout, stderr)
+	case "help", "--help", "-h":
+		usage(stdout)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "unknown command %q\n\n", cmd)
+		usage(stderr)
+		return 2
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `docker-machine-driver-harvester is the Harvester node driver for rancher-machine, docker-machine and Rancher.
+It is started by them as a plugin (driver name "harvester"); by hand it offers:
+
+  render --machine-name NAME [--harvester-... flags]
+        print the cloud-init Secret and the VirtualMachine a create would make, without touching a cluster
+  version
+        print the version
+  help
+        print this help
+`)
+}

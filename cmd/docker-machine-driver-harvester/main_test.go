@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/rancher/machine/libmachine/drivers"
+	rpcdriver "github.com/rancher/machine/libmachine/drivers/rpc"
+	"github.com/rancher/machine/libmachine/mcnflag"
+)
+
+// pluginBin is the plugin binary built once for these tests.
+var pluginBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "dmdh-plugin-")
+	if err != nil {
+		panic(err)
+	}
+	pluginBin = filepath.Join(dir, "docker-machine-driver-harvester")
+	build := exec.Command("go", "build", "-trimpath", "-o", pluginBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the shipped binary is static
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic("building the plugin: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runBinary runs the plugin binary by hand, without rancher-machine's token.
+func runBinary(t *testing.T, args ...string) (stdout, stderr string, exitCode int) {
+	t.Helper()
+	cmd := exec.Command(pluginBin, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "MACHINE_PLUGIN_TOKEN=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if exit, ok := err.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestBareBinaryBehavesLikeRegisterDriver(t *testing.T) {
+	// Rancher runs the bare binary as an "is it executable" check.
+	stdout, stderr, code := runBinary(t)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "This is a Docker Machine plugin binary") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	stdout, _, code := runBinary(t, "--version")
+	if code != 0 || !strings.HasPrefix(stdout, "docker-machine-driver-harvester dev (commit") {
+		t.Fatalf("--version: exit %d, %q", code, stdout)
+	}
+	if _, stderr, code := runBinary(t, "frobnicate"); code != 2 || !strings.Contains(stderr, `unknown command "frobnicate"`) {
+		t.Fatalf("unknown command: exit %d, %q", code, stderr)
+	}
+}
+
+func TestRenderRejectsBadFlags(t *testing.T) {
+	_, stderr, code := runBinary(t, "render", "--machine-name", "m1", "--harvester-cpu-count", "0", "--harvester-disk-size", "10")
+	if code != 1 || !strings.Contains(stderr, "--harvester-cpu-count: must be a positive whole number") || !strings.Contains(stderr, "--harvester-image-name: is required") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// rancherMachineOptions builds what rancher-machine sends SetConfigFromFlags: every flag at its default
+// (commands/create.go getDriverOpts), then the values given.
+func rancherMachineOptions(flags []mcnflag.Flag, set map[string]any) *rpcdriver.RPCFlags {
+	opts := &rpcdriver.RPCFlags{Values: map[string]any{}}
+	for _, f := range flags {
+		opts.Values[f.String()] = f.Default()
+	}
+	for k, v := range set {
+		opts.Values[k] = v
+	}
+	return opts
+}
+
+// startPlugin launches the built binary the way rancher-machine does: found on $PATH as
+// docker-machine-driver-harvester, handshake, heartbeat, SetConfigRaw.
+func startPlugin(t *testing.T, machine string) *rpcdriver.RPCClientDriver {
+	t.Helper()
+	t.Setenv("PATH", filepath.Dir(pluginBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	raw, _ := json.Marshal(&drivers.BaseDriver{MachineName: machine, StorePath: t.TempDir()})
+	factory := rpcdriver.NewRPCClientDriverFactory()
+	t.Cleanup(func() { factory.Close() })
+	d, err := factory.NewRPCClientDriver(harvester.DriverName, raw)
+	if err != nil {
+		t.Fatalf("starting the plugin over RPC: %v", err)
+	}
+	return d
+}
+
+func TestPluginOverRPC(t *testing.T) {
+	d := startPlugin(t, "gc8-pool1-q99l7-6ndw9")
+	if got := d.DriverName(); got != "harvester" {
+		t.Fatalf("DriverName() = %q", got)
+	}
+	if got := d.GetMachineName(); got != "gc8-pool1-q99l7-6ndw9" {
+		t.Fatalf("GetMachineName() = %q", got)
+	}
+	flags := d.GetCreateFlags()
+	if len(flags) < 32 {
+		t.Fatalf("%d flags over RPC, want at least the reference driver's 32", len(flags))
+	}
+	for _, f := range flags {
+		switch f.(type) {
+		case *mcnflag.StringFlag, *mcnflag.IntFlag, *mcnflag.BoolFlag:
+		default:
+			t.Fatalf("flag %s arrives as %T; rancher-machine and Rancher handle pointer flag types only", f.String(), f)
+		}
+	}
+	if got := drivers.DriverUserdataFlag(d); got != harvester.FlagCloudConfig {
+		t.Fatalf("rancher-machine's userdata flag is %q", got)
+	}
+
+	const password, token, userData = "p@ss: #word", "kubeconfig-token-value", "#cloud-config\nruncmd: [echo secret-user-data]\n"
+	kubeconfig := strings.ReplaceAll(`apiVersion: v1
+kind: Config
+clusters: [{name: h, cluster: {server: "https://192.0.2.10:6443"}}]
+users: [{name: u, user: {token: TOKEN}}]
+contexts: [{name: h, context: {cluster: h, user: u}}]
+current-context: h
+`, "TOKEN", token)
+	err := d.SetConfigFromFlags(rancherMachineOptions(flags, map[string]any{
+		harvester.FlagKubeconfigContent: kubeconfig,
+		harvester.FlagClusterName:       "gc8",
+		harvester.FlagVMNamespace:       "team-a",
+		harvester.FlagImageName:         "ubuntu",
+		harvester.FlagDiskSize:          40,
+		harvester.FlagNetworkName:       "vlan1",
+		harvester.FlagSSHPassword:       password,
+		harvester.FlagUserData:          userData,
+	}))
+	if err != nil {
+		t.Fatalf("SetConfigFromFlags over RPC: %v", err)
+	}
+	raw, err := d.GetConfigRaw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved map[string]any
+	if err := json.Unmarshal(raw, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if saved["VMNamespace"] != "team-a" || saved["ClusterName"] != "gc8" || saved["MachineName"] != "gc8-pool1-q99l7-6ndw9" {
+		t.Errorf("persisted state lacks what Remove needs: %s", raw)
+	}
+	for _, secret := range []string{token, "p@ss", "secret-user-data"} {
+		if bytes.Contains(raw, []byte(secret)) {
+			t.Errorf("persisted driver state contains %q: %s", secret, raw)
+		}
+	}
+}
+
+func TestPluginReportsAllProblemsOverRPC(t *testing.T) {
+	d := startPlugin(t, "m1")
+	err := d.SetConfigFromFlags(rancherMachineOptions(d.GetCreateFlags(), map[string]any{
+		harvester.FlagCPUCount: 0, harvester.FlagSSHPort: 70000, harvester.FlagEnableSecureBoot: true,
+	}))
+	if err == nil {
+		t.Fatal("invalid flags accepted")
+	}
+	for _, want := range []string{"--harvester-cpu-count", "--harvester-ssh-port", "--harvester-enable-secure-boot", "--harvester-image-name", "--harvester-network-name"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error over RPC does not mention %s: %v", want, err)
+		}
+	}
+}

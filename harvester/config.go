@@ -1,0 +1,94 @@
+package harvester
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Config is the validated, typed form of every flag: what one machine is to be. SetConfigFromFlags produces it
+// without touching the network; the builders turn it into API objects.
+type Config struct {
+	MachineName string
+	Namespace   string
+	ClusterName string // guest cluster; "" outside Rancher
+
+	// Kubeconfig is the Harvester credential (decoded). Empty means $KUBECONFIG. Secret: never logged or persisted.
+	Kubeconfig []byte
+
+	CPUs                  int
+	MemoryGiB             int
+	ReservedMemoryMiB     int // 0: none
+	CPUModel              string
+	CPUPinning            bool
+	IsolateEmulatorThread bool
+	EFI                   bool
+	SecureBoot            bool
+	TPM                   bool
+
+	Disks []Disk
+	NICs  []NIC
+	VGPUs []VGPU
+
+	// Affinity is the user's --harvester-vm-affinity; nil means the default spread across hosts.
+	Affinity *corev1.Affinity
+
+	SSH SSHConfig
+
+	// UserData is the user's own cloud-init user data (decoded); RancherUserData the document behind
+	// --harvester-cloud-config (Rancher's install script); NetworkData the network-config (decoded, validated).
+	// All three are secret: never logged or persisted.
+	UserData        []byte
+	RancherUserData []byte
+	NetworkData     []byte
+
+	InstallGuestAgent bool
+	CreateTimeout     time.Duration
+}
+
+// SSHConfig is how the guest is reached over SSH.
+type SSHConfig struct {
+	User           string
+	Port           int
+	Password       string // secret
+	KeyPair        *Ref   // Harvester KeyPair whose public key is installed
+	PrivateKeyPath string // user-supplied private key; "" means the driver generates one
+}
+
+// Ref names a namespaced Harvester object.
+type Ref struct {
+	Namespace string
+	Name      string
+}
+
+// String renders the reference as namespace/name, the form Harvester annotations use.
+func (r Ref) String() string { return r.Namespace + "/" + r.Name }
+
+// Disk is one VM disk backed by a PVC that Harvester creates from the VM's volumeClaimTemplates.
+type Disk struct {
+	Name         string // disk-<i>
+	Image        *Ref   // cloud image the disk is cloned from; nil for a blank disk
+	StorageClass string // blank disks: the class; image disks: must be empty or the image's class
+	SizeGiB      int
+	Bus          string // virtio, scsi, sata
+	CDROM        bool
+	BootOrder    uint // 0: not bootable
+	HotPlug      bool
+	AccessMode   corev1.PersistentVolumeAccessMode
+	VolumeMode   corev1.PersistentVolumeMode
+}
+
+// NIC is one network interface.
+type NIC struct {
+	Name       string // nic-<i>
+	Network    *Ref   // NetworkAttachmentDefinition; nil for the pod network (masquerade)
+	MACAddress string
+	Model      string
+	Masquerade bool // pod network with masquerade binding; otherwise a bridge on Network
+}
+
+// VGPU is one vGPU (mediated device) request.
+type VGPU struct {
+	Name       string
+	DeviceName string
+}

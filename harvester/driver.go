@@ -1,0 +1,111 @@
+// Package harvester is the Harvester node driver: a rancher/machine driver that runs each machine as a KubeVirt
+// VirtualMachine on a Harvester cluster.
+//
+// The package is layered: flags.go is the one table of flags; ParseConfig turns flag values into a validated
+// Config without touching the network; BuildVirtualMachine and BuildCloudInitSecret are pure builders of the API
+// objects; the lifecycle (PreCreateCheck, Create, state, power, Remove) sends them through a thin client.
+package harvester
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/harvester/docker-machine-driver-harvester/internal/version"
+	"github.com/rancher/machine/libmachine/drivers"
+	rpcdriver "github.com/rancher/machine/libmachine/drivers/rpc"
+)
+
+// DriverName is the name rancher-machine and Rancher know this driver by. Another name would lose Rancher's
+// Harvester UI form, cloud credential type and cluster-name flag.
+const DriverName = "harvester"
+
+// Driver is one machine. Its exported fields are persisted by rancher-machine as JSON in the machine store (and
+// by Rancher in the machine-state Secret), so they hold only what later commands need to find the machine again;
+// credentials, passwords and user data stay in memory. VMNamespace and ClusterName keep the reference driver's
+// JSON names so machines it created can still be removed after an upgrade.
+type Driver struct {
+	*drivers.BaseDriver
+
+	VMNamespace string
+	ClusterName string
+	// DriverVersion is the driver version that created the machine, for diagnostics.
+	DriverVersion string
+
+	cfg        *Config // set by SetConfigFromFlags, used by PreCreateCheck and Create in the same process
+	kubeconfig []byte  // the Harvester credential: flags, environment, or a reference-driver machine's state
+	// credentialErr is why the credential given to this process could not be used; reported when the cluster is
+	// first needed, since UnmarshalJSON must not fail a machine's loading.
+	credentialErr error
+}
+
+// NewDriver returns a driver for machine hostName whose store lives under storePath.
+func NewDriver(hostName, storePath string) *Driver {
+	return &Driver{BaseDriver: &drivers.BaseDriver{MachineName: hostName, StorePath: storePath}}
+}
+
+// DriverName returns "harvester".
+func (d *Driver) DriverName() string { return DriverName }
+
+// SetConfigFromFlags parses and validates every flag (see ParseConfig). It reads no cluster.
+func (d *Driver) SetConfigFromFlags(opts drivers.DriverOptions) error {
+	cfg, err := ParseConfig(d.MachineName, opts)
+	if err != nil {
+		return err
+	}
+	d.cfg = cfg
+	d.VMNamespace = cfg.Namespace
+	d.ClusterName = cfg.ClusterName
+	d.SSHUser = cfg.SSH.User
+	d.SSHPort = cfg.SSH.Port
+	d.DriverVersion = version.Version
+	if cfg.Kubeconfig != nil {
+		d.kubeconfig = cfg.Kubeconfig
+	}
+	return nil
+}
+
+// UnmarshalJSON loads a machine's persisted state and then reloads the credential from this process's command
+// line and environment (--harvester-kubeconfig-content / HARVESTER_KUBECONFIG_CONTENT), so a credential rotated
+// since the machine was created is used instead of a stale one — `rm --update-config` relies on it. It must stay
+// cheap and offline: rancher-machine calls it on every plugin start.
+func (d *Driver) UnmarshalJSON(data []byte) error {
+	type persisted Driver // same fields, no UnmarshalJSON method
+	p := persisted(*d)
+	if err := json.Unmarshal(data, &p); err != nil {
+		return fmt.Errorf("cannot read the machine's saved driver state: %w", err)
+	}
+	*d = Driver(p)
+
+	// Machines created by the reference driver carry the credential in their state.
+	var legacy struct{ KubeConfigContent string }
+	if json.Unmarshal(data, &legacy) == nil && legacy.KubeConfigContent != "" {
+		d.kubeconfig = []byte(legacy.KubeConfigContent)
+	}
+	opts := rpcdriver.GetDriverOpts(d.GetCreateFlags(), os.Args)
+	if _, ok := opts.Values[FlagKubeconfigContent]; ok {
+		var p problems
+		if kc := parseKubeconfig(&p, opts.String(FlagKubeconfigContent)); kc != nil {
+			d.kubeconfig, d.credentialErr = kc, nil
+		} else if err := p.err(); err != nil {
+			d.credentialErr = fmt.Errorf("%v (from the command line or $%s)", err, envVar(FlagKubeconfigContent))
+		}
+	}
+	return nil
+}
+
+// GetSSHHostname returns the machine's IP address.
+func (d *Driver) GetSSHHostname() (string, error) { return d.GetIP() }
+
+// GetURL returns the Docker URL rancher-machine expects, tcp://<ip>:2376.
+func (d *Driver) GetURL() (string, error) {
+	if err := drivers.MustBeRunning(d); err != nil {
+		return "", err
+	}
+	ip, err := d.GetIP()
+	if err != nil {
+		return "", err
+	}
+	return "tcp://" + net.JoinHostPort(ip, "2376"), nil
+}

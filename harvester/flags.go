@@ -1,0 +1,150 @@
+package harvester
+
+import (
+	"strings"
+
+	"github.com/rancher/machine/libmachine/mcnflag"
+)
+
+// Flag names. The first 32 are the reference driver's (harvester/docker-machine-driver-harvester v1.0.x) and must
+// keep their names, types, defaults and value formats: Rancher's stored machine configs and rancher2 Terraform
+// configs send them. Rancher derives its UI field from the part after "harvester-" (kebab → lowerCamel) and back
+// again, so every name must survive that round trip (see TestFlagsRoundTripThroughRancher).
+const (
+	FlagKubeconfigContent     = "harvester-kubeconfig-content"
+	FlagClusterType           = "harvester-cluster-type"
+	FlagClusterID             = "harvester-cluster-id"
+	FlagClusterName           = "harvester-cluster-name"
+	FlagVMNamespace           = "harvester-vm-namespace"
+	FlagCPUCount              = "harvester-cpu-count"
+	FlagMemorySize            = "harvester-memory-size"
+	FlagDiskSize              = "harvester-disk-size"
+	FlagDiskBus               = "harvester-disk-bus"
+	FlagImageName             = "harvester-image-name"
+	FlagDiskInfo              = "harvester-disk-info"
+	FlagSSHUser               = "harvester-ssh-user"
+	FlagSSHPort               = "harvester-ssh-port"
+	FlagSSHPassword           = "harvester-ssh-password"
+	FlagKeyPairName           = "harvester-key-pair-name"
+	FlagSSHPrivateKeyPath     = "harvester-ssh-private-key-path"
+	FlagNetworkType           = "harvester-network-type"
+	FlagNetworkName           = "harvester-network-name"
+	FlagNetworkModel          = "harvester-network-model"
+	FlagNetworkInfo           = "harvester-network-info"
+	FlagCloudConfig           = "harvester-cloud-config"
+	FlagUserData              = "harvester-user-data"
+	FlagNetworkData           = "harvester-network-data"
+	FlagVMAffinity            = "harvester-vm-affinity"
+	FlagEnableEFI             = "harvester-enable-efi"
+	FlagEnableSecureBoot      = "harvester-enable-secure-boot"
+	FlagVGPUInfo              = "harvester-vgpu-info"
+	FlagCPUPinning            = "harvester-cpu-pinning"
+	FlagIsolateEmulatorThread = "harvester-isolate-emulator-thread"
+	FlagEnableTPM             = "harvester-enable-tpm"
+	FlagReservedMemorySize    = "harvester-reserved-memory-size"
+	FlagCPUModel              = "harvester-cpu-model"
+
+	// Flags this driver adds. Bools default to false (Rancher only sends a bool when it is true), so each names
+	// the non-default behaviour.
+	FlagSkipGuestAgent = "harvester-skip-guest-agent"
+	FlagCreateTimeout  = "harvester-create-timeout"
+)
+
+// Defaults of the flags, as the reference driver has them.
+const (
+	DefaultVMNamespace       = "default"
+	DefaultCPUCount          = 2
+	DefaultMemorySizeGiB     = 4
+	DefaultSSHUser           = "root"
+	DefaultSSHPort           = 22
+	DefaultReservedMemoryMiB = -1 // unset
+	DefaultCreateTimeoutSecs = 15 * 60
+	defaultDiskBus           = "virtio"
+	defaultNetworkModel      = "virtio"
+	envPrefix                = "HARVESTER_"
+	flagPrefix               = "harvester-"
+)
+
+type flagKind int
+
+const (
+	stringFlag flagKind = iota
+	intFlag
+	boolFlag
+)
+
+// flagSpec is one row of the flag table: everything GetCreateFlags, the config parser, the render subcommand and
+// the README's flag table need to know about a flag.
+type flagSpec struct {
+	name  string
+	kind  flagKind
+	str   string // default of a string flag
+	num   int    // default of an int flag
+	usage string // becomes the Rancher UI field description: say the unit, the format and the default
+}
+
+// flagTable lists every flag in the order rancher-machine and Rancher see them. Order matters once:
+// rancher-machine's DriverUserdataFlag picks the FIRST flag whose name contains "user-data", "userdata",
+// "custom-data" or "cloud-config", so harvester-cloud-config must stay ahead of harvester-user-data.
+var flagTable = []flagSpec{
+	{name: FlagKubeconfigContent, usage: "Kubeconfig of the Harvester cluster, as YAML or base64. Empty: use $KUBECONFIG. Rancher fills it from the Harvester cloud credential."},
+	{name: FlagClusterType, usage: "Kept for compatibility; unused (Rancher's cloud credential sets it)."},
+	{name: FlagClusterID, usage: "Kept for compatibility; unused (Rancher's cloud credential sets it)."},
+	{name: FlagClusterName, usage: "Name of the guest cluster the machine belongs to; labels the VM for the Harvester cloud provider and cleanup. Rancher sets it."},
+	{name: FlagVMNamespace, str: DefaultVMNamespace, usage: "Harvester namespace for the VM, its volumes and its cloud-init Secret. Default: default."},
+	{name: FlagCPUCount, kind: intFlag, num: DefaultCPUCount, usage: "Number of virtual CPU cores. Default: 2."},
+	{name: FlagMemorySize, kind: intFlag, num: DefaultMemorySizeGiB, usage: "Memory in GiB. Default: 4."},
+	{name: FlagDiskSize, kind: intFlag, usage: "Size in GiB of the root disk when --harvester-disk-info is not given (required then)."},
+	{name: FlagDiskBus, usage: "Bus of the root disk when --harvester-disk-info is not given: virtio, scsi or sata. Default: virtio."},
+	{name: FlagImageName, usage: "Cloud image of the root disk when --harvester-disk-info is not given, as namespace/name or name (in the VM namespace)."},
+	{name: FlagDiskInfo, usage: `Disks as JSON: {"disks":[{"imageName":"ns/image","storageClassName":"","size":40,"bootOrder":1,"bus":"virtio","type":"disk","hotPlugAble":false}]}; size in GiB; each disk needs an image or a storage class. Overrides disk size, disk bus and image name.`},
+	{name: FlagSSHUser, str: DefaultSSHUser, usage: "User the driver's SSH key (and password, if set) is installed for. Default: root."},
+	{name: FlagSSHPort, kind: intFlag, num: DefaultSSHPort, usage: "SSH port of the guest (1-65535). Default: 22."},
+	{name: FlagSSHPassword, usage: "Password for the SSH user; enables SSH password login. Empty: key login only."},
+	{name: FlagKeyPairName, usage: "Harvester SSH key pair to install, as namespace/name or name; needs --harvester-ssh-private-key-path with its private key."},
+	{name: FlagSSHPrivateKeyPath, usage: "Path of an existing private key to use instead of generating one (its .pub beside it is installed unless a key pair is named)."},
+	{name: FlagNetworkType, usage: "Kept for compatibility; unused (the network interface is a bridge; use --harvester-network-info for others)."},
+	{name: FlagNetworkName, usage: "Network of the single NIC when --harvester-network-info is not given, as namespace/name or name of a Harvester VM network."},
+	{name: FlagNetworkModel, usage: "Model of that NIC: virtio, e1000, e1000e, igb, ne2k_pci, pcnet or rtl8139. Default: virtio."},
+	{name: FlagNetworkInfo, usage: `NICs as JSON: {"interfaces":[{"networkName":"ns/net","macAddress":"","model":"virtio","type":"bridge"}]}; type bridge (default) or masquerade (pod network, no networkName). Overrides network name and model.`},
+	{name: FlagCloudConfig, usage: "Leave empty: rancher-machine fills it with the path of the cloud-init file that carries Rancher's install script."},
+	{name: FlagUserData, usage: "Your cloud-init user data (cloud-config, shell script or MIME multipart), as text or base64. Merged with the driver's and Rancher's parts; the hostname always comes from the machine."},
+	{name: FlagNetworkData, usage: "cloud-init network-config (version 1 or 2), as text or base64. Empty: the image's default (usually DHCP)."},
+	{name: FlagVMAffinity, usage: "Scheduling affinity of the VM as a Kubernetes Affinity in JSON or base64, e.g. node affinity on topology.kubernetes.io/zone. Empty: spread the pool's VMs across hosts."},
+	{name: FlagEnableEFI, kind: boolFlag, usage: "Boot with EFI firmware instead of BIOS."},
+	{name: FlagEnableSecureBoot, kind: boolFlag, usage: "Enable Secure Boot (needs --harvester-enable-efi)."},
+	{name: FlagVGPUInfo, usage: `vGPUs as JSON: {"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}.`},
+	{name: FlagCPUPinning, kind: boolFlag, usage: "Pin the VM's vCPUs to dedicated host CPUs (needs the CPU manager on at least one Harvester node)."},
+	{name: FlagIsolateEmulatorThread, kind: boolFlag, usage: "Give the emulator thread its own dedicated host CPU (with CPU pinning)."},
+	{name: FlagEnableTPM, kind: boolFlag, usage: "Add a virtual TPM device."},
+	{name: FlagReservedMemorySize, kind: intFlag, num: DefaultReservedMemoryMiB, usage: "Memory in MiB reserved for the VM's own overhead (less than the VM memory). -1: Harvester's default."},
+	{name: FlagCPUModel, usage: "CPU model of the VM, e.g. host-passthrough. Empty: Harvester's default."},
+	{name: FlagSkipGuestAgent, kind: boolFlag, usage: "Do not add qemu-guest-agent to cloud-init. For air-gapped images that already run the agent: without a running agent the driver cannot see the VM's IP on bridge networks."},
+	{name: FlagCreateTimeout, kind: intFlag, num: DefaultCreateTimeoutSecs, usage: "Seconds to wait for the VM to run and report an IP before the machine is removed again. Default: 900."},
+}
+
+// envVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.
+func envVar(name string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(name, flagPrefix), "-", "_"))
+}
+
+// GetCreateFlags lists the driver's flags. It is static: Rancher calls it to build its UI schema, without
+// credentials, and rancher-machine calls it from a throw-away plugin to learn the flag set.
+func (d *Driver) GetCreateFlags() []mcnflag.Flag {
+	return createFlags()
+}
+
+func createFlags() []mcnflag.Flag {
+	flags := make([]mcnflag.Flag, 0, len(flagTable))
+	for _, f := range flagTable {
+		switch f.kind {
+		case stringFlag:
+			flags = append(flags, &mcnflag.StringFlag{Name: f.name, EnvVar: envVar(f.name), Usage: f.usage, Value: f.str})
+		case intFlag:
+			flags = append(flags, &mcnflag.IntFlag{Name: f.name, EnvVar: envVar(f.name), Usage: f.usage, Value: f.num})
+		case boolFlag:
+			flags = append(flags, &mcnflag.BoolFlag{Name: f.name, EnvVar: envVar(f.name), Usage: f.usage})
+		}
+	}
+	return flags
+}

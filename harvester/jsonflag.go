@@ -1,0 +1,143 @@
+package harvester
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
+)
+
+// rawJSON holds one list element until it is decoded on its own, so an error can name its index.
+type rawJSON json.RawMessage
+
+func (r *rawJSON) UnmarshalJSON(b []byte) error {
+	*r = append((*r)[:0], b...)
+	return nil
+}
+
+// decode decodes the element into v, leniently like the reference driver (unknown keys are ignored).
+func (r rawJSON) decode(v any) error {
+	return describeJSONError(json.Unmarshal(r, v))
+}
+
+// decodeJSONObject decodes a JSON-object flag value into v. The object may be given as JSON or as base64 of
+// JSON (userdata.DecodeBase64OrPlain decides which, by whether the decoding is a JSON object).
+func decodeJSONObject(value string, v any) error {
+	data, _ := userdata.DecodeBase64OrPlain(value, looksLikeJSONObject)
+	return describeJSONError(json.Unmarshal(data, v))
+}
+
+func looksLikeJSONObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// decodeStrict decodes data into v and rejects unknown fields, so a misspelt key is an error instead of a
+// silently ignored setting.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return describeJSONError(err)
+	}
+	if dec.More() {
+		return errors.New("is not valid JSON: unexpected data after the object")
+	}
+	return nil
+}
+
+// describeJSONError rewords encoding/json errors for a reader who typed the value into a form.
+func describeJSONError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &syntax):
+		return fmt.Errorf("is not valid JSON (at byte %d: %v)", syntax.Offset, syntax)
+	case errors.As(err, &typ):
+		msg := fmt.Sprintf("must be %s, got %s", jsonKind(typ.Type.Kind().String()), typ.Value)
+		if typ.Field == "" {
+			return errors.New(msg)
+		}
+		return fmt.Errorf("%s %s", typ.Field, msg)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return fmt.Errorf("has an unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	default:
+		return fmt.Errorf("is not valid JSON: %v", err)
+	}
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "struct", "map":
+		return "a JSON object"
+	case "slice", "array":
+		return "a JSON list"
+	case "int", "int32", "int64", "uint", "uint32", "uint64":
+		return "a whole number"
+	case "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "string":
+		return "a JSON string"
+	}
+	return goKind
+}
+
+// flexInt is a whole number given as a JSON number or as a numeric string ("40"): forms and templates produce
+// both.
+type flexInt int
+
+func (n *flexInt) UnmarshalJSON(b []byte) error {
+	s := string(bytes.TrimSpace(b))
+	if s == "null" {
+		return nil
+	}
+	if unquoted, err := strconv.Unquote(s); err == nil {
+		s = strings.TrimSpace(unquoted)
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		// encoding/json names the field in errors of this type (decodeState.addErrorContext).
+		return &json.UnmarshalTypeError{Value: string(b), Type: reflect.TypeFor[int]()}
+	}
+	*n = flexInt(v)
+	return nil
+}
+
+// orDefault returns v, or def when v is empty.
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// oneOf reports whether v is in allowed.
+func oneOf[T comparable](v T, allowed []T) bool {
+	for _, a := range allowed {
+		if v == a {
+			return true
+		}
+	}
+	return false
+}
+
+// listOf renders allowed values for an error message: "virtio, scsi or sata".
+func listOf[T ~string](allowed []T) string {
+	parts := make([]string, len(allowed))
+	for i, a := range allowed {
+		parts[i] = string(a)
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}

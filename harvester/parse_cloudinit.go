@@ -1,0 +1,33 @@
+//go:build cloudinit_ready
+
+package harvester
+
+import (
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
+	"github.com/rancher/machine/libmachine/drivers"
+)
+
+// parseCloudInit reads the three cloud-init inputs: the user's user data and network data (text or base64), and
+// the document behind --harvester-cloud-config (the file rancher-machine writes with Rancher's install script).
+// The user data is rendered once here, with the user's and Rancher's documents, so a document cloud-init could
+// not use is reported now instead of surfacing as a guest that never joins.
+func parseCloudInit(p *problems, opts drivers.DriverOptions) (user, rancher, network []byte) {
+	if raw := opts.String(FlagUserData); raw != "" {
+		user, _ = userdata.DecodeBase64OrPlain(raw, userdata.IsUserData)
+	}
+	rancher, err := userdata.ReadCloudConfigFlag(opts.String(FlagCloudConfig))
+	if err != nil {
+		p.addErr(FlagCloudConfig, err)
+	}
+	if _, err := cloudinit.UserData(cloudinit.Input{User: user, Rancher: rancher, Hostname: "validation"}); err != nil {
+		p.addErr(FlagUserData, err)
+	}
+	if raw := opts.String(FlagNetworkData); raw != "" {
+		network, _ = userdata.DecodeBase64OrPlain(raw, userdata.IsNetworkData)
+		if err := cloudinit.ValidateNetworkData(network); err != nil {
+			p.addErr(FlagNetworkData, err)
+		}
+	}
+	return user, rancher, network
+}

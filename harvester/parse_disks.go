@@ -1,0 +1,168 @@
+package harvester
+
+import (
+	"fmt"
+
+	"github.com/rancher/machine/libmachine/drivers"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+const (
+	diskTypeDisk  = "disk"
+	diskTypeCDROM = "cd-rom"
+)
+
+var (
+	diskBuses   = []string{"virtio", "scsi", "sata"}
+	accessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany, corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteOncePod}
+	volumeModes = []corev1.PersistentVolumeMode{corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem}
+)
+
+// diskInfoJSON is the --harvester-disk-info document, as Rancher's Harvester UI writes it.
+type diskInfoJSON struct {
+	Disks []rawJSON `json:"disks"`
+}
+
+// diskJSON is one entry of it. accessMode and volumeMode are this driver's additions; the reference forced
+// ReadWriteMany + Block on every disk (rancher/rancher#44529, harvester/harvester#8199).
+type diskJSON struct {
+	ImageName        string  `json:"imageName"`
+	StorageClassName string  `json:"storageClassName"`
+	Size             flexInt `json:"size"`
+	BootOrder        flexInt `json:"bootOrder"`
+	Bus              string  `json:"bus"`
+	Type             string  `json:"type"`
+	HotPlugAble      bool    `json:"hotPlugAble"`
+	AccessMode       string  `json:"accessMode"`
+	VolumeMode       string  `json:"volumeMode"`
+}
+
+// parseDisks reads --harvester-disk-info, or the legacy single-disk flags when it is empty.
+func parseDisks(p *problems, opts drivers.DriverOptions, namespace string) []Disk {
+	raw := opts.String(FlagDiskInfo)
+	if raw == "" {
+		return parseLegacyDisk(p, opts, namespace)
+	}
+	var doc diskInfoJSON
+	if err := decodeJSONObject(raw, &doc); err != nil {
+		p.addf(FlagDiskInfo, "%v; want %s", err, `{"disks":[{"imageName":"ns/image","size":40,...}]}`)
+		return nil
+	}
+	if len(doc.Disks) == 0 {
+		p.addf(FlagDiskInfo, "disks must list at least one disk")
+		return nil
+	}
+	disks := make([]Disk, 0, len(doc.Disks))
+	for i, item := range doc.Disks {
+		var dj diskJSON
+		if err := item.decode(&dj); err != nil {
+			p.addf(FlagDiskInfo, "disks[%d]: %v", i, err)
+			continue
+		}
+		disks = append(disks, diskFromJSON(p, i, dj, namespace))
+	}
+	checkBootOrders(p, disks)
+	return disks
+}
+
+// parseLegacyDisk reads --harvester-image-name, --harvester-disk-size and --harvester-disk-bus: one bootable
+// image disk, as the reference driver built it before --harvester-disk-info existed.
+func parseLegacyDisk(p *problems, opts drivers.DriverOptions, namespace string) []Disk {
+	d := newDisk(0)
+	d.BootOrder = 1
+	d.SizeGiB = opts.Int(FlagDiskSize)
+	d.Bus = orDefault(opts.String(FlagDiskBus), defaultDiskBus)
+	if image := opts.String(FlagImageName); image == "" {
+		p.addf(FlagImageName, "is required when --%s is not given: the cloud image of the root disk, as namespace/name or name", FlagDiskInfo)
+	} else if ref, err := parseRef(image, namespace); err != nil {
+		p.addf(FlagImageName, "%v", err)
+	} else {
+		d.Image = &ref
+	}
+	if d.SizeGiB <= 0 {
+		p.addf(FlagDiskSize, "must be a positive whole number of GiB when --%s is not given, got %d", FlagDiskInfo, d.SizeGiB)
+	}
+	if !oneOf(d.Bus, diskBuses) {
+		p.addf(FlagDiskBus, "must be one of %s, got %q", listOf(diskBuses), d.Bus)
+	}
+	return []Disk{d}
+}
+
+// newDisk is disk number index with Harvester's volume defaults: ReadWriteMany + Block, which Longhorn serves
+// and live migration needs.
+func newDisk(index int) Disk {
+	return Disk{
+		Name:       fmt.Sprintf("disk-%d", index),
+		Bus:        defaultDiskBus,
+		AccessMode: corev1.ReadWriteMany,
+		VolumeMode: corev1.PersistentVolumeBlock,
+	}
+}
+
+// diskFromJSON validates entry index of --harvester-disk-info.
+func diskFromJSON(p *problems, index int, dj diskJSON, namespace string) Disk {
+	flag, path := FlagDiskInfo, fmt.Sprintf("disks[%d]", index)
+	d := newDisk(index)
+	d.StorageClass = dj.StorageClassName
+	d.SizeGiB = int(dj.Size)
+	d.Bus = orDefault(dj.Bus, d.Bus)
+	d.HotPlug = dj.HotPlugAble
+	d.AccessMode = corev1.PersistentVolumeAccessMode(orDefault(dj.AccessMode, string(d.AccessMode)))
+	d.VolumeMode = corev1.PersistentVolumeMode(orDefault(dj.VolumeMode, string(d.VolumeMode)))
+	if dj.ImageName != "" {
+		ref, err := parseRef(dj.ImageName, namespace)
+		if err != nil {
+			p.addf(flag, "%s.imageName %v", path, err)
+		} else {
+			d.Image = &ref
+		}
+	} else if dj.StorageClassName == "" {
+		p.addf(flag, "%s needs imageName (a cloud image, as namespace/name or name) or storageClassName (for a blank disk)", path)
+	}
+	if dj.StorageClassName != "" {
+		if msgs := validation.IsDNS1123Subdomain(dj.StorageClassName); len(msgs) > 0 {
+			p.addf(flag, "%s.storageClassName %q is not a valid storage class name", path, dj.StorageClassName)
+		}
+	}
+	if dj.Size <= 0 {
+		p.addf(flag, "%s.size must be a positive whole number of GiB, got %d", path, dj.Size)
+	}
+	if dj.BootOrder < 0 {
+		p.addf(flag, "%s.bootOrder must be 0 (not bootable) or a positive whole number, got %d", path, dj.BootOrder)
+	} else {
+		d.BootOrder = uint(dj.BootOrder)
+	}
+	if !oneOf(d.Bus, diskBuses) {
+		p.addf(flag, "%s.bus must be one of %s, got %q", path, listOf(diskBuses), dj.Bus)
+	}
+	switch orDefault(dj.Type, diskTypeDisk) {
+	case diskTypeDisk:
+	case diskTypeCDROM:
+		d.CDROM = true
+	default:
+		p.addf(flag, "%s.type must be %q or %q, got %q", path, diskTypeDisk, diskTypeCDROM, dj.Type)
+	}
+	if !oneOf(d.AccessMode, accessModes) {
+		p.addf(flag, "%s.accessMode must be one of %s, got %q", path, listOf(accessModes), dj.AccessMode)
+	}
+	if !oneOf(d.VolumeMode, volumeModes) {
+		p.addf(flag, "%s.volumeMode must be one of %s, got %q", path, listOf(volumeModes), dj.VolumeMode)
+	}
+	return d
+}
+
+// checkBootOrders rejects boot orders used twice: KubeVirt requires them unique.
+func checkBootOrders(p *problems, disks []Disk) {
+	seen := map[uint]string{}
+	for _, d := range disks {
+		if d.BootOrder == 0 {
+			continue
+		}
+		if other, dup := seen[d.BootOrder]; dup {
+			p.addf(FlagDiskInfo, "%s and %s both have bootOrder %d; boot orders must be unique", other, d.Name, d.BootOrder)
+			continue
+		}
+		seen[d.BootOrder] = d.Name
+	}
+}

@@ -1,0 +1,41 @@
+package harvester
+
+import (
+	"fmt"
+
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// parseKubeconfig reads --harvester-kubeconfig-content: a kubeconfig as YAML or base64 of YAML. Empty is valid
+// (the client falls back to $KUBECONFIG). The content is checked offline: it must parse and its current context
+// must name a cluster with a server. Problems never quote the content: it holds credentials.
+func parseKubeconfig(p *problems, raw string) []byte {
+	if raw == "" {
+		return nil
+	}
+	data, _ := userdata.DecodeBase64OrPlain(raw, isKubeconfig)
+	if err := checkKubeconfig(data); err != nil {
+		p.addf(FlagKubeconfigContent, "%v", err)
+		return nil
+	}
+	return data
+}
+
+// isKubeconfig reports whether b parses as a kubeconfig with at least one cluster.
+func isKubeconfig(b []byte) bool {
+	cfg, err := clientcmd.Load(b)
+	return err == nil && len(cfg.Clusters) > 0
+}
+
+// checkKubeconfig validates a kubeconfig without contacting its server.
+func checkKubeconfig(data []byte) error {
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		return fmt.Errorf("is not a kubeconfig (YAML or base64 of YAML): %v", err)
+	}
+	if _, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig(); err != nil {
+		return fmt.Errorf("is not a usable kubeconfig: %v", err)
+	}
+	return nil
+}

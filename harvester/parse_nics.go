@@ -1,0 +1,180 @@
+package harvester
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/rancher/machine/libmachine/drivers"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+const (
+	interfaceTypeBridge     = "bridge"
+	interfaceTypeMasquerade = "masquerade"
+)
+
+// nicModels are the interface models KubeVirt accepts (kubevirt.io/api core/v1 Interface.Model).
+var nicModels = []string{"virtio", "e1000", "e1000e", "igb", "ne2k_pci", "pcnet", "rtl8139"}
+
+// networkInfoJSON is the --harvester-network-info document, as Rancher's Harvester UI writes it.
+type networkInfoJSON struct {
+	Interfaces []rawJSON `json:"interfaces"`
+}
+
+type nicJSON struct {
+	NetworkName string `json:"networkName"`
+	MACAddress  string `json:"macAddress"`
+	Model       string `json:"model"`
+	Type        string `json:"type"`
+}
+
+// parseNICs reads --harvester-network-info, or the legacy single-NIC flags when it is empty.
+// --harvester-network-type is not read: the reference driver ignored it too (its NIC was always a bridge).
+func parseNICs(p *problems, opts drivers.DriverOptions, namespace string) []NIC {
+	raw := opts.String(FlagNetworkInfo)
+	if raw == "" {
+		return []NIC{parseLegacyNIC(p, opts, namespace)}
+	}
+	var doc networkInfoJSON
+	if err := decodeJSONObject(raw, &doc); err != nil {
+		p.addf(FlagNetworkInfo, "%v; want %s", err, `{"interfaces":[{"networkName":"ns/network","model":"virtio","type":"bridge"}]}`)
+		return nil
+	}
+	if len(doc.Interfaces) == 0 {
+		p.addf(FlagNetworkInfo, "interfaces must list at least one interface")
+		return nil
+	}
+	nics := make([]NIC, 0, len(doc.Interfaces))
+	for i, item := range doc.Interfaces {
+		var nj nicJSON
+		if err := item.decode(&nj); err != nil {
+			p.addf(FlagNetworkInfo, "interfaces[%d]: %v", i, err)
+			continue
+		}
+		nics = append(nics, nicFromJSON(p, i, nj, namespace))
+	}
+	checkMACs(p, nics)
+	return nics
+}
+
+// parseLegacyNIC reads --harvester-network-name and --harvester-network-model: one bridge NIC.
+func parseLegacyNIC(p *problems, opts drivers.DriverOptions, namespace string) NIC {
+	nic := NIC{Name: "nic-0"}
+	var err error
+	if name := opts.String(FlagNetworkName); name == "" {
+		p.addf(FlagNetworkName, "is required when --%s is not given: the Harvester VM network, as namespace/name or name", FlagNetworkInfo)
+	} else if nic.Network, err = networkRef(name, namespace); err != nil {
+		p.addf(FlagNetworkName, "%v", err)
+	}
+	if nic.Model, err = nicModel(opts.String(FlagNetworkModel)); err != nil {
+		p.addf(FlagNetworkModel, "%v", err)
+	}
+	return nic
+}
+
+// nicFromJSON validates entry index of --harvester-network-info.
+func nicFromJSON(p *problems, index int, nj nicJSON, namespace string) NIC {
+	nic := NIC{Name: fmt.Sprintf("nic-%d", index)}
+	field := func(name string, err error) {
+		p.addf(FlagNetworkInfo, "interfaces[%d].%s %v", index, name, err)
+	}
+	var err error
+	switch orDefault(nj.Type, interfaceTypeBridge) {
+	case interfaceTypeBridge:
+		if nj.NetworkName == "" {
+			field("networkName", fmt.Errorf("is required for a bridge interface: a Harvester VM network, as namespace/name or name"))
+		} else if nic.Network, err = networkRef(nj.NetworkName, namespace); err != nil {
+			field("networkName", err)
+		}
+	case interfaceTypeMasquerade:
+		// KubeVirt's masquerade binding only exists on the pod network; a Multus network cannot carry it.
+		nic.Masquerade = true
+		if nj.NetworkName != "" {
+			field("networkName", fmt.Errorf("must be empty for a masquerade interface (it uses the pod network), got %q", nj.NetworkName))
+		}
+	default:
+		field("type", fmt.Errorf("must be %q or %q, got %q", interfaceTypeBridge, interfaceTypeMasquerade, nj.Type))
+	}
+	if nic.MACAddress, err = macAddress(nj.MACAddress); err != nil {
+		field("macAddress", err)
+	}
+	if nic.Model, err = nicModel(nj.Model); err != nil {
+		field("model", err)
+	}
+	return nic
+}
+
+func networkRef(value, namespace string) (*Ref, error) {
+	ref, err := parseRef(value, namespace)
+	if err != nil {
+		return nil, err
+	}
+	return &ref, nil
+}
+
+// macAddress normalises a unicast EUI-48 address; "" stays "" (Harvester assigns one).
+func macAddress(value string) (string, error) {
+	if value == "" {
+		return "", nil
+	}
+	hw, err := net.ParseMAC(value)
+	switch {
+	case err != nil || len(hw) != 6:
+		return "", fmt.Errorf("must be a MAC address like 52:54:00:12:34:56, got %q", value)
+	case hw[0]&1 == 1:
+		return "", fmt.Errorf("%q is a multicast address; a NIC needs a unicast one (even first octet)", value)
+	}
+	return hw.String(), nil
+}
+
+func nicModel(value string) (string, error) {
+	model := orDefault(value, defaultNetworkModel)
+	if !oneOf(model, nicModels) {
+		return model, fmt.Errorf("must be one of %s, got %q", listOf(nicModels), value)
+	}
+	return model, nil
+}
+
+// checkMACs rejects a MAC address given to two interfaces.
+func checkMACs(p *problems, nics []NIC) {
+	seen := map[string]string{}
+	for _, n := range nics {
+		if n.MACAddress == "" {
+			continue
+		}
+		if other, dup := seen[n.MACAddress]; dup {
+			p.addf(FlagNetworkInfo, "%s and %s both have macAddress %s", other, n.Name, n.MACAddress)
+		}
+		seen[n.MACAddress] = n.Name
+	}
+}
+
+// vgpuInfoJSON is the --harvester-vgpu-info document.
+type vgpuInfoJSON struct {
+	VGPURequests []struct {
+		Name       string `json:"name"`
+		DeviceName string `json:"deviceName"`
+	} `json:"vGPURequests"`
+}
+
+func parseVGPUs(p *problems, raw string) []VGPU {
+	if raw == "" {
+		return nil
+	}
+	var doc vgpuInfoJSON
+	if err := decodeJSONObject(raw, &doc); err != nil {
+		p.addf(FlagVGPUInfo, "%v; want %s", err, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`)
+		return nil
+	}
+	vgpus := make([]VGPU, 0, len(doc.VGPURequests))
+	for i, r := range doc.VGPURequests {
+		if msgs := validation.IsDNS1123Label(r.Name); len(msgs) > 0 {
+			p.addf(FlagVGPUInfo, "vGPURequests[%d].name must be a lowercase name of letters, digits and '-', got %q", i, r.Name)
+		}
+		if r.DeviceName == "" {
+			p.addf(FlagVGPUInfo, "vGPURequests[%d].deviceName is required: the device resource, e.g. nvidia.com/NVIDIA_A2-2Q", i)
+		}
+		vgpus = append(vgpus, VGPU{Name: r.Name, DeviceName: r.DeviceName})
+	}
+	return vgpus
+}

@@ -1,0 +1,65 @@
+package harvester
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+
+	"github.com/rancher/machine/libmachine/drivers"
+	"golang.org/x/crypto/ssh"
+)
+
+// posixUser is what useradd accepts on the distributions Harvester guests run.
+var posixUser = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
+
+func parseSSH(p *problems, opts drivers.DriverOptions, namespace string) SSHConfig {
+	s := SSHConfig{
+		User:           opts.String(FlagSSHUser),
+		Port:           opts.Int(FlagSSHPort),
+		Password:       opts.String(FlagSSHPassword),
+		PrivateKeyPath: opts.String(FlagSSHPrivateKeyPath),
+	}
+	if !posixUser.MatchString(s.User) {
+		p.addf(FlagSSHUser, "must be a Linux user name (lowercase letters, digits, '_' or '-', at most 32), got %q", s.User)
+	}
+	if s.Port < 1 || s.Port > 65535 {
+		p.addf(FlagSSHPort, "must be a port number between 1 and 65535, got %d", s.Port)
+	}
+	if name := opts.String(FlagKeyPairName); name != "" {
+		if ref, err := parseRef(name, namespace); err != nil {
+			p.addf(FlagKeyPairName, "%v", err)
+		} else {
+			s.KeyPair = &ref
+		}
+		if s.PrivateKeyPath == "" {
+			p.addf(FlagKeyPairName, "needs --%s: the private key of that key pair, so the machine can be reached over SSH", FlagSSHPrivateKeyPath)
+		}
+	}
+	if s.PrivateKeyPath != "" {
+		if err := checkPrivateKey(s.PrivateKeyPath); err != nil {
+			p.addf(FlagSSHPrivateKeyPath, "%v", err)
+		}
+	}
+	return s
+}
+
+// checkPrivateKey makes sure path holds a private key rancher-machine can use: readable, parseable and not
+// protected by a passphrase (rancher-machine cannot ask for one).
+func checkPrivateKey(path string) error {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("no file at %s", path)
+		}
+		return fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
+	}
+	if _, err := ssh.ParsePrivateKey(pem); err != nil {
+		var missing *ssh.PassphraseMissingError
+		if errors.As(err, &missing) {
+			return fmt.Errorf("%s is protected by a passphrase; give a key without one", path)
+		}
+		return fmt.Errorf("%s is not an SSH private key (PEM or OpenSSH format): %v", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,188 @@
+package harvester
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+// cloudInitDiskName is the disk the NoCloud datasource is attached as (Harvester's name for it).
+const cloudInitDiskName = "cloudinitdisk"
+
+// Facts are what the VM depends on beyond its configuration: looked up in the cluster or made by the driver at
+// create time. They are passed in so that the builders stay pure (no client, no clock, no randomness).
+type Facts struct {
+	// ImageStorageClasses maps each image an image disk uses to that image's status.storageClassName.
+	ImageStorageClasses map[Ref]string
+	// PVCSuffix makes this create's claim names unique (five lowercase letters or digits).
+	PVCSuffix string
+	// HasNetworkData says whether the cloud-init Secret carries network data.
+	HasNetworkData bool
+}
+
+// cloudInitSecretName names the Secret holding the VM's cloud-init user and network data.
+func cloudInitSecretName(vmName string) string { return vmName + "-cloudinit" }
+
+// BuildVirtualMachine returns the VirtualMachine for cfg. Harvester's admission webhook adds the rest (memory
+// requests and guest memory for overcommit, machine type, MAC annotations, management-network node affinity,
+// finalizers); only limits are set here, which is also what ResourceQuota namespaces require
+// (harvester/harvester#1455).
+func BuildVirtualMachine(cfg *Config, facts Facts) (*kubevirtv1.VirtualMachine, error) {
+	claims, err := volumeClaimTemplates(cfg, facts)
+	if err != nil {
+		return nil, err
+	}
+	claimsJSON, err := marshalClaims(claims)
+	if err != nil {
+		return nil, err
+	}
+	annotations := map[string]string{AnnotationVolumeClaimTemplates: claimsJSON}
+	if cfg.ReservedMemoryMiB > 0 {
+		annotations[AnnotationReservedMemory] = fmt.Sprintf("%dMi", cfg.ReservedMemoryMiB)
+	}
+	sshNames := []string{}
+	if cfg.SSH.KeyPair != nil {
+		sshNames = append(sshNames, cfg.SSH.KeyPair.String())
+	}
+
+	vm := &kubevirtv1.VirtualMachine{
+		TypeMeta: metav1.TypeMeta{APIVersion: kubevirtv1.GroupVersion.String(), Kind: "VirtualMachine"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        cfg.MachineName,
+			Namespace:   cfg.Namespace,
+			Labels:      vmLabels(cfg),
+			Annotations: annotations,
+		},
+		Spec: kubevirtv1.VirtualMachineSpec{
+			// Restart after a crash, but not after the guest shut itself down.
+			RunStrategy: ptrTo(kubevirtv1.RunStrategyRerunOnFailure),
+			Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels: vmLabels(cfg),
+					Annotations: map[string]string{
+						AnnotationSSHNames:              jsonList(sshNames),
+						AnnotationWaitForLeaseInterface: "[]",
+					},
+				},
+				Spec: kubevirtv1.VirtualMachineInstanceSpec{
+					EvictionStrategy: ptrTo(kubevirtv1.EvictionStrategyLiveMigrateIfPossible),
+					Affinity:         vmAffinity(cfg),
+					Domain:           domain(cfg),
+					Networks:         networks(cfg.NICs),
+					Volumes:          volumes(cfg, claims, facts),
+				},
+			},
+		},
+	}
+	return vm, nil
+}
+
+func domain(cfg *Config) kubevirtv1.DomainSpec {
+	d := kubevirtv1.DomainSpec{
+		CPU: &kubevirtv1.CPU{
+			Cores: uint32(cfg.CPUs), Sockets: 1, Threads: 1,
+			Model:                 cfg.CPUModel,
+			DedicatedCPUPlacement: cfg.CPUPinning,
+			IsolateEmulatorThread: cfg.IsolateEmulatorThread,
+		},
+		Resources: kubevirtv1.ResourceRequirements{Limits: corev1.ResourceList{
+			corev1.ResourceCPU:    *resource.NewQuantity(int64(cfg.CPUs), resource.DecimalSI),
+			corev1.ResourceMemory: *resource.NewQuantity(int64(cfg.MemoryGiB)<<30, resource.BinarySI),
+		}},
+		Devices: kubevirtv1.Devices{
+			Disks:      disks(cfg.Disks),
+			Interfaces: interfaces(cfg.NICs),
+		},
+	}
+	if cfg.EFI {
+		d.Firmware = &kubevirtv1.Firmware{Bootloader: &kubevirtv1.Bootloader{EFI: &kubevirtv1.EFI{SecureBoot: ptrTo(cfg.SecureBoot)}}}
+		// KubeVirt requires SMM for Secure Boot; Harvester sets it alongside EFI.
+		d.Features = &kubevirtv1.Features{SMM: &kubevirtv1.FeatureState{Enabled: ptrTo(cfg.SecureBoot)}}
+	}
+	if cfg.TPM {
+		d.Devices.TPM = &kubevirtv1.TPMDevice{}
+	}
+	// Harvester v1.8 requests vGPUs as host devices (harvester/harvester#10026); older builders used gpus[].
+	for _, g := range cfg.VGPUs {
+		d.Devices.HostDevices = append(d.Devices.HostDevices, kubevirtv1.HostDevice{Name: g.Name, DeviceName: g.DeviceName})
+	}
+	return d
+}
+
+func disks(ds []Disk) []kubevirtv1.Disk {
+	out := make([]kubevirtv1.Disk, 0, len(ds)+1)
+	for _, d := range ds {
+		disk := kubevirtv1.Disk{Name: d.Name}
+		if d.CDROM {
+			disk.CDRom = &kubevirtv1.CDRomTarget{Bus: kubevirtv1.DiskBus(d.Bus)}
+		} else {
+			disk.Disk = &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBus(d.Bus)}
+		}
+		if d.BootOrder > 0 {
+			disk.BootOrder = ptrTo(d.BootOrder)
+		}
+		out = append(out, disk)
+	}
+	return append(out, kubevirtv1.Disk{
+		Name:       cloudInitDiskName,
+		DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio}},
+	})
+}
+
+func volumes(cfg *Config, claims []corev1.PersistentVolumeClaim, facts Facts) []kubevirtv1.Volume {
+	out := make([]kubevirtv1.Volume, 0, len(claims)+1)
+	for i, d := range cfg.Disks {
+		out = append(out, kubevirtv1.Volume{Name: d.Name, VolumeSource: kubevirtv1.VolumeSource{
+			PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
+				PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claims[i].Name},
+				Hotpluggable:                      d.HotPlug,
+			},
+		}})
+	}
+	// Cloud-init always travels in a Secret: KubeVirt rejects inline user data over 2048 bytes
+	// (harvester/harvester#760), and the user data holds Rancher's registration token.
+	secret := &corev1.LocalObjectReference{Name: cloudInitSecretName(cfg.MachineName)}
+	noCloud := &kubevirtv1.CloudInitNoCloudSource{UserDataSecretRef: secret}
+	if facts.HasNetworkData {
+		noCloud.NetworkDataSecretRef = secret
+	}
+	return append(out, kubevirtv1.Volume{Name: cloudInitDiskName, VolumeSource: kubevirtv1.VolumeSource{CloudInitNoCloud: noCloud}})
+}
+
+func interfaces(nics []NIC) []kubevirtv1.Interface {
+	out := make([]kubevirtv1.Interface, 0, len(nics))
+	for _, n := range nics {
+		iface := kubevirtv1.Interface{Name: n.Name, Model: n.Model, MacAddress: n.MACAddress}
+		if n.Masquerade {
+			iface.Masquerade = &kubevirtv1.InterfaceMasquerade{}
+		} else {
+			iface.Bridge = &kubevirtv1.InterfaceBridge{}
+		}
+		out = append(out, iface)
+	}
+	return out
+}
+
+func networks(nics []NIC) []kubevirtv1.Network {
+	out := make([]kubevirtv1.Network, 0, len(nics))
+	for _, n := range nics {
+		net := kubevirtv1.Network{Name: n.Name}
+		if n.Network != nil {
+			net.Multus = &kubevirtv1.MultusNetwork{NetworkName: n.Network.String()}
+		} else {
+			net.Pod = &kubevirtv1.PodNetwork{}
+		}
+		out = append(out, net)
+	}
+	return out
+}
+
+// jsonList renders a string list as JSON (marshalling a []string cannot fail).
+func jsonList(v []string) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,141 @@
+package harvester
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/harvester/docker-machine-driver-harvester/internal/golden"
+	corev1 "k8s.io/api/core/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+const zoneAffinity = `{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"topology.kubernetes.io/zone","operator":"In","values":["zone-a"]}]}]}}}`
+
+// vmCases are the configurations whose VirtualMachine is pinned by a golden file.
+var vmCases = []struct {
+	name    string
+	machine string
+	opts    Options
+}{
+	{"minimal-legacy", "m1", minimalOptions()},
+	{"rancher-pool", "gc8-pool1-q99l7-6ndw9", with(minimalOptions(), FlagClusterName, "gc8", FlagVMNamespace, "team-a")},
+	{"three-disks-two-nics", "gc8-pool1-q99l7-6ndw9", with(DefaultOptions(),
+		FlagClusterName, "gc8",
+		FlagDiskInfo, `{"disks":[{"imageName":"default/image-8854n","size":40,"bootOrder":1},{"storageClassName":"longhorn","size":100,"bus":"scsi","accessMode":"ReadWriteOnce","volumeMode":"Filesystem"},{"imageName":"tools-iso","size":1,"type":"cd-rom","bus":"sata","bootOrder":2}]}`,
+		FlagNetworkInfo, `{"interfaces":[{"networkName":"default/vm-untag","model":"virtio","type":"bridge"},{"macAddress":"52:54:00:00:00:02","model":"e1000","type":"masquerade"}]}`)},
+	{"zone-affinity", "gc8-pool1-q99l7-6ndw9", with(minimalOptions(), FlagClusterName, "gc8", FlagVMAffinity, zoneAffinity)},
+	{"efi-secureboot-tpm", "m1", with(minimalOptions(), FlagEnableEFI, true, FlagEnableSecureBoot, true, FlagEnableTPM, true)},
+	{"reserved-memory-cpu-model-pinning", "m1", with(minimalOptions(), FlagReservedMemorySize, 512, FlagMemorySize, 8, FlagCPUCount, 4,
+		FlagCPUModel, "host-passthrough", FlagCPUPinning, true, FlagIsolateEmulatorThread, true)},
+	{"vgpu", "m1", with(minimalOptions(), FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"},{"name":"gpu2","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`)},
+	// namespace + machine name exceed 63 characters: machineSetName is hashed (harvester/harvester#7467).
+	{"long-names-hashed", "averyveryverylongclusternamethatgoes-pool1-q99l7-6ndw9",
+		with(minimalOptions(), FlagVMNamespace, strings.Repeat("a", 40), FlagClusterName, "averyveryverylongclusternamethatgoes")},
+}
+
+func TestBuildVirtualMachineGolden(t *testing.T) {
+	for _, tc := range vmCases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := ParseConfig(tc.machine, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vm, err := BuildVirtualMachine(cfg, factsFor(cfg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkVMInvariants(t, cfg, vm)
+			out, err := toYAML(vm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Assert(t, "vm/"+tc.name+".yaml", out)
+		})
+	}
+}
+
+// checkVMInvariants asserts what must hold for every VM, whatever its golden file says.
+func checkVMInvariants(t *testing.T, cfg *Config, vm *kubevirtv1.VirtualMachine) {
+	t.Helper()
+	if vm.Name != cfg.MachineName || vm.Namespace != cfg.Namespace {
+		t.Errorf("VM %s/%s, want %s/%s (Rancher's cleanup finds the VM by machine name)", vm.Namespace, vm.Name, cfg.Namespace, cfg.MachineName)
+	}
+	for where, labels := range map[string]map[string]string{"VM": vm.Labels, "template": vm.Spec.Template.ObjectMeta.Labels} {
+		if labels[LabelCreator] != CreatorName {
+			t.Errorf("%s lacks %s=%s", where, LabelCreator, CreatorName)
+		}
+		for k, v := range labels {
+			if len(v) > 63 {
+				t.Errorf("%s label %s=%q is longer than 63 characters", where, k, v)
+			}
+		}
+	}
+	var claims []corev1.PersistentVolumeClaim
+	if err := json.Unmarshal([]byte(vm.Annotations[AnnotationVolumeClaimTemplates]), &claims); err != nil {
+		t.Fatalf("volumeClaimTemplates: %v", err)
+	}
+	vols := map[string]string{}
+	for _, v := range vm.Spec.Template.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			vols[v.PersistentVolumeClaim.ClaimName] = v.Name
+		}
+		if v.CloudInitNoCloud != nil && (v.CloudInitNoCloud.UserDataSecretRef == nil || v.CloudInitNoCloud.UserData != "") {
+			t.Errorf("cloud-init must come from the Secret, not inline: %+v", v.CloudInitNoCloud)
+		}
+	}
+	if len(claims) != len(cfg.Disks) || len(vols) != len(cfg.Disks) {
+		t.Errorf("%d disks, %d claim templates, %d claim volumes", len(cfg.Disks), len(claims), len(vols))
+	}
+	for _, c := range claims {
+		if _, ok := vols[c.Name]; !ok {
+			t.Errorf("claim template %s is not used by a volume", c.Name)
+		}
+		if img := c.Annotations[AnnotationImageID]; img != "" && (c.Spec.StorageClassName == nil || !strings.HasPrefix(*c.Spec.StorageClassName, "longhorn-")) {
+			t.Errorf("image claim %s does not use its image's storage class", c.Name)
+		}
+	}
+	if vm.Spec.Template.Spec.Affinity == nil || vm.Spec.Template.Spec.Affinity.PodAntiAffinity == nil {
+		t.Errorf("every VM keeps a soft anti-affinity so a pool spreads across hosts")
+	}
+	limits := vm.Spec.Template.Spec.Domain.Resources.Limits
+	if limits.Memory().Value() != int64(cfg.MemoryGiB)<<30 || limits.Cpu().Value() != int64(cfg.CPUs) {
+		t.Errorf("limits %v for %d CPUs / %d GiB (ResourceQuota namespaces need limits.memory)", limits, cfg.CPUs, cfg.MemoryGiB)
+	}
+}
+
+func TestLabelValues(t *testing.T) {
+	tests := []struct{ namespace, machine, cluster, set, pool string }{
+		{"default", "gc8-pool1-q99l7-6ndw9", "gc8", "default-gc8-pool1", "pool1-q99l7"},
+		{"default", "m1", "", "", ""},
+		{"default", "a-b", "a", "default", ""},
+		{"default", "nodash", "c", "", "nodash"},
+		// Over 63 characters: hashed with the reference driver's scheme (FNV-1a 32, base64url) so mixed-version
+		// pools agree. The expected value was computed independently of this code.
+		{strings.Repeat("n", 40), strings.Repeat("c", 30) + "-pool-x-y", "", "hash_bUuYYw_z", ""},
+	}
+	for _, tt := range tests {
+		if got := machineSetName(tt.namespace, tt.machine); got != tt.set {
+			t.Errorf("machineSetName(%q, %q) = %q, want %q", tt.namespace, tt.machine, got, tt.set)
+		}
+		if tt.cluster != "" {
+			if got := nodePoolName(tt.cluster, tt.machine); got != tt.pool {
+				t.Errorf("nodePoolName(%q, %q) = %q, want %q", tt.cluster, tt.machine, got, tt.pool)
+			}
+		}
+	}
+}
+
+func TestImageDiskMustUseImageClass(t *testing.T) {
+	cfg, err := ParseConfig("m1", with(minimalOptions(), FlagDiskInfo, `{"disks":[{"imageName":"img","storageClassName":"fast","size":10}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = BuildVirtualMachine(cfg, factsFor(cfg))
+	if err == nil || !strings.Contains(err.Error(), `storage class "fast" differs from the class of its image default/img ("longhorn-img")`) {
+		t.Fatalf("want a storage class mismatch error, got %v", err)
+	}
+	if _, err := BuildVirtualMachine(cfg, Facts{}); err == nil || !strings.Contains(err.Error(), "storage class of image default/img is not known") {
+		t.Fatalf("want a missing-fact error, got %v", err)
+	}
+}
