@@ -5,17 +5,22 @@
 #   hack/tools.sh controlplane     -> etcd, kube-apiserver, kube-controller-manager
 #   hack/tools.sh rancher-machine  -> rancher-machine
 #
-# The cache key is a hash of the wrapper module (go.mod, go.sum) and of this script, so changing a pinned
-# version rebuilds and nothing else does. Override the cache root with DMDH_CACHE.
+# The cache key is a hash of the wrapper module (go.mod, go.sum) and of the build recipe (packages, ldflags),
+# so changing a pinned version rebuilds and nothing else does. Override the cache root with DMDH_CACHE.
+# Concurrent runs (parallel test packages) take a lock: one builds, the others wait and reuse the result.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache_root=${DMDH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/docker-machine-driver-harvester}
 export CGO_ENABLED=0
 
-build() { # build <wrapper dir> <out dir> <package=binary>...
-	local src=$1 out=$2
-	shift 2
+# The server version stamped into kube-apiserver and kube-controller-manager; without it they report v0.0.0,
+# which clients and discovery dislike. Keep it equal to the k8s.io/kubernetes version in the wrapper's go.mod.
+k8s_ldflags="-X k8s.io/component-base/version.gitVersion=v1.36.3 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36"
+
+build() { # build <wrapper dir> <out dir> <ldflags> <package=binary>...
+	local src=$1 out=$2 ldflags=$3
+	shift 3
 	local tmp
 	tmp=$(mktemp -d "$cache_root/.build.XXXXXX")
 	(
@@ -23,41 +28,48 @@ build() { # build <wrapper dir> <out dir> <package=binary>...
 		for spec in "$@"; do
 			local pkg=${spec%%=*} bin=${spec##*=}
 			echo "tools.sh: building $bin ($pkg)" >&2
-			go build -trimpath -ldflags "-s -w ${LDFLAGS:-}" -o "$tmp/$bin" "$pkg"
+			go build -trimpath -ldflags "-s -w $ldflags" -o "$tmp/$bin" "$pkg"
 		done
 	)
-	mkdir -p "$(dirname "$out")"
 	rm -rf "$out"
 	mv "$tmp" "$out"
 }
 
-key() { # key <wrapper dir>: the recipe's hash
-	cat "$1/go.mod" "$1/go.sum" "$0" | sha256sum | cut -c1-16
+ensure() { # ensure <name> <wrapper dir> <ldflags> <package=binary>...: print the cache dir, building it if needed
+	local name=$1 src=$2 ldflags=$3
+	shift 3
+	local key out
+	key=$({ cat "$src/go.mod" "$src/go.sum"; printf '%s\n' "$ldflags" "$@"; } | sha256sum | cut -c1-16)
+	out=$cache_root/$name-$key
+	if ! complete "$out" "$@"; then
+		mkdir -p "$cache_root"
+		exec 9>"$cache_root/.lock-$name"
+		flock 9
+		# Another run may have finished the build while this one waited for the lock.
+		complete "$out" "$@" || build "$src" "$out" "$ldflags" "$@"
+		exec 9>&-
+	fi
+	echo "$out"
+}
+
+complete() { # complete <dir> <package=binary>...: every binary is present
+	local dir=$1 spec
+	shift
+	for spec in "$@"; do
+		[ -x "$dir/${spec##*=}" ] || return 1
+	done
 }
 
 case "${1:-}" in
 controlplane)
-	src=$here/e2e/tools/controlplane
-	out=$cache_root/controlplane-$(key "$src")
-	if [ ! -x "$out/kube-apiserver" ] || [ ! -x "$out/etcd" ] || [ ! -x "$out/kube-controller-manager" ]; then
-		mkdir -p "$cache_root"
-		# Without these the servers report version v0.0.0, which clients and discovery dislike.
-		LDFLAGS="-X k8s.io/component-base/version.gitVersion=v1.36.3 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36" \
-			build "$src" "$out" \
-			go.etcd.io/etcd/server/v3=etcd \
-			k8s.io/kubernetes/cmd/kube-apiserver=kube-apiserver \
-			k8s.io/kubernetes/cmd/kube-controller-manager=kube-controller-manager
-	fi
-	echo "$out"
+	ensure controlplane "$here/e2e/tools/controlplane" "$k8s_ldflags" \
+		go.etcd.io/etcd/server/v3=etcd \
+		k8s.io/kubernetes/cmd/kube-apiserver=kube-apiserver \
+		k8s.io/kubernetes/cmd/kube-controller-manager=kube-controller-manager
 	;;
 rancher-machine)
-	src=$here/e2e/tools/rancher-machine
-	out=$cache_root/rancher-machine-$(key "$src")
-	if [ ! -x "$out/rancher-machine" ]; then
-		mkdir -p "$cache_root"
-		build "$src" "$out" github.com/rancher/machine/cmd/rancher-machine=rancher-machine
-	fi
-	echo "$out"
+	ensure rancher-machine "$here/e2e/tools/rancher-machine" "" \
+		github.com/rancher/machine/cmd/rancher-machine=rancher-machine
 	;;
 *)
 	echo "usage: $0 controlplane|rancher-machine" >&2

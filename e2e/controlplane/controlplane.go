@@ -1,0 +1,230 @@
+// Package controlplane runs a real Kubernetes control plane for the end-to-end tests: etcd, kube-apiserver and
+// kube-controller-manager built from their Go modules by hack/tools.sh, listening on 127.0.0.1 only, with RBAC,
+// token authentication and service-account tokens. Stop ends every process and removes every file.
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/kubeconfig"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
+)
+
+// BinEnv names the environment variable that points at a directory holding etcd, kube-apiserver and
+// kube-controller-manager. When it is unset, `hack/tools.sh controlplane` provides (and if need be builds) them.
+const BinEnv = "DMDH_CONTROLPLANE_BIN"
+
+// AdminUser is the user name of the admin token; it is in group system:masters.
+const AdminUser = "e2e-admin"
+
+// Options configures Start. The zero value is usable.
+type Options struct {
+	// BinDir holds the three binaries; empty means $DMDH_CONTROLPLANE_BIN, else hack/tools.sh controlplane.
+	BinDir string
+	// Dir receives keys, etcd data and server logs. Empty means a new temporary directory that Stop removes;
+	// a given directory is left in place.
+	Dir string
+	// BeforeControllerManager runs once kube-apiserver is ready and before kube-controller-manager starts.
+	// Install CRDs here: the garbage collector discovers resources when it starts and then only every 30 s, so
+	// owners of kinds it has not discovered yet are not collected until then.
+	BeforeControllerManager func(ctx context.Context, admin *rest.Config) error
+	// Logf receives one line per step; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// ControlPlane is a running etcd + kube-apiserver + kube-controller-manager.
+type ControlPlane struct {
+	opts       Options
+	bin        string
+	dir        string
+	ownDir     bool
+	pki        *pki
+	adminToken string
+
+	etcdPort, etcdPeerPort, apiPort int
+
+	mu        sync.Mutex // guards the process fields across RestartAPIServer and Stop
+	etcd      *process
+	apiserver *process
+	kcm       *process
+	stopped   bool
+}
+
+// Start launches etcd, kube-apiserver and kube-controller-manager and returns once the API server answers
+// /readyz and the controller manager has started its controllers. On error nothing is left running and the
+// error carries the tail of the failing server's log.
+func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	sweepStaleDirs()
+	cp = &ControlPlane{opts: opts, bin: opts.BinDir, dir: opts.Dir}
+	if cp.bin == "" {
+		if cp.bin, err = repo.ToolDir(ctx, "controlplane", BinEnv); err != nil {
+			return nil, err
+		}
+	}
+	if cp.dir == "" {
+		if cp.dir, err = newOwnedDir(); err != nil {
+			return nil, err
+		}
+		cp.ownDir = true
+	} else if err = os.MkdirAll(cp.dir, 0o700); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, cp.Logs(30))
+			cp.Stop()
+			cp = nil
+		}
+	}()
+
+	if cp.pki, err = newPKI(cp.dir); err != nil {
+		return nil, err
+	}
+	cp.adminToken = randomToken()
+	tokens := fmt.Sprintf("%s,%s,%s-uid,\"system:masters\"\n", cp.adminToken, AdminUser, AdminUser)
+	if err = os.WriteFile(cp.path("tokens.csv"), []byte(tokens), 0o600); err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	cp.etcdPort, cp.etcdPeerPort, cp.apiPort = ports[0], ports[1], ports[2]
+
+	t0 := time.Now()
+	if err = cp.startEtcd(ctx); err != nil {
+		return nil, err
+	}
+	cp.opts.Logf("controlplane: etcd ready on 127.0.0.1:%d after %v", cp.etcdPort, time.Since(t0).Round(time.Millisecond))
+	t1 := time.Now()
+	if err = cp.StartAPIServer(ctx); err != nil {
+		return nil, err
+	}
+	cp.opts.Logf("controlplane: kube-apiserver ready on %s after %v", cp.URL(), time.Since(t1).Round(time.Millisecond))
+	if opts.BeforeControllerManager != nil {
+		if err = opts.BeforeControllerManager(ctx, cp.AdminConfig()); err != nil {
+			return nil, err
+		}
+	}
+	t2 := time.Now()
+	if err = cp.startControllerManager(ctx); err != nil {
+		return nil, err
+	}
+	cp.opts.Logf("controlplane: kube-controller-manager running after %v (start-up %v in all)",
+		time.Since(t2).Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+	return cp, nil
+}
+
+// URL is the API server's address, https://127.0.0.1:<port>. It stays the same across RestartAPIServer.
+func (cp *ControlPlane) URL() string { return fmt.Sprintf("https://127.0.0.1:%d", cp.apiPort) }
+
+// CACert is the PEM CA bundle that verifies the API server; it is also the ca.crt of service-account tokens.
+func (cp *ControlPlane) CACert() []byte { return append([]byte(nil), cp.pki.caPEM...) }
+
+// AdminKubeconfig returns a kubeconfig for the admin token (group system:masters).
+func (cp *ControlPlane) AdminKubeconfig() []byte {
+	out, err := kubeconfig.Token(cp.URL(), cp.pki.caPEM, cp.adminToken, "")
+	if err != nil {
+		panic(err) // only fails on a serializer bug
+	}
+	return out
+}
+
+// AdminConfig returns a fresh client configuration for the admin token.
+func (cp *ControlPlane) AdminConfig() *rest.Config {
+	return &rest.Config{
+		Host:            cp.URL(),
+		BearerToken:     cp.adminToken,
+		TLSClientConfig: rest.TLSClientConfig{CAData: cp.CACert()},
+		QPS:             -1, // no client-side throttling: the tests measure the server, not client-go's limiter
+	}
+}
+
+// Dir is the directory holding keys, data and logs.
+func (cp *ControlPlane) Dir() string { return cp.dir }
+
+// Logs returns the last n lines of each server's log, for failure messages.
+func (cp *ControlPlane) Logs(n int) string {
+	var b strings.Builder
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
+		path := cp.path(name + ".log")
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		fmt.Fprintf(&b, "--- last %d lines of %s ---\n%s\n", n, path, tailFile(path, n))
+	}
+	return b.String()
+}
+
+// Stop ends all three servers (SIGKILL: their state is thrown away) and removes the directory if Start created
+// it. It is safe to call more than once and on a partly started control plane.
+func (cp *ControlPlane) Stop() {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.stopped {
+		return
+	}
+	cp.stopped = true
+	for _, p := range []*process{cp.kcm, cp.apiserver, cp.etcd} {
+		if p != nil {
+			p.stop(0)
+		}
+	}
+	if cp.ownDir {
+		_ = os.RemoveAll(cp.dir)
+	}
+}
+
+// StopAPIServer stops kube-apiserver as a rolling restart would: SIGTERM, then SIGKILL after 2 s. On SIGTERM it
+// closes its listener at once (clients see the outage immediately) but then waits for open watches to drain,
+// which with live clients takes longer than any test wants; nothing is lost by killing it, etcd holds the state.
+// etcd and the controller manager keep running.
+func (cp *ControlPlane) StopAPIServer() {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.apiserver != nil {
+		cp.apiserver.stop(2 * time.Second)
+		cp.apiserver = nil
+	}
+}
+
+// StartAPIServer starts kube-apiserver on the same port, with the same etcd and keys, and waits for /readyz.
+// Tokens issued before stay valid: the signing key and the token file do not change.
+func (cp *ControlPlane) StartAPIServer(ctx context.Context) error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.stopped {
+		return errors.New("control plane is stopped")
+	}
+	if cp.apiserver != nil {
+		return errors.New("kube-apiserver is already running")
+	}
+	p, err := startProcess("kube-apiserver", cp.binary("kube-apiserver"), cp.apiserverArgs(), cp.path("kube-apiserver.log"))
+	if err != nil {
+		return err
+	}
+	cp.apiserver = p
+	return waitReady(ctx, p, cp.AdminConfig())
+}
+
+// RestartAPIServer stops and starts kube-apiserver (StopAPIServer, then StartAPIServer).
+func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
+	cp.StopAPIServer()
+	return cp.StartAPIServer(ctx)
+}
+
+func (cp *ControlPlane) path(name string) string { return filepath.Join(cp.dir, name) }
+
+func (cp *ControlPlane) binary(name string) string { return filepath.Join(cp.bin, name) }

@@ -1,0 +1,104 @@
+// Package repo finds the checkout the test bed runs from and the tools built for it by hack/tools.sh.
+package repo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+)
+
+// Root returns the repository root: the nearest directory, upwards from the working directory (or, failing that,
+// from this source file), that holds both go.mod and hack/tools.sh. Nested modules such as e2e/tools/* have a
+// go.mod but no hack/, so they are passed over.
+func Root() (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		starts = append(starts, filepath.Dir(file))
+	}
+	for _, dir := range starts {
+		for {
+			if isFile(filepath.Join(dir, "go.mod")) && isFile(filepath.Join(dir, "hack", "tools.sh")) {
+				return dir, nil
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+	}
+	return "", fmt.Errorf("no directory with go.mod and hack/tools.sh above %q: run from inside the checkout", starts)
+}
+
+// SharedCRDDir returns the directory of Harvester's CRDs and ClusterRoles: $DMDH_SHARED_CRDS when set, else
+// ../shared/crds beside the checkout (where CI puts it).
+func SharedCRDDir() (string, error) {
+	if dir := os.Getenv("DMDH_SHARED_CRDS"); dir != "" {
+		return dir, nil
+	}
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(filepath.Dir(root), "shared", "crds")
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("Harvester CRDs: %w (expected ../shared/crds beside the checkout, or set DMDH_SHARED_CRDS)", err)
+	}
+	return dir, nil
+}
+
+var toolDirs sync.Map // tool name -> *toolResult, so one process asks hack/tools.sh once per tool
+
+type toolResult struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// ToolDir returns the directory holding the binaries of one hack/tools.sh target ("controlplane",
+// "rancher-machine"): the value of envVar when that is set, else what `hack/tools.sh <name>` prints. The script
+// builds the binaries when they are missing (minutes on a fresh machine; its progress goes to stderr) and is a
+// no-op afterwards.
+func ToolDir(ctx context.Context, name, envVar string) (string, error) {
+	if dir := os.Getenv(envVar); dir != "" {
+		return dir, nil
+	}
+	v, _ := toolDirs.LoadOrStore(name, &toolResult{})
+	r := v.(*toolResult)
+	r.once.Do(func() { r.dir, r.err = runTools(ctx, name) })
+	return r.dir, r.err
+}
+
+func runTools(ctx context.Context, name string) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	var stdout bytes.Buffer
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "tools.sh"), name)
+	cmd.Stdout = &stdout
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("hack/tools.sh %s: %w (build log above; it needs the Go module proxy on a fresh machine)", name, err)
+	}
+	dir := strings.TrimSpace(stdout.String())
+	if dir == "" {
+		return "", errors.New("hack/tools.sh " + name + " printed no directory")
+	}
+	return dir, nil
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir()
+}
