@@ -76,6 +76,8 @@ type Disk struct {
 	HotPlug      bool
 	AccessMode   corev1.PersistentVolumeAccessMode
 	VolumeMode   corev1.PersistentVolumeMode
+
+	flag string // the flag that defined the disk, for problems found later (PreCreateCheck)
 }
 
 // NIC is one network interface.
@@ -85,6 +87,8 @@ type NIC struct {
 	MACAddress string
 	Model      string
 	Masquerade bool // pod network with masquerade binding; otherwise a bridge on Network
+
+	flag string // the flag that defined the NIC
 }
 
 // VGPU is one vGPU (mediated device) request.

@@ -38,6 +38,8 @@ type Driver struct {
 	// credentialErr is why the credential given to this process could not be used; reported when the cluster is
 	// first needed, since UnmarshalJSON must not fail a machine's loading.
 	credentialErr error
+	clients       *clients // built on first use (api); tests set fakes
+	looked        *lookups // facts found by PreCreateCheck, reused by Create
 }
 
 // NewDriver returns a driver for machine hostName whose store lives under storePath.

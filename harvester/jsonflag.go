@@ -136,8 +136,13 @@ func listOf[T ~string](allowed []T) string {
 	for i, a := range allowed {
 		parts[i] = string(a)
 	}
-	if len(parts) < 2 {
-		return strings.Join(parts, "")
+	return joinList(parts, "or")
+}
+
+// joinList joins items as prose: "a, b and c" (conj "and") or "a, b or c".
+func joinList(items []string, conj string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
 	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
 }

@@ -70,6 +70,7 @@ func parseDisks(p *problems, opts drivers.DriverOptions, namespace string) []Dis
 // image disk, as the reference driver built it before --harvester-disk-info existed.
 func parseLegacyDisk(p *problems, opts drivers.DriverOptions, namespace string) []Disk {
 	d := newDisk(0)
+	d.flag = FlagImageName
 	d.BootOrder = 1
 	d.SizeGiB = opts.Int(FlagDiskSize)
 	d.Bus = orDefault(opts.String(FlagDiskBus), defaultDiskBus)
@@ -104,6 +105,7 @@ func newDisk(index int) Disk {
 func diskFromJSON(p *problems, index int, dj diskJSON, namespace string) Disk {
 	flag, path := FlagDiskInfo, fmt.Sprintf("disks[%d]", index)
 	d := newDisk(index)
+	d.flag = FlagDiskInfo
 	d.StorageClass = dj.StorageClassName
 	d.SizeGiB = int(dj.Size)
 	d.Bus = orDefault(dj.Bus, d.Bus)

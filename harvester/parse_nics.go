@@ -59,7 +59,7 @@ func parseNICs(p *problems, opts drivers.DriverOptions, namespace string) []NIC 
 
 // parseLegacyNIC reads --harvester-network-name and --harvester-network-model: one bridge NIC.
 func parseLegacyNIC(p *problems, opts drivers.DriverOptions, namespace string) NIC {
-	nic := NIC{Name: "nic-0"}
+	nic := NIC{Name: "nic-0", flag: FlagNetworkName}
 	var err error
 	if name := opts.String(FlagNetworkName); name == "" {
 		p.addf(FlagNetworkName, "is required when --%s is not given: the Harvester VM network, as namespace/name or name", FlagNetworkInfo)
@@ -74,7 +74,7 @@ func parseLegacyNIC(p *problems, opts drivers.DriverOptions, namespace string) N
 
 // nicFromJSON validates entry index of --harvester-network-info.
 func nicFromJSON(p *problems, index int, nj nicJSON, namespace string) NIC {
-	nic := NIC{Name: fmt.Sprintf("nic-%d", index)}
+	nic := NIC{Name: fmt.Sprintf("nic-%d", index), flag: FlagNetworkInfo}
 	field := func(name string, err error) {
 		p.addf(FlagNetworkInfo, "interfaces[%d].%s %v", index, name, err)
 	}

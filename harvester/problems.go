@@ -21,18 +21,24 @@ func (p Problem) String() string {
 // ConfigError reports every problem found in a configuration at once, so one failed run tells the user all that
 // needs fixing.
 type ConfigError struct {
+	// Title says what was checked; "invalid machine configuration" when empty.
+	Title    string
 	Problems []Problem
 }
 
 func (e *ConfigError) Error() string {
+	title := e.Title
+	if title == "" {
+		title = "invalid machine configuration"
+	}
 	lines := make([]string, 0, len(e.Problems))
 	for _, p := range e.Problems {
 		lines = append(lines, p.String())
 	}
 	if len(lines) == 1 {
-		return "invalid machine configuration: " + lines[0]
+		return title + ": " + lines[0]
 	}
-	return fmt.Sprintf("invalid machine configuration (%d problems):\n  %s", len(lines), strings.Join(lines, "\n  "))
+	return fmt.Sprintf("%s (%d problems):\n  %s", title, len(lines), strings.Join(lines, "\n  "))
 }
 
 // problems collects Problems; its zero value is ready to use.
@@ -45,11 +51,14 @@ func (p *problems) addf(flag, format string, args ...any) {
 }
 
 // err returns a *ConfigError holding the problems, or nil when there are none.
-func (p *problems) err() error {
+func (p *problems) err() error { return p.errTitled("") }
+
+// errTitled is err with a title saying what was checked.
+func (p *problems) errTitled(title string) error {
 	if len(p.list) == 0 {
 		return nil
 	}
-	return &ConfigError{Problems: p.list}
+	return &ConfigError{Title: title, Problems: p.list}
 }
 
 // addErr records err against the flag its message starts with ("--harvester-user-data: …", the form the

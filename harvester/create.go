@@ -1,0 +1,155 @@
+package harvester
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rancher/machine/libmachine/log"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+// rollbackTimeout bounds the cleanup after a failed create: removing the VM waits for it to be gone.
+const rollbackTimeout = 5 * time.Minute
+
+// Create makes the machine: the cloud-init Secret, then the VirtualMachine, then hands the Secret to the VM
+// (ownerReference) so deleting the VM deletes it; then waits, by watch, until the VM runs and reports an IP.
+// It is transactional: when anything fails — an API error, a state KubeVirt will not leave, the timeout — it
+// removes what it made (the VM with its volumes, the Secret) before returning, and the error carries both the
+// cause and any cleanup failure. rancher-machine does not save the machine after a failed create, so nothing
+// else would ever clean up (harvester/harvester#1246).
+func (d *Driver) Create() error {
+	if d.cfg == nil {
+		return errNoConfig
+	}
+	cfg := d.cfg
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.CreateTimeout)
+	defer cancel()
+	c, err := d.api()
+	if err != nil {
+		return err
+	}
+	looked, err := d.lookUp(ctx, c)
+	if err != nil {
+		return err
+	}
+	public, err := d.prepareSSHKey()
+	if err != nil {
+		return err
+	}
+	keys := []string{public}
+	if looked.keyPairKey != "" && looked.keyPairKey != public {
+		keys = append(keys, looked.keyPairKey)
+	}
+	userData, err := renderUserData(cfg, keys)
+	if err != nil {
+		return err
+	}
+	facts := looked.facts
+	facts.PVCSuffix = randomSuffix()
+	vm, err := BuildVirtualMachine(cfg, facts)
+	if err != nil {
+		return err
+	}
+	secret := BuildCloudInitSecret(cfg, userData, cfg.NetworkData)
+
+	log.Infof("Creating VM %s/%s on Harvester (%d CPUs, %d GiB memory, %d disks)", cfg.Namespace, cfg.MachineName, cfg.CPUs, cfg.MemoryGiB, len(cfg.Disks))
+	made := &created{}
+	err = d.createObjects(ctx, c, secret, vm, made)
+	if err == nil {
+		err = d.waitUntilReady(ctx, c, cfg.CreateTimeout)
+	}
+	if err != nil {
+		return d.rollBack(c, made, err)
+	}
+	return nil
+}
+
+// created records what a create has made so far, for the rollback.
+type created struct {
+	secret bool
+	vm     *kubevirtv1.VirtualMachine
+}
+
+// createObjects sends the Secret and the VM and links them. The Secret goes first so the VM never exists
+// without its cloud-init; it gets its owner once the VM (and its UID) exists.
+func (d *Driver) createObjects(ctx context.Context, c *clients, secret *corev1.Secret, vm *kubevirtv1.VirtualMachine, made *created) error {
+	ns := d.cfg.Namespace
+	secrets := c.secrets()
+	_, err := secrets.create(ctx, ns, secret)
+	if apierrors.IsAlreadyExists(err) {
+		err = replaceStaleSecret(ctx, c, secret)
+	}
+	if err != nil {
+		return apiError(c, "create cloud-init Secret", ns+"/"+secret.Name, err)
+	}
+	made.secret = true
+	log.Debugf("Created Secret %s/%s", ns, secret.Name)
+
+	got, err := c.kubevirt.VirtualMachines(ns).Create(ctx, vm, metav1.CreateOptions{})
+	if err != nil {
+		return apiError(c, "create VirtualMachine", ns+"/"+vm.Name, err)
+	}
+	made.vm = got
+	log.Debugf("Created VirtualMachine %s/%s (uid %s)", ns, vm.Name, got.UID)
+
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{vmOwnerReference(got)}}})
+	if err := secrets.mergePatch(ctx, ns, secret.Name, patch); err != nil {
+		return apiError(c, "hand the cloud-init Secret to its VM", ns+"/"+secret.Name, err)
+	}
+	return nil
+}
+
+// replaceStaleSecret overwrites the cloud-init Secret a killed create left behind, and nothing else.
+func replaceStaleSecret(ctx context.Context, c *clients, secret *corev1.Secret) error {
+	secrets := c.secrets()
+	old, err := secrets.get(ctx, secret.Namespace, secret.Name)
+	if err != nil {
+		return err
+	}
+	if !isStaleCloudInitSecret(old.Labels, old.OwnerReferences, secret.Labels[LabelVMName]) {
+		return fmt.Errorf("a Secret named %s already exists and is not a leftover of this driver", secret.Name)
+	}
+	fresh := secret.DeepCopy()
+	fresh.ResourceVersion = old.ResourceVersion
+	_, err = secrets.update(ctx, secret.Namespace, fresh)
+	return err
+}
+
+// rollBack removes what a failed create made and returns the create's error, joined with any cleanup failure.
+func (d *Driver) rollBack(c *clients, made *created, cause error) error {
+	if made.vm == nil && !made.secret {
+		return cause
+	}
+	log.Infof("Create failed; removing what it made: %v", cause)
+	ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
+	defer cancel()
+	var cleanup error
+	if made.vm != nil {
+		cleanup = d.removeVM(ctx, c, made.vm.UID)
+	}
+	if made.secret {
+		cleanup = errors.Join(cleanup, d.deleteCloudInitSecret(ctx, c))
+	}
+	if cleanup != nil {
+		return fmt.Errorf("%w\nthe cleanup after it also failed, so objects may be left in Harvester namespace %s: %v", cause, d.cfg.Namespace, cleanup)
+	}
+	return cause
+}
+
+// randomSuffix returns five random lowercase letters or digits, for claim names.
+func randomSuffix() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789" // no vowels: no words by accident
+	b := make([]byte, 5)
+	rand.Read(b) // crypto/rand.Read never fails (Go ≥ 1.24)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}

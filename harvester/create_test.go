@@ -1,0 +1,300 @@
+package harvester
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	k8stesting "k8s.io/client-go/testing"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+const secretUserData = "#cloud-config\nwrite_files: [{path: /etc/marker, content: user-data-secret-marker}]\n"
+
+func createOptions() Options {
+	return with(minimalOptions(),
+		FlagKubeconfigContent, testKubeconfig,
+		FlagUserData, secretUserData,
+		FlagSSHPassword, "password-secret-marker",
+		FlagCreateTimeout, 30)
+}
+
+func TestCreate(t *testing.T) {
+	fc := newFakeCluster(t)
+	fc.kubeVirt(healthy("10.0.0.5"))
+	logs := captureLog(t)
+	d := newTestDriver(t, fc, "m1", createOptions())
+
+	if err := d.PreCreateCheck(); err != nil {
+		t.Fatalf("PreCreateCheck: %v", err)
+	}
+	if err := d.Create(); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	if d.IPAddress != "10.0.0.5" {
+		t.Errorf("IPAddress = %q", d.IPAddress)
+	}
+	ctx := context.Background()
+	vm, err := fc.kv.KubevirtV1().VirtualMachines("default").Get(ctx, "m1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := fc.c.secrets().get(ctx, "default", "m1-cloudinit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(secret.OwnerReferences) != 1 || secret.OwnerReferences[0].UID != vm.UID || secret.OwnerReferences[0].Kind != "VirtualMachine" {
+		t.Errorf("Secret owner references %+v, want the VM (uid %s)", secret.OwnerReferences, vm.UID)
+	}
+	if secret.Labels[LabelCreator] != CreatorName || vm.Labels[LabelCreator] != CreatorName {
+		t.Errorf("ownership labels missing: secret %v, vm %v", secret.Labels, vm.Labels)
+	}
+	if len(secret.Data[secretKeyUserData]) == 0 {
+		t.Errorf("the Secret carries no user data")
+	}
+
+	// The key is in the store, private and complete.
+	info, err := os.Stat(d.GetSSHKeyPath())
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("private key: %v, mode %v", err, info)
+	}
+	pub, err := os.ReadFile(d.GetSSHKeyPath() + ".pub")
+	if err != nil || !strings.HasPrefix(string(pub), "ssh-rsa ") {
+		t.Fatalf("public key: %v %q", err, pub)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(d.GetSSHKeyPath()), ".*tmp*"))
+	if len(leftovers) > 0 {
+		t.Errorf("temporary files left in the store: %v", leftovers)
+	}
+
+	// What the machine state persists and what the log shows never hold a secret.
+	key, _ := os.ReadFile(d.GetSSHKeyPath())
+	raw, _ := json.Marshal(d) // what rancher-machine saves (GetConfigRaw)
+	for _, secret := range []string{"not-a-real-token", "user-data-secret-marker", "password-secret-marker", string(key[40:80])} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the log contains %q:\n%s", secret, logs.String())
+		}
+		if strings.Contains(string(raw), secret) {
+			t.Errorf("the saved state contains %q: %s", secret, raw)
+		}
+	}
+	for _, milestone := range []string{"Creating VM default/m1", "Waiting for VM default/m1 to run and report an IP", "VM default/m1 is running at 10.0.0.5"} {
+		if !strings.Contains(logs.String(), milestone) {
+			t.Errorf("the log lacks the milestone %q:\n%s", milestone, logs.String())
+		}
+	}
+}
+
+// Every API write a create makes fails in turn: each time, Create reports the cause and leaves nothing behind.
+func TestCreateRollsBackEveryFailedWrite(t *testing.T) {
+	writes := []struct{ verb, resource string }{
+		{"create", "secrets"},
+		{"create", "virtualmachines"},
+		{"patch", "secrets"},
+	}
+	for _, w := range writes {
+		t.Run(w.verb+" "+w.resource, func(t *testing.T) {
+			fc := newFakeCluster(t)
+			fc.kubeVirt(healthy("10.0.0.5"))
+			captureLog(t)
+			d := newTestDriver(t, fc, "m1", createOptions())
+			fired := fc.failOn(w.verb, w.resource, apierrors.NewInternalError(errors.New("injected failure")))
+			err := d.Create()
+			if err == nil || !strings.Contains(err.Error(), "injected failure") {
+				t.Fatalf("Create: %v", err)
+			}
+			if fired.Load() != 1 {
+				t.Fatalf("the injected failure fired %d times", fired.Load())
+			}
+			if vms, vmis, secrets := fc.objects(); vms+vmis+secrets != 0 {
+				t.Errorf("left behind: %d VMs, %d VMIs, %d Secrets", vms, vmis, secrets)
+			}
+		})
+	}
+}
+
+func TestCreateFailsFastOnStuckStateAndRollsBack(t *testing.T) {
+	fc := newFakeCluster(t)
+	fc.kubeVirt(func(_ *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
+		vmi.Status.Phase = kubevirtv1.Scheduling
+		vmi.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{
+			Type: "PodScheduled", Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available: 3 Insufficient memory.",
+		}}
+		return kubevirtv1.VirtualMachineStatusUnschedulable
+	})
+	captureLog(t)
+	d := newTestDriver(t, fc, "m1", with(createOptions(), FlagCreateTimeout, 600))
+	start := time.Now()
+	err := d.Create()
+	if err == nil || !strings.Contains(err.Error(), "no Harvester host can run the VM") || !strings.Contains(err.Error(), "Insufficient memory") {
+		t.Fatalf("Create: %v", err)
+	}
+	if time.Since(start) > time.Minute {
+		t.Errorf("Create took %v to notice a terminal state; it must not wait for the timeout", time.Since(start))
+	}
+	if vms, vmis, secrets := fc.objects(); vms+vmis+secrets != 0 {
+		t.Errorf("left behind: %d VMs, %d VMIs, %d Secrets", vms, vmis, secrets)
+	}
+}
+
+func TestCreateTimeoutSaysWhatWasAwaited(t *testing.T) {
+	fc := newFakeCluster(t)
+	fc.kubeVirt(func(_ *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
+		vmi.Status.Phase = kubevirtv1.Running // running, but no agent and no IP
+		return kubevirtv1.VirtualMachineStatusRunning
+	})
+	captureLog(t)
+	d := newTestDriver(t, fc, "m1", with(createOptions(), FlagCreateTimeout, 2))
+	err := d.Create()
+	for _, want := range []string{"timed out after 2s waiting for VM default/m1 to run and report an IP on nic-0",
+		"last seen: VM Running, VMI Running, guest agent not connected, nic-0 has no IP", "qemu-guest-agent"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("Create error lacks %q: %v", want, err)
+		}
+	}
+	if vms, vmis, secrets := fc.objects(); vms+vmis+secrets != 0 {
+		t.Errorf("left behind: %d VMs, %d VMIs, %d Secrets", vms, vmis, secrets)
+	}
+}
+
+func TestCreateReportsFailedCleanup(t *testing.T) {
+	fc := newFakeCluster(t)
+	fc.kubeVirt(healthy("10.0.0.5"))
+	captureLog(t)
+	d := newTestDriver(t, fc, "m1", createOptions())
+	fc.failOn("patch", "secrets", apierrors.NewInternalError(errors.New("injected patch failure")))
+	fc.failOn("delete", "virtualmachines", apierrors.NewInternalError(errors.New("injected delete failure")))
+	err := d.Create()
+	if err == nil || !strings.Contains(err.Error(), "injected patch failure") || !strings.Contains(err.Error(), "injected delete failure") ||
+		!strings.Contains(err.Error(), "objects may be left in Harvester namespace default") {
+		t.Fatalf("the error must carry the cause and the cleanup failure: %v", err)
+	}
+}
+
+// A watch the server closes in the middle of the wait is resumed: the VM becoming ready after that is seen.
+func TestWaitSurvivesClosedWatch(t *testing.T) {
+	fc := newFakeCluster(t)
+	var watches atomic.Int32
+	fc.kv.PrependWatchReactor("virtualmachineinstances", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		if watches.Add(1) > 1 {
+			return false, nil, nil // later watches: the tracker's
+		}
+		w := watch.NewFake()
+		go func() { time.Sleep(200 * time.Millisecond); w.Stop() }() // the server drops the first watch
+		return true, w, nil
+	})
+	captureLog(t)
+	d := newTestDriver(t, fc, "m1", createOptions())
+	go func() {
+		// KubeVirt answers only after the first watch was dropped.
+		eventually(t, "the first VMI watch is dropped and replaced", func() bool { return watches.Load() >= 2 })
+		fc.kubeVirt(healthy("10.0.0.9"))
+		ctx := context.Background()
+		vm, err := fc.kv.KubevirtV1().VirtualMachines("default").Get(ctx, "m1", metav1.GetOptions{})
+		if err == nil {
+			fc.reconcile(ctx, vm, healthy("10.0.0.9"))
+		}
+	}()
+	if err := d.Create(); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	if d.IPAddress != "10.0.0.9" {
+		t.Errorf("IPAddress = %q", d.IPAddress)
+	}
+}
+
+// The IP comes and goes while the agent restarts and a link-local address shows first: only a global address of
+// nic-0 counts.
+func TestWaitIgnoresFlappingAndLinkLocalAddresses(t *testing.T) {
+	fc := newFakeCluster(t)
+	fc.kubeVirt(func(_ *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
+		vmi.Status.Phase = kubevirtv1.Running
+		vmi.Status.Interfaces = []kubevirtv1.VirtualMachineInstanceNetworkInterface{{Name: primaryNIC, IP: "fe80::5054:ff:fe00:1"}}
+		return kubevirtv1.VirtualMachineStatusRunning
+	})
+	captureLog(t)
+	d := newTestDriver(t, fc, "m1", createOptions())
+	ctx := context.Background()
+	vmis := fc.kv.KubevirtV1().VirtualMachineInstances("default")
+	setIfaces := func(ifaces ...kubevirtv1.VirtualMachineInstanceNetworkInterface) {
+		vmi, err := vmis.Get(ctx, "m1", metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("get VMI: %v", err)
+			return
+		}
+		vmi.Status.Interfaces = ifaces
+		if _, err := vmis.Update(ctx, vmi, metav1.UpdateOptions{}); err != nil {
+			t.Errorf("update VMI: %v", err)
+		}
+	}
+	go func() {
+		eventually(t, "the VMI exists", func() bool { _, err := vmis.Get(ctx, "m1", metav1.GetOptions{}); return err == nil })
+		time.Sleep(100 * time.Millisecond)
+		setIfaces() // the agent restarts: no interfaces
+		time.Sleep(100 * time.Millisecond)
+		setIfaces(kubevirtv1.VirtualMachineInstanceNetworkInterface{Name: "", IP: "10.42.0.1"}) // cni0, not a VM NIC
+		time.Sleep(100 * time.Millisecond)
+		setIfaces(kubevirtv1.VirtualMachineInstanceNetworkInterface{Name: "", IP: "10.42.0.1"},
+			kubevirtv1.VirtualMachineInstanceNetworkInterface{Name: primaryNIC, IP: "fe80::1", IPs: []string{"fe80::1", "192.168.50.7/24", "2001:db8::7"}})
+	}()
+	if err := d.Create(); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	if d.IPAddress != "192.168.50.7" || d.IPv6Address != "2001:db8::7" {
+		t.Errorf("addresses %q %q", d.IPAddress, d.IPv6Address)
+	}
+}
+
+// The VMI watch of a real API server filters by name; the fakes do not. Other VMs' events must not count.
+func TestWaitIgnoresOtherVMs(t *testing.T) {
+	fc := newFakeCluster(t)
+	ctx := context.Background()
+	other := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "default"}}
+	healthy("10.9.9.9")(nil, other)
+	fc.ok(fc.kv.KubevirtV1().VirtualMachineInstances("default").Create(ctx, other, metav1.CreateOptions{}))
+	fc.kubeVirt(healthy("10.0.0.5"))
+	captureLog(t)
+	d := newTestDriver(t, fc, "m1", createOptions())
+	if err := d.Create(); err != nil {
+		t.Fatal(err)
+	}
+	if d.IPAddress != "10.0.0.5" {
+		t.Errorf("IPAddress = %q, taken from another VM", d.IPAddress)
+	}
+}
+
+func TestCreateReplacesOnlyStaleSecrets(t *testing.T) {
+	fc := newFakeCluster(t)
+	fc.kubeVirt(healthy("10.0.0.5"))
+	captureLog(t)
+	ctx := context.Background()
+	stale := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m1-cloudinit", Namespace: "default",
+		Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: "m1"}}, Data: map[string][]byte{"userdata": []byte("old")}}
+	fc.ok(fc.c.secrets().create(ctx, "default", stale))
+	d := newTestDriver(t, fc, "m1", createOptions())
+	if err := d.Create(); err != nil {
+		t.Fatalf("a stale Secret of a killed create must be replaced: %v", err)
+	}
+	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m2-cloudinit", Namespace: "default"}}
+	fc.ok(fc.c.secrets().create(ctx, "default", foreign))
+	d2 := newTestDriver(t, fc, "m2", createOptions())
+	if err := d2.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "is not a leftover of this driver") {
+		t.Fatalf("PreCreateCheck must refuse a foreign Secret: %v", err)
+	}
+	if err := d2.Create(); err == nil {
+		t.Fatal("Create overwrote a Secret it did not make")
+	}
+	if got, err := fc.c.secrets().get(ctx, "default", "m2-cloudinit"); err != nil || got.Labels[LabelCreator] != "" {
+		t.Errorf("the foreign Secret was touched: %v %+v", err, got)
+	}
+}

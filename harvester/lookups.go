@@ -1,0 +1,119 @@
+package harvester
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// labelImageType is set by Harvester's UI on every image: "iso" or "raw_qcow2".
+const labelImageType = "harvesterhci.io/image-type"
+
+// lookups are the facts a create needs from the cluster, found once (by PreCreateCheck) and reused by Create.
+type lookups struct {
+	facts      Facts
+	keyPairKey string // public key of --harvester-key-pair-name, "" without one
+}
+
+// lookUp reads every image and the key pair the configuration names and checks they can be used. Every problem
+// is collected; API errors other than "does not exist" are reported as such.
+func (d *Driver) lookUp(ctx context.Context, c *clients) (*lookups, error) {
+	if d.looked != nil {
+		return d.looked, nil
+	}
+	cfg := d.cfg
+	var p problems
+	l := &lookups{facts: Facts{ImageStorageClasses: map[Ref]string{}, HasNetworkData: len(cfg.NetworkData) > 0}}
+	for _, disk := range cfg.Disks {
+		if disk.Image == nil {
+			continue
+		}
+		if _, done := l.facts.ImageStorageClasses[*disk.Image]; done {
+			continue
+		}
+		img, err := c.images().get(ctx, disk.Image.Namespace, disk.Image.Name)
+		if err != nil {
+			p.addf(disk.flag, "%v", describeLookupError(c, "image", *disk.Image, err))
+			continue
+		}
+		if err := checkImage(img); err != nil {
+			p.addf(disk.flag, "%v", err)
+			continue
+		}
+		l.facts.ImageStorageClasses[*disk.Image] = img.Status.StorageClassName
+	}
+	if ref := cfg.SSH.KeyPair; ref != nil {
+		kp, err := c.keyPairs().get(ctx, ref.Namespace, ref.Name)
+		if err != nil {
+			p.addf(FlagKeyPairName, "%v", describeLookupError(c, "key pair", *ref, err))
+		} else if !conditionTrue(kp.Status.Conditions, conditionValidated) || kp.Spec.PublicKey == "" {
+			p.addf(FlagKeyPairName, "key pair %s is not validated by Harvester (no valid public key); fix or recreate it in Harvester", ref)
+		} else {
+			l.keyPairKey = strings.TrimSpace(kp.Spec.PublicKey)
+		}
+	}
+	if err := p.errTitled("cannot create the machine on Harvester"); err != nil {
+		return nil, err
+	}
+	d.looked = l
+	return l, nil
+}
+
+// checkImage says why an image cannot be a VM's disk, or returns nil. The node driver boots cloud images only:
+// an ISO needs an interactive installation, which a machine that must come up unattended cannot have.
+func checkImage(img *virtualMachineImage) error {
+	ref := img.Namespace + "/" + img.Name
+	if isISO(img) {
+		return fmt.Errorf("image %s (%q) is an ISO image; the Harvester node driver boots cloud images only (qcow2 or raw with cloud-init), "+
+			"because an ISO needs an interactive installation. Upload your distribution's cloud image to Harvester and use that", ref, img.Spec.DisplayName)
+	}
+	if c := findCondition(img.Status.Conditions, conditionRetryLimitExceeded); c != nil && c.Status == corev1.ConditionTrue {
+		return fmt.Errorf("image %s failed to import (%s); re-create it in Harvester", ref, strings.Trim(c.Reason+": "+c.Message, ": "))
+	}
+	imported := findCondition(img.Status.Conditions, conditionImported)
+	if imported == nil || imported.Status != corev1.ConditionTrue {
+		return fmt.Errorf("image %s is not ready: it is still being imported (progress %d%%); wait until Harvester shows it Active", ref, img.Status.Progress)
+	}
+	if img.Status.StorageClassName == "" {
+		return fmt.Errorf("image %s has no storage class yet (status.storageClassName is empty); wait until Harvester shows it Active", ref)
+	}
+	return nil
+}
+
+// isISO reports whether an image is an installer ISO: by the image-type label Harvester's UI sets, else by the
+// file name it was made from.
+func isISO(img *virtualMachineImage) bool {
+	if t, ok := img.Labels[labelImageType]; ok {
+		return strings.EqualFold(t, "iso")
+	}
+	for _, name := range []string{img.Spec.DisplayName, img.Spec.URL, img.Status.AppliedURL} {
+		if strings.HasSuffix(strings.ToLower(strings.TrimSpace(name)), ".iso") {
+			return true
+		}
+	}
+	return false
+}
+
+// describeLookupError words a failed read of a named object: absent, or the API failure as it is.
+func describeLookupError(c *clients, kind string, ref Ref, err error) error {
+	if isMissing(err, ref.Name) {
+		return fmt.Errorf("%s %s does not exist", kind, ref)
+	}
+	return apiError(c, "read "+kind, ref.String(), err)
+}
+
+func findCondition(conds []harvesterCondition, typ string) *harvesterCondition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+func conditionTrue(conds []harvesterCondition, typ string) bool {
+	c := findCondition(conds, typ)
+	return c != nil && c.Status == corev1.ConditionTrue
+}

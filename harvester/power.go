@@ -1,0 +1,173 @@
+package harvester
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/rancher/machine/libmachine/log"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+// stopTimeout bounds a stop: KubeVirt gives the guest its termination grace period (180 s by default) to shut
+// down before it pulls the plug.
+const stopTimeout = 10 * time.Minute
+
+// Power is driven through the VM object, the way KubeVirt's own start/stop subresources do it underneath:
+// runStrategy Halted stops the VM; RerunOnFailure (this driver's strategy) starts it. KubeVirt records the last
+// strategy it applied in status.runStrategy and starts a RerunOnFailure VM only on a change from another
+// strategy, so a VM whose guest shut itself down (VMI Succeeded) is started by passing through Halted.
+
+// Start powers the machine on and waits until it runs with an IP.
+func (d *Driver) Start() error {
+	timeout := d.createTimeout()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+stopTimeout)
+	defer cancel()
+	s, c, err := d.observe(ctx)
+	if err != nil {
+		return err
+	}
+	if s.vm == nil {
+		return d.errNoVM()
+	}
+	if _, _, ok := readyAddresses(s); ok {
+		return nil
+	}
+	log.Infof("Starting VM %s/%s", d.namespace(), d.MachineName)
+	if needsHaltBeforeStart(s) {
+		if err := d.halt(ctx, c); err != nil {
+			return err
+		}
+	}
+	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyRerunOnFailure); err != nil {
+		return err
+	}
+	return d.waitUntilReady(ctx, c, timeout)
+}
+
+// needsHaltBeforeStart reports whether a VM that should run will not be started by KubeVirt without first
+// passing through Halted: its strategy is not Halted, yet it has no live VMI.
+func needsHaltBeforeStart(s snapshot) bool {
+	if s.vm.Spec.RunStrategy != nil && *s.vm.Spec.RunStrategy == kubevirtv1.RunStrategyHalted {
+		return false
+	}
+	return s.vmi == nil || s.vmi.IsFinal()
+}
+
+// Stop shuts the machine down gracefully and waits until its VMI is gone.
+func (d *Driver) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	c, err := d.api()
+	if err != nil {
+		return err
+	}
+	log.Infof("Stopping VM %s/%s", d.namespace(), d.MachineName)
+	return d.halt(ctx, c)
+}
+
+// Restart stops the machine and starts it again; it is done when a new VMI runs with an IP.
+func (d *Driver) Restart() error {
+	timeout := d.createTimeout()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+stopTimeout)
+	defer cancel()
+	s, c, err := d.observe(ctx)
+	if err != nil {
+		return err
+	}
+	if s.vm == nil {
+		return d.errNoVM()
+	}
+	log.Infof("Restarting VM %s/%s", d.namespace(), d.MachineName)
+	if err := d.halt(ctx, c); err != nil {
+		return err
+	}
+	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyRerunOnFailure); err != nil {
+		return err
+	}
+	// The old VMI is gone (halt waited for it), so the one that becomes ready is new.
+	return d.waitUntilReady(ctx, c, timeout)
+}
+
+// Kill powers the machine off at once, without a guest shutdown, and waits until its VMI is gone. It asks
+// KubeVirt's stop subresource for a zero grace period; where that API is not served it stops through the VM
+// object and deletes the VMI with a zero grace period.
+func (d *Driver) Kill() error {
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	c, err := d.api()
+	if err != nil {
+		return err
+	}
+	ns, name := d.namespace(), d.MachineName
+	log.Infof("Killing VM %s/%s", ns, name)
+	err = c.kubevirt.VirtualMachines(ns).Stop(ctx, name, &kubevirtv1.StopOptions{GracePeriod: ptrTo(int64(0))})
+	switch {
+	case err == nil:
+	case isGone(err, "virtualmachines", name):
+		return d.errNoVM()
+	case (apierrors.IsNotFound(err) && !hasDetails(err)) || apierrors.IsMethodNotSupported(err):
+		log.Debugf("KubeVirt's stop subresource is not served here (%v); killing through the VM object", err)
+		if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyHalted); err != nil {
+			return err
+		}
+		err := c.kubevirt.VirtualMachineInstances(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(0))})
+		if err != nil && !isGone(err, "virtualmachineinstances", name) {
+			return apiError(c, "delete VMI", ns+"/"+name, err)
+		}
+	default:
+		return apiError(c, "stop VM", ns+"/"+name, err)
+	}
+	return d.waitNoVMI(ctx, c)
+}
+
+// halt sets runStrategy Halted and waits until the VMI is gone.
+func (d *Driver) halt(ctx context.Context, c *clients) error {
+	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyHalted); err != nil {
+		return err
+	}
+	return d.waitNoVMI(ctx, c)
+}
+
+// setRunStrategy sets the VM's runStrategy. spec.running is cleared: KubeVirt rejects a VM with both, and
+// VMs made by old driver versions may still carry it.
+func (d *Driver) setRunStrategy(ctx context.Context, c *clients, rs kubevirtv1.VirtualMachineRunStrategy) error {
+	ns, name := d.namespace(), d.MachineName
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"running": nil, "runStrategy": rs}})
+	_, err := c.kubevirt.VirtualMachines(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	switch {
+	case err == nil:
+		log.Debugf("VM %s/%s: runStrategy %s", ns, name, rs)
+		return nil
+	case isGone(err, "virtualmachines", name):
+		return d.errNoVM()
+	}
+	return apiError(c, "set runStrategy "+string(rs)+" on VM", ns+"/"+name, err)
+}
+
+// waitNoVMI waits, by watch, until the VM has no VMI.
+func (d *Driver) waitNoVMI(ctx context.Context, c *clients) error {
+	ns, name := d.namespace(), d.MachineName
+	last, err := c.waitFor(ctx, ns, name, func(s snapshot) (bool, error) { return s.vmi == nil, nil })
+	if err != nil {
+		return fmt.Errorf("waiting for VM %s/%s to stop: %w; last seen: %s", ns, name, err, describe(last))
+	}
+	log.Infof("VM %s/%s is stopped", ns, name)
+	return nil
+}
+
+func (d *Driver) errNoVM() error {
+	return fmt.Errorf("VirtualMachine %s/%s not found in Harvester", d.namespace(), d.MachineName)
+}
+
+// createTimeout is the flag's value during a create, the default in later commands (it is not saved).
+func (d *Driver) createTimeout() time.Duration {
+	if d.cfg != nil {
+		return d.cfg.CreateTimeout
+	}
+	return DefaultCreateTimeoutSecs * time.Second
+}

@@ -1,0 +1,199 @@
+package harvester
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/rancher/machine/libmachine/log"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// checkTimeout bounds PreCreateCheck: it makes a handful of reads.
+const checkTimeout = 2 * time.Minute
+
+// errNoConfig is returned when a method that needs the machine's flags runs without them.
+var errNoConfig = errors.New("the driver has no machine configuration: SetConfigFromFlags must run first")
+
+// PreCreateCheck checks the configuration against the live cluster and creates nothing: the credential works and
+// may create what a create creates, the namespace exists, the VM name is free, every image exists, is fully
+// imported and is a cloud image, storage classes, networks and the key pair exist. Every problem is reported at
+// once; an API failure is reported as what it is, never as "does not exist".
+func (d *Driver) PreCreateCheck() error {
+	if d.cfg == nil {
+		return errNoConfig
+	}
+	cfg := d.cfg
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	c, err := d.api()
+	if err != nil {
+		return err
+	}
+	log.Infof("Checking Harvester (%s) for VM %s/%s", c.server, cfg.Namespace, cfg.MachineName)
+
+	// The first read also proves the credential; when it fails for any reason but absence, nothing else would
+	// work either, so that one error is the whole answer.
+	var p problems
+	if _, err := c.namespaces().get(ctx, "", cfg.Namespace); err != nil {
+		switch {
+		case isGone(err, "namespaces", cfg.Namespace):
+			p.addf(FlagVMNamespace, "namespace %s does not exist in Harvester", cfg.Namespace)
+		case apierrors.IsForbidden(err):
+			// Users scoped to a namespace may not read namespaces; the access review below covers them.
+		default:
+			return apiError(c, "read namespace", cfg.Namespace, err)
+		}
+	}
+	if len(p.list) == 0 {
+		d.checkAccess(ctx, c, &p)
+		d.checkNameFree(ctx, c, &p)
+	}
+	if _, err := d.lookUp(ctx, c); err != nil {
+		var cerr *ConfigError
+		if !errors.As(err, &cerr) {
+			return err
+		}
+		p.list = append(p.list, cerr.Problems...)
+	}
+	d.checkStorageClasses(ctx, c, &p)
+	d.checkNetworks(ctx, c, &p)
+	if err := p.errTitled("cannot create the machine on Harvester"); err != nil {
+		return err
+	}
+	log.Debugf("Harvester accepts VM %s/%s", cfg.Namespace, cfg.MachineName)
+	return nil
+}
+
+// access is one permission a create, a later remove or the readiness watch needs.
+type access struct{ group, resource, verb string }
+
+var neededAccess = []access{
+	{"kubevirt.io", "virtualmachines", "create"},
+	{"kubevirt.io", "virtualmachines", "update"}, // remove sets the PVC-cleanup annotation
+	{"kubevirt.io", "virtualmachines", "delete"},
+	{"kubevirt.io", "virtualmachineinstances", "watch"},
+	{"", "secrets", "create"},
+	{"", "secrets", "patch"},
+}
+
+// checkAccess asks the API server, with SelfSubjectAccessReviews sent concurrently, whether the credential may
+// do what the machine's life needs in its namespace.
+func (d *Driver) checkAccess(ctx context.Context, c *clients, p *problems) {
+	var (
+		mu     sync.Mutex
+		wg     sync.WaitGroup
+		denied []string
+		failed error
+	)
+	for _, a := range neededAccess {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: d.cfg.Namespace, Group: a.group, Resource: a.resource, Verb: a.verb},
+			}}
+			res, err := c.accessReviews().create(ctx, "", review)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				failed = err
+			case !res.Status.Allowed:
+				denied = append(denied, a.verb+" "+a.resource)
+			}
+		}()
+	}
+	wg.Wait()
+	switch {
+	case failed != nil:
+		p.addf(FlagKubeconfigContent, "%v", apiError(c, "check the credential's permissions in namespace", d.cfg.Namespace, failed))
+	case len(denied) > 0:
+		p.addf(FlagKubeconfigContent, "the credential may not %s in namespace %s; ask for a Harvester role that allows managing VMs there",
+			joinList(denied, "and"), d.cfg.Namespace)
+	}
+}
+
+// checkNameFree makes sure neither the VM nor its cloud-init Secret exists already (a stale Secret this driver
+// left behind without its VM is fine: Create replaces it).
+func (d *Driver) checkNameFree(ctx context.Context, c *clients, p *problems) {
+	cfg := d.cfg
+	vm, err := c.kubevirt.VirtualMachines(cfg.Namespace).Get(ctx, cfg.MachineName, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		p.addf("", "a VirtualMachine named %s already exists in namespace %s (created by %s); choose another machine name or remove that VM",
+			cfg.MachineName, cfg.Namespace, creatorOf(vm.Labels))
+	case !isGone(err, "virtualmachines", cfg.MachineName):
+		p.addf("", "%v", apiError(c, "check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
+	}
+	name := cloudInitSecretName(cfg.MachineName)
+	secret, err := c.secrets().get(ctx, cfg.Namespace, name)
+	switch {
+	case err == nil && !isStaleCloudInitSecret(secret.Labels, secret.OwnerReferences, cfg.MachineName):
+		p.addf("", "a Secret named %s already exists in namespace %s and is not a leftover of this driver; remove it or choose another machine name", name, cfg.Namespace)
+	case err != nil && !isGone(err, "secrets", name):
+		p.addf("", "%v", apiError(c, "check whether Secret", cfg.Namespace+"/"+name+" exists", err))
+	}
+}
+
+// checkStorageClasses makes sure every disk's storage class exists. Users who may not read storage classes
+// (they are cluster-scoped) are not blocked: Harvester will tell at create time.
+func (d *Driver) checkStorageClasses(ctx context.Context, c *clients, p *problems) {
+	looked := d.looked
+	seen := map[string]bool{}
+	for _, disk := range d.cfg.Disks {
+		class := disk.StorageClass
+		if disk.Image != nil && looked != nil {
+			class = looked.facts.ImageStorageClasses[*disk.Image]
+		}
+		if class == "" || seen[class] {
+			continue
+		}
+		seen[class] = true
+		_, err := c.storageClasses().get(ctx, "", class)
+		switch {
+		case err == nil:
+		case isGone(err, "storageclasses", class):
+			p.addf(disk.flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
+		case apierrors.IsForbidden(err):
+			log.Debugf("Not allowed to read storage class %s; not checked", class)
+		default:
+			p.addf(disk.flag, "%v", apiError(c, "read storage class", class, err))
+		}
+	}
+}
+
+// checkNetworks makes sure every bridge NIC's network (a NetworkAttachmentDefinition) exists.
+func (d *Driver) checkNetworks(ctx context.Context, c *clients, p *problems) {
+	for _, nic := range d.cfg.NICs {
+		if nic.Network == nil {
+			continue
+		}
+		_, err := c.networks().get(ctx, nic.Network.Namespace, nic.Network.Name)
+		switch {
+		case err == nil:
+		case isMissing(err, nic.Network.Name):
+			p.addf(nic.flag, "%s: network %s does not exist in Harvester (Networks → VM Networks)", nic.Name, nic.Network)
+		case apierrors.IsForbidden(err):
+			log.Debugf("Not allowed to read network %s; not checked", nic.Network)
+		default:
+			p.addf(nic.flag, "%v", apiError(c, "read network", nic.Network.String(), err))
+		}
+	}
+}
+
+func creatorOf(labels map[string]string) string {
+	if v := labels[LabelCreator]; v != "" {
+		return v
+	}
+	return "someone else"
+}
+
+// isStaleCloudInitSecret reports whether a Secret is this driver's cloud-init Secret for vmName that lost its VM
+// (a create that was killed between creating the Secret and the VM).
+func isStaleCloudInitSecret(labels map[string]string, owners []metav1.OwnerReference, vmName string) bool {
+	return labels[LabelCreator] == CreatorName && labels[LabelVMName] == vmName && len(owners) == 0
+}

@@ -1,0 +1,118 @@
+package harvester
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+func TestPreCreateCheckCreatesNothing(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	d := newTestDriver(t, fc, "m1", createOptions())
+	fc.kv.ClearActions()
+	fc.dyn.ClearActions()
+	if err := d.PreCreateCheck(); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range append(fc.kv.Actions(), fc.dyn.Actions()...) {
+		switch a.GetVerb() {
+		case "get", "list", "watch":
+		case "create":
+			if a.GetResource().Resource != "selfsubjectaccessreviews" {
+				t.Errorf("PreCreateCheck wrote: %s %s", a.GetVerb(), a.GetResource().Resource)
+			}
+		default:
+			t.Errorf("PreCreateCheck wrote: %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
+	}
+}
+
+func TestPreCreateCheckReportsEveryProblem(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	fc.addImage("default", "installer", readyImage, func(img *virtualMachineImage) { img.Labels[labelImageType] = "iso" })
+	fc.addImage("default", "legacy-iso", readyImage, func(img *virtualMachineImage) {
+		delete(img.Labels, labelImageType)
+		img.Spec.DisplayName = "SLES-15-SP6.ISO"
+	})
+	fc.addImage("default", "importing", func(img *virtualMachineImage) { img.Status.Progress = 42 })
+	fc.addImage("default", "broken", readyImage, func(img *virtualMachineImage) {
+		img.Status.Conditions = append(img.Status.Conditions, harvesterCondition{Type: conditionRetryLimitExceeded, Status: corev1.ConditionTrue, Message: "404 from the download URL"})
+	})
+	ctx := context.Background()
+	fc.ok(fc.c.keyPairs().create(ctx, "default", &keyPair{ObjectMeta: metav1.ObjectMeta{Name: "unchecked", Namespace: "default"}}))
+	fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: "default"}}, metav1.CreateOptions{}))
+	fc.denied["delete virtualmachines"] = true
+
+	opts := with(DefaultOptions(),
+		FlagDiskInfo, `{"disks":[{"imageName":"installer","size":10},{"imageName":"legacy-iso","size":10},{"imageName":"importing","size":10},
+			{"imageName":"broken","size":10},{"imageName":"absent","size":10},{"storageClassName":"fast-nvme","size":10}]}`,
+		FlagNetworkInfo, `{"interfaces":[{"networkName":"vlan1"},{"networkName":"vlan-missing"}]}`,
+		FlagKeyPairName, "unchecked", FlagSSHPrivateKeyPath, writeKey(t, false))
+	d := newTestDriver(t, fc, "m1", opts)
+	err := d.PreCreateCheck()
+	var cerr *ConfigError
+	if !errors.As(err, &cerr) {
+		t.Fatalf("want every problem in one ConfigError, got %v", err)
+	}
+	for _, want := range []string{
+		`--harvester-disk-info: image default/installer ("installer.qcow2") is an ISO image`,
+		`image default/legacy-iso ("SLES-15-SP6.ISO") is an ISO image`,
+		"image default/importing is not ready: it is still being imported (progress 42%)",
+		"image default/broken failed to import (404 from the download URL)",
+		"image default/absent does not exist",
+		"disk-5: storage class fast-nvme does not exist in Harvester",
+		"--harvester-network-info: nic-1: network default/vlan-missing does not exist",
+		"--harvester-key-pair-name: key pair default/unchecked is not validated by Harvester",
+		"a VirtualMachine named m1 already exists in namespace default (created by someone else)",
+		"--harvester-kubeconfig-content: the credential may not delete virtualmachines in namespace default",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("PreCreateCheck does not report %q; it said:\n%v", want, err)
+		}
+	}
+	if !strings.HasPrefix(err.Error(), "cannot create the machine on Harvester (10 problems)") {
+		t.Errorf("title: %v", err)
+	}
+}
+
+func TestPreCreateCheckTellsAPIFailuresFromAbsence(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	fc.failOn("get", "virtualmachineimages", apierrors.NewForbidden(schema.GroupResource{Group: "harvesterhci.io", Resource: "virtualmachineimages"}, "ubuntu", errors.New("no access")))
+	d := newTestDriver(t, fc, "m1", createOptions())
+	err := d.PreCreateCheck()
+	if err == nil || !strings.Contains(err.Error(), "cannot read image default/ubuntu: the credential is not allowed to") || strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("a 403 must be reported as a 403, not as absence: %v", err)
+	}
+}
+
+func TestPreCreateCheckStopsAtABadCredential(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	fc.failOn("get", "namespaces", apierrors.NewUnauthorized("token expired"))
+	d := newTestDriver(t, fc, "m1", createOptions())
+	err := d.PreCreateCheck()
+	if err == nil || !strings.Contains(err.Error(), "rejected the credential (401 Unauthorized)") || !strings.Contains(err.Error(), "update the Harvester cloud credential") {
+		t.Fatalf("PreCreateCheck: %v", err)
+	}
+}
+
+func TestPreCreateCheckMissingNamespace(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	d := newTestDriver(t, fc, "m1", with(createOptions(), FlagVMNamespace, "team-x", FlagImageName, "default/ubuntu", FlagNetworkName, "default/vlan1"))
+	err := d.PreCreateCheck()
+	if err == nil || !strings.Contains(err.Error(), "--harvester-vm-namespace: namespace team-x does not exist in Harvester") {
+		t.Fatalf("PreCreateCheck: %v", err)
+	}
+}
+

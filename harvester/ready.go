@@ -1,0 +1,113 @@
+package harvester
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rancher/machine/libmachine/log"
+	corev1 "k8s.io/api/core/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+// errVMDeleted is returned when the VM disappears while the driver waits for it.
+var errVMDeleted = errors.New("the VirtualMachine was deleted while the driver waited for it")
+
+// waitUntilReady waits, by watch, until the VM runs and reports an IP on its first NIC, and records the
+// addresses. Progress is logged at Info as it changes. A state KubeVirt will not leave by itself ends the wait at
+// once with KubeVirt's reason; the timeout ends it with what was awaited and what was last seen.
+func (d *Driver) waitUntilReady(ctx context.Context, c *clients, timeout time.Duration) error {
+	ns, name := d.namespace(), d.MachineName
+	log.Infof("Waiting for VM %s/%s to run and report an IP (up to %s)", ns, name, timeout)
+	lastLogged := ""
+	last, err := c.waitFor(ctx, ns, name, func(s snapshot) (bool, error) {
+		if p := progress(s); p != lastLogged {
+			log.Infof("VM %s/%s: %s", ns, name, p)
+			lastLogged = p
+		}
+		if s.vm == nil {
+			return false, errVMDeleted
+		}
+		if err := stuckError(s); err != nil {
+			return false, err
+		}
+		v4, v6, ok := readyAddresses(s)
+		if ok {
+			d.IPAddress, d.IPv6Address = v4, v6
+		}
+		return ok, nil
+	})
+	switch {
+	case err == nil:
+		log.Infof("VM %s/%s is running at %s", ns, name, strings.TrimSpace(d.IPAddress+" "+d.IPv6Address))
+		return nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("timed out after %s waiting for VM %s/%s to run and report an IP on %s; last seen: %s%s.%s",
+			timeout, ns, name, primaryNIC, describe(last), claimPhases(c, last), timeoutHint(last))
+	default:
+		return fmt.Errorf("VM %s/%s did not start: %w", ns, name, err)
+	}
+}
+
+// progress is the one-line milestone logged while waiting.
+func progress(s snapshot) string {
+	switch {
+	case s.vm == nil:
+		return "gone"
+	case s.vmi == nil:
+		return orUnknown(string(s.printableStatus()))
+	case s.vmiPhase() != kubevirtv1.Running:
+		return "VMI " + orUnknown(string(s.vmiPhase()))
+	}
+	if _, _, ok := readyAddresses(s); ok {
+		return "running with an IP"
+	}
+	if hasCondition(s.vmi.Status.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue) {
+		return "running, guest agent connected, waiting for an IP on " + primaryNIC
+	}
+	return "running, waiting for the guest agent to report an IP on " + primaryNIC
+}
+
+// timeoutHint says what to check when the wait timed out in a recognisable place.
+func timeoutHint(s snapshot) string {
+	switch {
+	case s.vm == nil || s.vmi == nil:
+		return " Check the VM's events in Harvester (volumes being prepared, host resources)."
+	case s.vmiPhase() != kubevirtv1.Running:
+		return " Check the VM's events in Harvester (scheduling, volumes, image download)."
+	case !hasCondition(s.vmi.Status.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue):
+		return fmt.Sprintf(" A bridge NIC's IP is only known through qemu-guest-agent, which never connected: make sure the image has it "+
+			"(cloud-init installs and enables it unless --%s is set, which needs a package mirror the guest can reach) and that the guest got a DHCP lease.", FlagSkipGuestAgent)
+	default:
+		return " The guest agent is connected but reports no address on " + primaryNIC + ": check DHCP on its network or --" + FlagNetworkData + "."
+	}
+}
+
+// claimPhases reports the phase of each of the VM's claims, read at the moment of a timeout.
+func claimPhases(c *clients, s snapshot) string {
+	if s.vm == nil || s.vm.Spec.Template == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var parts []string
+	for _, v := range s.vm.Spec.Template.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		name := v.PersistentVolumeClaim.ClaimName
+		pvc, err := c.claims().get(ctx, s.vm.Namespace, name)
+		switch {
+		case err == nil:
+			parts = append(parts, fmt.Sprintf("PVC %s %s", name, pvc.Status.Phase))
+		case isGone(err, "persistentvolumeclaims", name):
+			parts = append(parts, fmt.Sprintf("PVC %s not created yet", name))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(parts, ", ")
+}

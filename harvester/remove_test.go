@@ -1,0 +1,189 @@
+package harvester
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+// rmDriver is a driver as `rancher-machine rm` loads it: only the saved state, no flags.
+func rmDriver(fc *fakeCluster, machine, cluster string) *Driver {
+	d := NewDriver(machine, "")
+	d.VMNamespace, d.ClusterName = "default", cluster
+	d.clients = fc.c
+	return d
+}
+
+// vmWithVolumes creates a VM of this driver with the given claims (name → hot-plugged).
+func (fc *fakeCluster) vmWithVolumes(name string, claims map[string]bool, annotations map[string]string) *kubevirtv1.VirtualMachine {
+	vm := &kubevirtv1.VirtualMachine{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{LabelCreator: CreatorName}, Annotations: annotations},
+		Spec:       kubevirtv1.VirtualMachineSpec{Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{}},
+	}
+	for claim, hot := range claims {
+		vm.Spec.Template.Spec.Volumes = append(vm.Spec.Template.Spec.Volumes, kubevirtv1.Volume{Name: claim, VolumeSource: kubevirtv1.VolumeSource{
+			PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
+				PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}, Hotpluggable: hot,
+			}}})
+	}
+	created, err := fc.kv.KubevirtV1().VirtualMachines("default").Create(context.Background(), vm, metav1.CreateOptions{})
+	if err != nil {
+		fc.t.Fatal(err)
+	}
+	return created
+}
+
+// recordRemovedClaims captures the removedPersistentVolumeClaims annotation the driver writes before deleting.
+func (fc *fakeCluster) recordRemovedClaims() *string {
+	var got string
+	fc.kv.PrependReactor("update", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if vm, ok := a.(k8stesting.UpdateAction).GetObject().(*kubevirtv1.VirtualMachine); ok {
+			got = vm.Annotations[AnnotationRemovedPVCs]
+		}
+		return false, nil, nil
+	})
+	return &got
+}
+
+func TestRemoveSparesHotpluggedVolumes(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false, "pvc-csi-data": true}, nil)
+	removed := fc.recordRemovedClaims()
+	if err := rmDriver(fc, "m1", "gc8").Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if *removed != "m1-disk-0-abcde" {
+		t.Errorf("removedPersistentVolumeClaims = %q; the guest cluster's hot-plugged CSI volume must survive a node's removal", *removed)
+	}
+	if vms, _, _ := fc.objects(); vms != 0 {
+		t.Errorf("the VM is still there")
+	}
+}
+
+func TestRemoveAllWhenRancherDeletesTheCluster(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	ctx := context.Background()
+	for _, pvc := range []struct{ name, cluster string }{{"pvc-unattached-csi", "gc8"}, {"pvc-other-cluster", "gc9"}} {
+		fc.ok(fc.c.claims().create(ctx, "default", &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
+			Name: pvc.name, Namespace: "default", Labels: map[string]string{LabelGuestCluster: pvc.cluster}}}))
+	}
+	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false, "pvc-csi-data": true}, map[string]string{AnnotationRemoveAllPVCs: "true"})
+	removed := fc.recordRemovedClaims()
+	if err := rmDriver(fc, "m1", "gc8").Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if *removed != "m1-disk-0-abcde,pvc-csi-data,pvc-unattached-csi" {
+		t.Errorf("removedPersistentVolumeClaims = %q", *removed)
+	}
+}
+
+func TestRemoveIsIdempotent(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false}, nil)
+	fc.ok(fc.c.secrets().create(context.Background(), "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: "m1-cloudinit", Namespace: "default", Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: "m1"}}}))
+	for i := 0; i < 3; i++ {
+		if err := rmDriver(fc, "m1", "").Remove(); err != nil {
+			t.Fatalf("remove #%d: %v", i+1, err)
+		}
+	}
+	if vms, vmis, secrets := fc.objects(); vms+vmis+secrets != 0 {
+		t.Errorf("left behind: %d VMs, %d VMIs, %d Secrets", vms, vmis, secrets)
+	}
+}
+
+func TestRemoveCleansUpAfterACreateThatDied(t *testing.T) {
+	// State is saved before Create; a create killed between the Secret and the VM leaves only the Secret.
+	fc := newFakeCluster(t)
+	captureLog(t)
+	fc.ok(fc.c.secrets().create(context.Background(), "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: "m1-cloudinit", Namespace: "default", Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: "m1"}}}))
+	if err := rmDriver(fc, "m1", "").Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, secrets := fc.objects(); secrets != 0 {
+		t.Errorf("the orphaned cloud-init Secret is still there")
+	}
+}
+
+func TestRemoveRefusesForeignVMsAndSecrets(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	ctx := context.Background()
+	fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{
+		Name: "db", Namespace: "default", Labels: map[string]string{LabelCreator: "harvester"}}}, metav1.CreateOptions{}))
+	fc.ok(fc.c.secrets().create(ctx, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-cloudinit", Namespace: "default"}}))
+	err := rmDriver(fc, "db", "").Remove()
+	if err == nil || !strings.Contains(err.Error(), "refusing to delete VM default/db") {
+		t.Fatalf("Remove of a VM the driver did not make: %v", err)
+	}
+	if vms, _, secrets := fc.objects(); vms != 1 || secrets != 1 {
+		t.Errorf("foreign objects were deleted: %d VMs, %d Secrets left", vms, secrets)
+	}
+}
+
+// rancher-machine's rm treats an error containing "not found" as success. No real failure may say it.
+func TestRemoveFailuresNeverSayNotFound(t *testing.T) {
+	tests := []struct {
+		name   string
+		inject error
+		want   string
+	}{
+		{"expired credential", apierrors.NewUnauthorized("Unauthorized"), "its token has probably expired"},
+		{"forbidden", apierrors.NewForbidden(schema.GroupResource{Group: "kubevirt.io", Resource: "virtualmachines"}, "m1", errors.New("not allowed")), "not allowed to"},
+		// Through Rancher's proxy, a disconnected Harvester answers 404 about the cluster, not the VM.
+		{"proxy 404 about another object", apierrors.NewNotFound(schema.GroupResource{Group: "management.cattle.io", Resource: "clusters"}, "c-abc12"), "cannot read VM"},
+		{"404 for the path", &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 404, Reason: metav1.StatusReasonNotFound, Message: "the server could not find the requested resource"}}, "does not serve this API"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fc := newFakeCluster(t)
+			captureLog(t)
+			fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false}, nil)
+			fc.failOn("get", "virtualmachines", tt.inject)
+			err := rmDriver(fc, "m1", "").Remove()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Remove: %v, want it to contain %q", err, tt.want)
+			}
+			if strings.Contains(strings.ToLower(err.Error()), "not found") {
+				t.Fatalf("rancher-machine would read this failure as success and leak the VM: %v", err)
+			}
+			if vms, _, _ := fc.objects(); vms != 1 {
+				t.Errorf("the VM must still exist after a failed remove")
+			}
+		})
+	}
+	t.Run("unusable credential", func(t *testing.T) {
+		d := NewDriver("m1", "")
+		d.credentialErr = scrubNotFound(errors.New(`context "harvester" not found`))
+		err := d.Remove()
+		if err == nil || strings.Contains(strings.ToLower(err.Error()), "not found") {
+			t.Fatalf("Remove: %v", err)
+		}
+	})
+}
+
+func TestIsGone(t *testing.T) {
+	vmGone := apierrors.NewNotFound(schema.GroupResource{Group: "kubevirt.io", Resource: "virtualmachines"}, "m1")
+	if !isGone(vmGone, "virtualmachines", "m1") {
+		t.Error("a 404 naming the VM is gone")
+	}
+	if isGone(vmGone, "virtualmachines", "m2") || isGone(vmGone, "secrets", "m1") {
+		t.Error("a 404 naming another object is not this object gone")
+	}
+	if isGone(errors.New("virtualmachines m1 not found"), "virtualmachines", "m1") {
+		t.Error("only API status errors count")
+	}
+}

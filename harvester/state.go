@@ -1,0 +1,98 @@
+package harvester
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rancher/machine/libmachine/state"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// readTimeout bounds the single reads behind GetState, GetIP and GetIPv6.
+const readTimeout = 30 * time.Second
+
+// namespace is the machine's namespace: from its flags, or its saved state (the reference driver's default when
+// a very old state has none).
+func (d *Driver) namespace() string {
+	if d.VMNamespace != "" {
+		return d.VMNamespace
+	}
+	return DefaultVMNamespace
+}
+
+// observe reads the machine's VM and VMI once. A missing VM or VMI is a nil field, not an error.
+func (d *Driver) observe(ctx context.Context) (snapshot, *clients, error) {
+	c, err := d.api()
+	if err != nil {
+		return snapshot{}, nil, err
+	}
+	ns, name := d.namespace(), d.MachineName
+	var s snapshot
+	vm, err := c.kubevirt.VirtualMachines(ns).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		s.vm = vm
+	case isGone(err, "virtualmachines", name):
+		return s, c, nil
+	default:
+		return s, c, apiError(c, "read VM", ns+"/"+name, err)
+	}
+	vmi, err := c.kubevirt.VirtualMachineInstances(ns).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		s.vmi = vmi
+	case !isGone(err, "virtualmachineinstances", name):
+		return s, c, apiError(c, "read VMI", ns+"/"+name, err)
+	}
+	return s, c, nil
+}
+
+// GetState reports the machine's state from its VM's printableStatus and its VMI's phase. A VM that does not
+// exist is an error saying so in the words rancher-machine treats as "gone".
+func (d *Driver) GetState() (state.State, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	defer cancel()
+	s, _, err := d.observe(ctx)
+	if err != nil {
+		return state.Error, err
+	}
+	if s.vm == nil {
+		return state.None, fmt.Errorf("VirtualMachine %s/%s not found in Harvester", d.namespace(), d.MachineName)
+	}
+	return machineState(s), nil
+}
+
+// GetIP returns the IPv4 address of the machine's first NIC, read live from its VMI (DHCP may change it).
+func (d *Driver) GetIP() (string, error) {
+	v4, _, err := d.addresses()
+	if err == nil && v4 == "" {
+		err = fmt.Errorf("VM %s/%s has no IPv4 address on %s (yet); see GetIPv6 for an IPv6 one", d.namespace(), d.MachineName, primaryNIC)
+	}
+	return v4, err
+}
+
+// GetIPv6 returns the global IPv6 address of the machine's first NIC.
+func (d *Driver) GetIPv6() (string, error) {
+	_, v6, err := d.addresses()
+	if err == nil && v6 == "" {
+		err = fmt.Errorf("VM %s/%s has no global IPv6 address on %s (yet)", d.namespace(), d.MachineName, primaryNIC)
+	}
+	return v6, err
+}
+
+func (d *Driver) addresses() (ipv4, ipv6 string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	defer cancel()
+	s, _, err := d.observe(ctx)
+	switch {
+	case err != nil:
+		return "", "", err
+	case s.vm == nil:
+		return "", "", fmt.Errorf("VirtualMachine %s/%s not found in Harvester", d.namespace(), d.MachineName)
+	case s.vmi == nil:
+		return "", "", fmt.Errorf("VM %s/%s is not running", d.namespace(), d.MachineName)
+	}
+	ipv4, ipv6 = nicAddresses(s.vmi, primaryNIC)
+	return ipv4, ipv6, nil
+}

@@ -1,0 +1,236 @@
+package harvester
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/rancher/machine/libmachine/state"
+	corev1 "k8s.io/api/core/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+// primaryNIC is the interface whose address is the machine's address: the first NIC, on the first configured
+// network. A guest running Kubernetes grows many more interfaces (cni0, flannel.1, …) that must never be picked.
+const primaryNIC = "nic-0"
+
+// snapshot is what is known of a machine at one moment: its VM and VMI, nil when absent. Every question the
+// lifecycle asks (state, readiness, addresses, why it is stuck) is answered from one snapshot.
+type snapshot struct {
+	vm  *kubevirtv1.VirtualMachine
+	vmi *kubevirtv1.VirtualMachineInstance
+}
+
+func (s snapshot) printableStatus() kubevirtv1.VirtualMachinePrintableStatus {
+	if s.vm == nil {
+		return ""
+	}
+	return s.vm.Status.PrintableStatus
+}
+
+func (s snapshot) vmiPhase() kubevirtv1.VirtualMachineInstancePhase {
+	if s.vmi == nil {
+		return ""
+	}
+	return s.vmi.Status.Phase
+}
+
+// machineState maps a snapshot to rancher-machine's states. The VM's printableStatus (KubeVirt's own summary)
+// decides where it is specific; otherwise the VMI phase does, as in the reference driver.
+func machineState(s snapshot) state.State {
+	if s.vm == nil {
+		return state.None
+	}
+	switch s.printableStatus() {
+	case kubevirtv1.VirtualMachineStatusStopped:
+		return state.Stopped
+	case kubevirtv1.VirtualMachineStatusPaused:
+		return state.Paused
+	case kubevirtv1.VirtualMachineStatusStopping, kubevirtv1.VirtualMachineStatusTerminating:
+		return state.Stopping
+	case kubevirtv1.VirtualMachineStatusProvisioning, kubevirtv1.VirtualMachineStatusStarting,
+		kubevirtv1.VirtualMachineStatusWaitingForVolumeBinding, kubevirtv1.VirtualMachineStatusWaitingForReceiver:
+		return state.Starting
+	case kubevirtv1.VirtualMachineStatusMigrating:
+		return state.Running
+	case kubevirtv1.VirtualMachineStatusCrashLoopBackOff, kubevirtv1.VirtualMachineStatusUnschedulable,
+		kubevirtv1.VirtualMachineStatusErrImagePull, kubevirtv1.VirtualMachineStatusImagePullBackOff,
+		kubevirtv1.VirtualMachineStatusPvcNotFound, kubevirtv1.VirtualMachineStatusDataVolumeError:
+		return state.Error
+	}
+	// Running, Unknown, or not reported yet: the VMI tells.
+	if s.vmi == nil {
+		return state.Stopped
+	}
+	switch s.vmiPhase() {
+	case kubevirtv1.Running:
+		if hasCondition(s.vmi.Status.Conditions, kubevirtv1.VirtualMachineInstancePaused, corev1.ConditionTrue) {
+			return state.Paused
+		}
+		return state.Running
+	case "", kubevirtv1.Pending, kubevirtv1.Scheduling, kubevirtv1.Scheduled:
+		return state.Starting
+	case kubevirtv1.Succeeded:
+		return state.Stopped // the guest shut itself down; RerunOnFailure leaves it off
+	case kubevirtv1.Failed:
+		return state.Error
+	}
+	return state.None
+}
+
+// stuckError says why the VM will not become ready by itself, or returns nil while it may still. KubeVirt's
+// error statuses are terminal for a create: waiting out the timeout would only hide the reason (the old driver's
+// "Maximum number of retries (120) exceeded", harvester/harvester#1456).
+func stuckError(s snapshot) error {
+	status := s.printableStatus()
+	why := conditionMessages(s)
+	switch status {
+	case kubevirtv1.VirtualMachineStatusUnschedulable:
+		// The scheduler also says Unschedulable while a volume is still being bound; that passes.
+		if strings.Contains(why, "unbound immediate PersistentVolumeClaims") {
+			return nil
+		}
+		return fmt.Errorf("no Harvester host can run the VM (%s)%s. Free CPU or memory on the hosts, ask for less "+
+			"(--%s, --%s), or check the placement rules (--%s, zones)", status, orNothing(why), FlagCPUCount, FlagMemorySize, FlagVMAffinity)
+	case kubevirtv1.VirtualMachineStatusErrImagePull, kubevirtv1.VirtualMachineStatusImagePullBackOff:
+		return fmt.Errorf("Harvester cannot pull a container image the VM needs (%s)%s. Check the hosts' access to their registry", status, orNothing(why))
+	case kubevirtv1.VirtualMachineStatusPvcNotFound, kubevirtv1.VirtualMachineStatusDataVolumeError:
+		return fmt.Errorf("the VM's volumes are broken (%s)%s. Check the image and the storage class of each disk", status, orNothing(why))
+	case kubevirtv1.VirtualMachineStatusCrashLoopBackOff:
+		return fmt.Errorf("the VM keeps failing to start (%s)%s", status, orNothing(why))
+	case kubevirtv1.VirtualMachineStatusTerminating:
+		return fmt.Errorf("the VM is being deleted (%s)", status)
+	}
+	if s.vmiPhase() == kubevirtv1.Failed {
+		return fmt.Errorf("the VM failed to start (VMI phase Failed)%s", orNothing(why))
+	}
+	return nil
+}
+
+// readyAddresses returns the primary NIC's addresses once the VMI runs and has one; ok reports readiness.
+func readyAddresses(s snapshot) (ipv4, ipv6 string, ok bool) {
+	if s.vmiPhase() != kubevirtv1.Running {
+		return "", "", false
+	}
+	ipv4, ipv6 = nicAddresses(s.vmi, primaryNIC)
+	return ipv4, ipv6, ipv4 != "" || ipv6 != ""
+}
+
+// nicAddresses returns the first global IPv4 and IPv6 address KubeVirt reports for the named interface. Addresses
+// may carry a /prefix; link-local, loopback and unspecified addresses are skipped (a bridge NIC without DHCP shows
+// only fe80::). Interfaces the guest agent reports that match no VM NIC have no name and are never used.
+func nicAddresses(vmi *kubevirtv1.VirtualMachineInstance, nic string) (ipv4, ipv6 string) {
+	if vmi == nil {
+		return "", ""
+	}
+	for _, iface := range vmi.Status.Interfaces {
+		if iface.Name != nic {
+			continue
+		}
+		for _, raw := range append([]string{iface.IP}, iface.IPs...) {
+			addr, ok := usableAddress(raw)
+			switch {
+			case !ok:
+			case addr.Is4() && ipv4 == "":
+				ipv4 = addr.String()
+			case addr.Is6() && ipv6 == "":
+				ipv6 = addr.String()
+			}
+		}
+	}
+	return ipv4, ipv6
+}
+
+func usableAddress(raw string) (netip.Addr, bool) {
+	raw = strings.TrimSpace(raw)
+	if i := strings.IndexByte(raw, '/'); i >= 0 {
+		raw = raw[:i]
+	}
+	addr, err := netip.ParseAddr(raw)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	addr = addr.Unmap()
+	if addr.IsLinkLocalUnicast() || addr.IsLoopback() || addr.IsUnspecified() || addr.IsMulticast() {
+		return netip.Addr{}, false
+	}
+	return addr, true
+}
+
+// describe renders what a snapshot shows, for "timed out … last seen: …" messages.
+func describe(s snapshot) string {
+	if s.vm == nil {
+		return "no VirtualMachine"
+	}
+	parts := []string{"VM " + orUnknown(string(s.printableStatus()))}
+	if s.vmi == nil {
+		parts = append(parts, "no VMI")
+	} else {
+		parts = append(parts, "VMI "+orUnknown(string(s.vmiPhase())))
+		if hasCondition(s.vmi.Status.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue) {
+			parts = append(parts, "guest agent connected")
+		} else {
+			parts = append(parts, "guest agent not connected")
+		}
+		if v4, v6 := nicAddresses(s.vmi, primaryNIC); v4 != "" || v6 != "" {
+			parts = append(parts, fmt.Sprintf("%s has %s", primaryNIC, strings.TrimSpace(v4+" "+v6)))
+		} else {
+			parts = append(parts, primaryNIC+" has no IP")
+		}
+	}
+	if why := conditionMessages(s); why != "" {
+		parts = append(parts, why)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// conditionMessages collects the reasons KubeVirt gives on failing conditions of the VM and the VMI.
+func conditionMessages(s snapshot) string {
+	var msgs []string
+	seen := map[string]bool{}
+	add := func(typ, status, reason, message string) {
+		// Failure conditions are True; the others report trouble when False.
+		bad := (typ == string(kubevirtv1.VirtualMachineFailure) && status == string(corev1.ConditionTrue)) ||
+			(status == string(corev1.ConditionFalse) && (reason != "" || message != "") &&
+				typ != string(kubevirtv1.VirtualMachineInstanceAgentConnected) && typ != string(kubevirtv1.VirtualMachineInstanceIsMigratable))
+		text := strings.TrimSpace(strings.Trim(reason+": "+message, ": "))
+		if bad && text != "" && !seen[text] {
+			seen[text] = true
+			msgs = append(msgs, typ+" "+text)
+		}
+	}
+	if s.vm != nil {
+		for _, c := range s.vm.Status.Conditions {
+			add(string(c.Type), string(c.Status), c.Reason, c.Message)
+		}
+	}
+	if s.vmi != nil {
+		for _, c := range s.vmi.Status.Conditions {
+			add(string(c.Type), string(c.Status), c.Reason, c.Message)
+		}
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func hasCondition(conds []kubevirtv1.VirtualMachineInstanceCondition, typ kubevirtv1.VirtualMachineInstanceConditionType, status corev1.ConditionStatus) bool {
+	for _, c := range conds {
+		if c.Type == typ && c.Status == status {
+			return true
+		}
+	}
+	return false
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(no status yet)"
+	}
+	return s
+}
+
+func orNothing(why string) string {
+	if why == "" {
+		return ""
+	}
+	return ": " + why
+}

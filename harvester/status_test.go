@@ -1,0 +1,171 @@
+package harvester
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rancher/machine/libmachine/state"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+func testVM(status kubevirtv1.VirtualMachinePrintableStatus) *kubevirtv1.VirtualMachine {
+	return &kubevirtv1.VirtualMachine{
+		ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: "default"},
+		Status:     kubevirtv1.VirtualMachineStatus{PrintableStatus: status},
+	}
+}
+
+func testVMI(phase kubevirtv1.VirtualMachineInstancePhase, ifaces ...kubevirtv1.VirtualMachineInstanceNetworkInterface) *kubevirtv1.VirtualMachineInstance {
+	return &kubevirtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: "default"},
+		Status:     kubevirtv1.VirtualMachineInstanceStatus{Phase: phase, Interfaces: ifaces},
+	}
+}
+
+var (
+	allPrintable = []kubevirtv1.VirtualMachinePrintableStatus{"",
+		kubevirtv1.VirtualMachineStatusStopped, kubevirtv1.VirtualMachineStatusProvisioning, kubevirtv1.VirtualMachineStatusStarting,
+		kubevirtv1.VirtualMachineStatusRunning, kubevirtv1.VirtualMachineStatusPaused, kubevirtv1.VirtualMachineStatusStopping,
+		kubevirtv1.VirtualMachineStatusTerminating, kubevirtv1.VirtualMachineStatusCrashLoopBackOff, kubevirtv1.VirtualMachineStatusMigrating,
+		kubevirtv1.VirtualMachineStatusUnknown, kubevirtv1.VirtualMachineStatusUnschedulable, kubevirtv1.VirtualMachineStatusErrImagePull,
+		kubevirtv1.VirtualMachineStatusImagePullBackOff, kubevirtv1.VirtualMachineStatusPvcNotFound, kubevirtv1.VirtualMachineStatusDataVolumeError,
+		kubevirtv1.VirtualMachineStatusWaitingForVolumeBinding, kubevirtv1.VirtualMachineStatusWaitingForReceiver,
+	}
+	allPhases = []kubevirtv1.VirtualMachineInstancePhase{"none", "", kubevirtv1.Pending, kubevirtv1.Scheduling, kubevirtv1.Scheduled,
+		kubevirtv1.Running, kubevirtv1.Succeeded, kubevirtv1.Failed, kubevirtv1.WaitingForSync, kubevirtv1.Unknown}
+)
+
+// wantState is the mapping, written out: printableStatus decides where it is specific; otherwise the VMI.
+func wantState(ps kubevirtv1.VirtualMachinePrintableStatus, phase kubevirtv1.VirtualMachineInstancePhase) state.State {
+	switch ps {
+	case "Stopped":
+		return state.Stopped
+	case "Paused":
+		return state.Paused
+	case "Stopping", "Terminating":
+		return state.Stopping
+	case "Provisioning", "Starting", "WaitingForVolumeBinding", "WaitingForReceiver":
+		return state.Starting
+	case "Migrating":
+		return state.Running
+	case "CrashLoopBackOff", "ErrorUnschedulable", "ErrImagePull", "ImagePullBackOff", "ErrorPvcNotFound", "DataVolumeError":
+		return state.Error
+	}
+	switch phase {
+	case "none":
+		return state.Stopped
+	case "", "Pending", "Scheduling", "Scheduled":
+		return state.Starting
+	case "Running":
+		return state.Running
+	case "Succeeded":
+		return state.Stopped
+	case "Failed":
+		return state.Error
+	}
+	return state.None
+}
+
+func TestMachineStateAllCombinations(t *testing.T) {
+	if got := machineState(snapshot{}); got != state.None {
+		t.Errorf("no VM: %v", got)
+	}
+	for _, ps := range allPrintable {
+		for _, phase := range allPhases {
+			s := snapshot{vm: testVM(ps)}
+			if phase != "none" {
+				s.vmi = testVMI(phase)
+			}
+			if got, want := machineState(s), wantState(ps, phase); got != want {
+				t.Errorf("printableStatus %q, VMI phase %q: %v, want %v", ps, phase, got, want)
+			}
+		}
+	}
+	paused := snapshot{vm: testVM(kubevirtv1.VirtualMachineStatusRunning), vmi: testVMI(kubevirtv1.Running)}
+	paused.vmi.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{Type: kubevirtv1.VirtualMachineInstancePaused, Status: corev1.ConditionTrue}}
+	if got := machineState(paused); got != state.Paused {
+		t.Errorf("paused VMI: %v", got)
+	}
+}
+
+func TestStuckError(t *testing.T) {
+	unsched := snapshot{vm: testVM(kubevirtv1.VirtualMachineStatusUnschedulable), vmi: testVMI(kubevirtv1.Scheduling)}
+	unsched.vmi.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{
+		Type: kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled), Status: corev1.ConditionFalse,
+		Reason: "Unschedulable", Message: "0/3 nodes are available: 3 Insufficient memory.",
+	}}
+	err := stuckError(unsched)
+	if err == nil || !strings.Contains(err.Error(), "no Harvester host can run the VM (ErrorUnschedulable)") ||
+		!strings.Contains(err.Error(), "3 Insufficient memory") || !strings.Contains(err.Error(), "--harvester-memory-size") {
+		t.Errorf("unschedulable: %v", err)
+	}
+	binding := snapshot{vm: testVM(kubevirtv1.VirtualMachineStatusUnschedulable), vmi: testVMI(kubevirtv1.Scheduling)}
+	binding.vmi.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{
+		Type: kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled), Status: corev1.ConditionFalse,
+		Reason: "Unschedulable", Message: "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
+	}}
+	if err := stuckError(binding); err != nil {
+		t.Errorf("waiting for a volume to bind is not stuck: %v", err)
+	}
+	for _, ps := range []kubevirtv1.VirtualMachinePrintableStatus{"ErrImagePull", "ImagePullBackOff", "ErrorPvcNotFound", "DataVolumeError", "CrashLoopBackOff", "Terminating"} {
+		if stuckError(snapshot{vm: testVM(ps)}) == nil {
+			t.Errorf("%s is not reported as stuck", ps)
+		}
+	}
+	for _, ps := range []kubevirtv1.VirtualMachinePrintableStatus{"", "Provisioning", "Starting", "Running", "WaitingForVolumeBinding"} {
+		if err := stuckError(snapshot{vm: testVM(ps), vmi: testVMI(kubevirtv1.Scheduling)}); err != nil {
+			t.Errorf("%s is reported as stuck: %v", ps, err)
+		}
+	}
+	if err := stuckError(snapshot{vm: testVM(""), vmi: testVMI(kubevirtv1.Failed)}); err == nil || !strings.Contains(err.Error(), "VMI phase Failed") {
+		t.Errorf("failed VMI: %v", err)
+	}
+}
+
+func TestNICAddresses(t *testing.T) {
+	iface := func(name, ip string, ips ...string) kubevirtv1.VirtualMachineInstanceNetworkInterface {
+		return kubevirtv1.VirtualMachineInstanceNetworkInterface{Name: name, IP: ip, IPs: ips}
+	}
+	tests := []struct {
+		name   string
+		ifaces []kubevirtv1.VirtualMachineInstanceNetworkInterface
+		v4, v6 string
+	}{
+		{"no interfaces", nil, "", ""},
+		{"empty address", []kubevirtv1.VirtualMachineInstanceNetworkInterface{iface("nic-0", "")}, "", ""},
+		{"plain IPv4", []kubevirtv1.VirtualMachineInstanceNetworkInterface{iface("nic-0", "10.0.0.5")}, "10.0.0.5", ""},
+		{"with prefix", []kubevirtv1.VirtualMachineInstanceNetworkInterface{iface("nic-0", "10.0.0.5/24")}, "10.0.0.5", ""},
+		{"link-local only", []kubevirtv1.VirtualMachineInstanceNetworkInterface{iface("nic-0", "fe80::1", "fe80::1", "169.254.3.4")}, "", ""},
+		{"dual stack, IPv6 first", []kubevirtv1.VirtualMachineInstanceNetworkInterface{iface("nic-0", "2001:db8::5", "2001:db8::5", "fe80::1", "10.0.0.5")}, "10.0.0.5", "2001:db8::5"},
+		{"IPv6 only", []kubevirtv1.VirtualMachineInstanceNetworkInterface{iface("nic-0", "2001:db8::5/64")}, "", "2001:db8::5"},
+		// After RKE2 starts, the agent reports cni0, flannel.1, … with no VM NIC name: never picked.
+		{"other interfaces first", []kubevirtv1.VirtualMachineInstanceNetworkInterface{iface("", "10.42.0.1"), iface("nic-1", "192.168.9.9"), iface("nic-0", "10.0.0.5")}, "10.0.0.5", ""},
+		{"only other interfaces", []kubevirtv1.VirtualMachineInstanceNetworkInterface{iface("", "10.42.0.1"), iface("nic-1", "192.168.9.9")}, "", ""},
+		{"IPv4-mapped IPv6", []kubevirtv1.VirtualMachineInstanceNetworkInterface{iface("nic-0", "::ffff:10.0.0.7")}, "10.0.0.7", ""},
+		{"garbage", []kubevirtv1.VirtualMachineInstanceNetworkInterface{iface("nic-0", "not-an-ip")}, "", ""},
+	}
+	for _, tt := range tests {
+		v4, v6 := nicAddresses(testVMI(kubevirtv1.Running, tt.ifaces...), primaryNIC)
+		if v4 != tt.v4 || v6 != tt.v6 {
+			t.Errorf("%s: got %q %q, want %q %q", tt.name, v4, v6, tt.v4, tt.v6)
+		}
+	}
+	if v4, v6 := nicAddresses(nil, primaryNIC); v4 != "" || v6 != "" {
+		t.Errorf("nil VMI: %q %q", v4, v6)
+	}
+	if _, _, ok := readyAddresses(snapshot{vm: testVM(""), vmi: testVMI(kubevirtv1.Scheduled, iface("nic-0", "10.0.0.5"))}); ok {
+		t.Errorf("a VMI that is not Running is not ready, whatever its interfaces say")
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	s := snapshot{vm: testVM(kubevirtv1.VirtualMachineStatusStarting), vmi: testVMI(kubevirtv1.Running)}
+	if got := describe(s); got != "VM Starting, VMI Running, guest agent not connected, nic-0 has no IP" {
+		t.Errorf("describe = %q", got)
+	}
+	if got := describe(snapshot{}); got != "no VirtualMachine" {
+		t.Errorf("describe = %q", got)
+	}
+}

@@ -1,0 +1,131 @@
+package harvester
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+// waitFor watches the VM and the VMI named name and calls check with the latest snapshot of both, first once
+// both are listed and then after every change, until check reports done or fails, or ctx ends. It returns the
+// last snapshot seen, also on failure, so the caller can say what it was waiting for and what it last saw.
+//
+// Each object is followed by a client-go informer: a list, then a watch from the list's resource version. A
+// watch the server drops is resumed from the last version seen, and one that has expired (410 Gone) is
+// replaced by a fresh list — no event is missed and nothing polls. An unreachable API server (restarting, say)
+// is retried with backoff until ctx ends.
+func (c *clients) waitFor(ctx context.Context, ns, name string, check func(snapshot) (done bool, err error)) (snapshot, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	w := &machineWatch{changed: make(chan struct{}, 1)}
+	byName := fields.OneTermEqualSelector("metadata.name", name).String()
+	vms := c.kubevirt.VirtualMachines(ns)
+	vmis := c.kubevirt.VirtualMachineInstances(ns)
+	vmInformer := w.informer(&kubevirtv1.VirtualMachine{}, listAndWatch{&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = byName
+			return vms.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = byName
+			return vms.Watch(ctx, o)
+		},
+	}}, func(obj any) { w.snap.vm, _ = obj.(*kubevirtv1.VirtualMachine) }, name)
+	vmiInformer := w.informer(&kubevirtv1.VirtualMachineInstance{}, listAndWatch{&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = byName
+			return vmis.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = byName
+			return vmis.Watch(ctx, o)
+		},
+	}}, func(obj any) { w.snap.vmi, _ = obj.(*kubevirtv1.VirtualMachineInstance) }, name)
+
+	var running sync.WaitGroup
+	for _, inf := range []cache.Controller{vmInformer, vmiInformer} {
+		running.Add(1)
+		go func() { defer running.Done(); inf.RunWithContext(ctx) }()
+	}
+	defer func() { cancel(); running.Wait() }() // no informer outlives the call
+	if !cache.WaitForCacheSync(ctx.Done(), vmInformer.HasSynced, vmiInformer.HasSynced) {
+		return w.current(), fmt.Errorf("could not list VM %s/%s: %w", ns, name, context.Cause(ctx))
+	}
+	for {
+		s := w.current()
+		done, err := check(s)
+		if err != nil || done {
+			return s, err
+		}
+		select {
+		case <-w.changed:
+		case <-ctx.Done():
+			return w.current(), ctx.Err()
+		}
+	}
+}
+
+// listAndWatch makes the informers list, then watch, instead of client-go's streaming "watch-list", which
+// waits for an initial-events bookmark. Streaming pays off for large lists; these watch one object by name, and
+// plain list+watch works with every API server Harvester has shipped (and with client-go's fakes).
+type listAndWatch struct{ *cache.ListWatch }
+
+// IsWatchListSemanticsUnSupported is read by client-go's reflector (util/watchlist).
+func (listAndWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
+// machineWatch holds the latest VM and VMI the informers delivered.
+type machineWatch struct {
+	mu      sync.Mutex
+	snap    snapshot
+	changed chan struct{} // one pending notification is enough: the loop always reads the latest state
+}
+
+func (w *machineWatch) current() snapshot {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.snap
+}
+
+// informer returns an informer that stores the object named name with set (nil once it is deleted) and wakes
+// the loop. Other objects are ignored: the field selector keeps them away on a real API server, but not every
+// server (nor client-go's fakes) applies it.
+func (w *machineWatch) informer(obj runtime.Object, lw cache.ListerWatcher, set func(any), name string) cache.Controller {
+	apply := func(o any, gone bool) {
+		if tomb, ok := o.(cache.DeletedFinalStateUnknown); ok {
+			o = tomb.Obj
+		}
+		if m, err := meta.Accessor(o); err != nil || m.GetName() != name {
+			return
+		}
+		w.mu.Lock()
+		if gone {
+			set(nil)
+		} else {
+			set(o)
+		}
+		w.mu.Unlock()
+		select {
+		case w.changed <- struct{}{}:
+		default:
+		}
+	}
+	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    obj,
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { apply(o, false) },
+			UpdateFunc: func(_, o any) { apply(o, false) },
+			DeleteFunc: func(o any) { apply(o, true) },
+		},
+	})
+	return ctrl
+}
