@@ -120,7 +120,9 @@ func TestKillUsesTheStopSubresource(t *testing.T) {
 		opts := a.(kvtesting.PutAction[*kubevirtv1.StopOptions]).GetOptions()
 		grace.Store(*opts.GracePeriod)
 		// What virt-api does: power off now. (Not from inside the reactor: the fake holds its lock here.)
-		go func() { _ = fc.kv.KubevirtV1().VirtualMachineInstances("default").Delete(context.Background(), "m1", metav1.DeleteOptions{}) }()
+		go func() {
+			_ = fc.kv.KubevirtV1().VirtualMachineInstances("default").Delete(context.Background(), "m1", metav1.DeleteOptions{})
+		}()
 		return true, nil, nil
 	})
 	if err := d.Kill(); err != nil {

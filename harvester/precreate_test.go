@@ -115,4 +115,3 @@ func TestPreCreateCheckMissingNamespace(t *testing.T) {
 		t.Fatalf("PreCreateCheck: %v", err)
 	}
 }
-
