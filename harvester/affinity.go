@@ -5,7 +5,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// vmAffinity is the scheduling affinity of the VM.
+// vmAffinity is the scheduling affinity of the VM: podAffinity's spreading rules, plus the zone and region
+// requirements (requireTopology).
+func vmAffinity(cfg *Config) *corev1.Affinity {
+	aff := podAffinity(cfg)
+	requireTopology(aff, corev1.LabelTopologyZone, cfg.Zones)
+	requireTopology(aff, corev1.LabelTopologyRegion, cfg.Regions)
+	return aff
+}
+
+// podAffinity spreads VMs across hosts:
 //
 //   - Without --harvester-vm-affinity: Harvester's default for node-driver VMs, a soft (weight 100) anti-affinity
 //     on hosts against every VM carrying the creator label (harvester/harvester#620), so VMs spread out.
@@ -14,7 +23,7 @@ import (
 //     user only pinned it to a zone. The reference driver added that term only when the user already had
 //     pod (anti-)affinity, and also added it to podAffinity, which pulls a pool onto one host
 //     (harvester/harvester#4588); here it goes to podAntiAffinity only.
-func vmAffinity(cfg *Config) *corev1.Affinity {
+func podAffinity(cfg *Config) *corev1.Affinity {
 	if cfg.Affinity == nil {
 		return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
@@ -43,4 +52,29 @@ func vmAffinity(cfg *Config) *corev1.Affinity {
 			},
 		})
 	return aff
+}
+
+// requireTopology adds a required node affinity "key In values" (--harvester-zone, --harvester-region). Node
+// selector terms are ORed and the expressions within one are ANDed, so the requirement joins every term the
+// user already has: the VM must satisfy the user's rules and be in one of the zones. Harvester copies the
+// host's zone and region onto the VMI only for node-driver VMs, and the guest's cloud provider labels the node
+// with them; pinning keeps a rebuilt VM in the zone its node was labelled with.
+func requireTopology(aff *corev1.Affinity, key string, values []string) {
+	if len(values) == 0 {
+		return
+	}
+	req := corev1.NodeSelectorRequirement{Key: key, Operator: corev1.NodeSelectorOpIn, Values: values}
+	if aff.NodeAffinity == nil {
+		aff.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	if aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{}
+	}
+	sel := aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	if len(sel.NodeSelectorTerms) == 0 {
+		sel.NodeSelectorTerms = []corev1.NodeSelectorTerm{{}}
+	}
+	for i := range sel.NodeSelectorTerms {
+		sel.NodeSelectorTerms[i].MatchExpressions = append(sel.NodeSelectorTerms[i].MatchExpressions, req)
+	}
 }

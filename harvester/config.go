@@ -32,6 +32,8 @@ type Config struct {
 
 	// Affinity is the user's --harvester-vm-affinity; nil means the default spread across hosts.
 	Affinity *corev1.Affinity
+	// Zones and Regions restrict the VM to Harvester hosts with these topology labels; empty means any.
+	Zones, Regions []string
 
 	SSH SSHConfig
 

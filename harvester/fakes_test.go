@@ -41,6 +41,7 @@ var fakeListKinds = map[schema.GroupVersionResource]string{
 	{Version: "v1", Resource: "secrets"}:                                                  "SecretList",
 	{Version: "v1", Resource: "persistentvolumeclaims"}:                                   "PersistentVolumeClaimList",
 	{Version: "v1", Resource: "namespaces"}:                                               "NamespaceList",
+	{Version: "v1", Resource: "nodes"}:                                                    "NodeList",
 	{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}:                  "StorageClassList",
 	{Group: "harvesterhci.io", Version: "v1beta1", Resource: "virtualmachineimages"}:      "VirtualMachineImageList",
 	{Group: "harvesterhci.io", Version: "v1beta1", Resource: "keypairs"}:                  "KeyPairList",

@@ -48,6 +48,8 @@ const (
 	// the non-default behaviour.
 	FlagSkipGuestAgent = "harvester-skip-guest-agent"
 	FlagCreateTimeout  = "harvester-create-timeout"
+	FlagZone           = "harvester-zone"
+	FlagRegion         = "harvester-region"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -121,6 +123,8 @@ var flagTable = []flagSpec{
 	{name: FlagCPUModel, usage: "CPU model of the VM, e.g. host-passthrough. Empty: Harvester's default."},
 	{name: FlagSkipGuestAgent, kind: boolFlag, usage: "Do not add qemu-guest-agent to cloud-init. For air-gapped images that already run the agent: without a running agent the driver cannot see the VM's IP on bridge networks."},
 	{name: FlagCreateTimeout, kind: intFlag, num: DefaultCreateTimeoutSecs, usage: "Seconds to wait for the VM to run and report an IP before the machine is removed again. Default: 900."},
+	{name: FlagZone, usage: "Run the VM only on Harvester hosts in these zones (host label topology.kubernetes.io/zone), comma-separated, e.g. zone-a. Empty: any zone."},
+	{name: FlagRegion, usage: "Run the VM only on Harvester hosts in these regions (host label topology.kubernetes.io/region), comma-separated. Empty: any region."},
 }
 
 // envVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

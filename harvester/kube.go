@@ -37,6 +37,10 @@ func (c *clients) namespaces() typedResource[corev1.Namespace] {
 	return newResource[corev1.Namespace](c.dynamic, corev1.SchemeGroupVersion.WithKind("Namespace"), "namespaces")
 }
 
+func (c *clients) nodes() typedResource[corev1.Node] {
+	return newResource[corev1.Node](c.dynamic, corev1.SchemeGroupVersion.WithKind("Node"), "nodes")
+}
+
 func (c *clients) storageClasses() typedResource[storagev1.StorageClass] {
 	return newResource[storagev1.StorageClass](c.dynamic, storagev1.SchemeGroupVersion.WithKind("StorageClass"), "storageclasses")
 }

@@ -48,6 +48,8 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	cfg.NICs = parseNICs(&p, opts, cfg.Namespace)
 	cfg.VGPUs = parseVGPUs(&p, opts.String(FlagVGPUInfo))
 	cfg.Affinity = parseAffinity(&p, opts.String(FlagVMAffinity))
+	cfg.Zones = parseTopologyList(&p, FlagZone, opts.String(FlagZone))
+	cfg.Regions = parseTopologyList(&p, FlagRegion, opts.String(FlagRegion))
 	cfg.SSH = parseSSH(&p, opts, cfg.Namespace)
 
 	cfg.UserData, cfg.RancherUserData, cfg.NetworkData = parseCloudInit(&p, opts)

@@ -2,6 +2,7 @@ package harvester
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 	corev1 "k8s.io/api/core/v1"
@@ -154,4 +155,23 @@ func checkWeight(addf addfFunc, path string, w int32) {
 	if w < 1 || w > 100 {
 		addf("%s.weight must be between 1 and 100, got %d", path, w)
 	}
+}
+
+// parseTopologyList reads a comma-separated list of zone or region names (label values).
+func parseTopologyList(p *problems, flag, raw string) []string {
+	var out []string
+	for _, v := range strings.Split(raw, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 {
+			p.addf(flag, "%q is not a valid zone or region name (a label value: letters, digits, '-', '_', '.'; at most 63)", v)
+			continue
+		}
+		if !oneOf(v, out) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rancher/machine/libmachine/log"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -61,6 +62,7 @@ func (d *Driver) PreCreateCheck() error {
 	}
 	d.checkStorageClasses(ctx, c, &p)
 	d.checkNetworks(ctx, c, &p)
+	d.checkTopology(ctx, c, &p)
 	if err := p.errTitled("cannot create the machine on Harvester"); err != nil {
 		return err
 	}
@@ -196,4 +198,55 @@ func creatorOf(labels map[string]string) string {
 // (a create that was killed between creating the Secret and the VM).
 func isStaleCloudInitSecret(labels map[string]string, owners []metav1.OwnerReference, vmName string) bool {
 	return labels[LabelCreator] == CreatorName && labels[LabelVMName] == vmName && len(owners) == 0
+}
+
+// checkTopology makes sure some Harvester host is in one of the requested zones and regions: otherwise the VM
+// could never be scheduled and would sit in ErrorUnschedulable. Users who may not list hosts are not blocked.
+func (d *Driver) checkTopology(ctx context.Context, c *clients, p *problems) {
+	cfg := d.cfg
+	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
+		return
+	}
+	nodes, err := c.nodes().list(ctx, "", metav1.ListOptions{})
+	switch {
+	case apierrors.IsForbidden(err):
+		log.Debugf("Not allowed to list Harvester hosts; zones and regions not checked")
+		return
+	case err != nil:
+		p.addf(FlagZone, "%v", apiError(c, "list Harvester hosts to check", "zones and regions", err))
+		return
+	}
+	zones, regions := map[string]bool{}, map[string]bool{}
+	for _, n := range nodes {
+		z, r := n.Labels[corev1.LabelTopologyZone], n.Labels[corev1.LabelTopologyRegion]
+		zones[z], regions[r] = true, true
+		if (len(cfg.Zones) == 0 || oneOf(z, cfg.Zones)) && (len(cfg.Regions) == 0 || oneOf(r, cfg.Regions)) {
+			return // one host fits
+		}
+	}
+	flag, want, have := FlagZone, cfg.Zones, zones
+	if len(cfg.Zones) == 0 {
+		flag, want, have = FlagRegion, cfg.Regions, regions
+	}
+	p.addf(flag, "no Harvester host is in %s%s (hosts carry: %s); label the hosts in Harvester (Hosts → Edit Config → Labels) or fix the flag",
+		joinList(want, "or"), topologyAnd(cfg), joinList(labelValues(have), "and"))
+}
+
+func topologyAnd(cfg *Config) string {
+	if len(cfg.Zones) > 0 && len(cfg.Regions) > 0 {
+		return " within region " + joinList(cfg.Regions, "or")
+	}
+	return ""
+}
+
+// labelValues lists the label values seen, sorted, "(none)" standing for hosts without the label.
+func labelValues(seen map[string]bool) []string {
+	out := make([]string, 0, len(seen))
+	for v := range seen {
+		if v == "" {
+			v = "(none)"
+		}
+		out = append(out, v)
+	}
+	return sortedUnique(out)
 }

@@ -115,3 +115,32 @@ func TestPreCreateCheckMissingNamespace(t *testing.T) {
 		t.Fatalf("PreCreateCheck: %v", err)
 	}
 }
+
+func TestPreCreateCheckZones(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	ctx := context.Background()
+	for name, labels := range map[string]map[string]string{
+		"host1": {corev1.LabelTopologyZone: "zone-a", corev1.LabelTopologyRegion: "us-east"},
+		"host2": {corev1.LabelTopologyZone: "zone-b", corev1.LabelTopologyRegion: "us-east"},
+		"host3": {},
+	} {
+		fc.ok(fc.c.nodes().create(ctx, "", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}))
+	}
+	tests := []struct {
+		zones, regions, want string
+	}{
+		{"zone-a", "", ""},
+		{"zone-c,zone-b", "us-east", ""},
+		{"zone-c", "", "--harvester-zone: no Harvester host is in zone-c (hosts carry: (none), zone-a and zone-b)"},
+		{"", "eu-west", "--harvester-region: no Harvester host is in eu-west (hosts carry: (none) and us-east)"},
+		{"zone-a", "eu-west", "no Harvester host is in zone-a within region eu-west"},
+	}
+	for _, tt := range tests {
+		d := newTestDriver(t, fc, "m1", with(createOptions(), FlagZone, tt.zones, FlagRegion, tt.regions))
+		err := d.PreCreateCheck()
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("zones %q regions %q: %v, want %q", tt.zones, tt.regions, err, tt.want)
+		}
+	}
+}

@@ -25,6 +25,10 @@ var vmCases = []struct {
 		FlagDiskInfo, `{"disks":[{"imageName":"default/image-8854n","size":40,"bootOrder":1},{"storageClassName":"longhorn","size":100,"bus":"scsi","accessMode":"ReadWriteOnce","volumeMode":"Filesystem"},{"imageName":"tools-iso","size":1,"type":"cd-rom","bus":"sata","bootOrder":2}]}`,
 		FlagNetworkInfo, `{"interfaces":[{"networkName":"default/vm-untag","model":"virtio","type":"bridge"},{"macAddress":"52:54:00:00:00:02","model":"e1000","type":"masquerade"}]}`)},
 	{"zone-affinity", "gc8-pool1-q99l7-6ndw9", with(minimalOptions(), FlagClusterName, "gc8", FlagVMAffinity, zoneAffinity)},
+	{"zone-flag", "gc8-pool1-q99l7-6ndw9", with(minimalOptions(), FlagClusterName, "gc8", FlagZone, "zone-a, zone-b")},
+	// The zone joins every required term of the user's affinity; preferred terms and pod rules stay as given.
+	{"zone-region-merged-with-affinity", "gc8-pool1-q99l7-6ndw9", with(minimalOptions(), FlagClusterName, "gc8", FlagZone, "zone-a", FlagRegion, "us-east",
+		FlagVMAffinity, `{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"gpu","operator":"Exists"}]},{"matchExpressions":[{"key":"tier","operator":"In","values":["fast"]}]}]},"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":10,"preference":{"matchExpressions":[{"key":"ssd","operator":"Exists"}]}}]},"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{"matchLabels":{"app":"db"}},"topologyKey":"kubernetes.io/hostname"}]}}`)},
 	{"efi-secureboot-tpm", "m1", with(minimalOptions(), FlagEnableEFI, true, FlagEnableSecureBoot, true, FlagEnableTPM, true)},
 	{"reserved-memory-cpu-model-pinning", "m1", with(minimalOptions(), FlagReservedMemorySize, 512, FlagMemorySize, 8, FlagCPUCount, 4,
 		FlagCPUModel, "host-passthrough", FlagCPUPinning, true, FlagIsolateEmulatorThread, true)},
