@@ -5,6 +5,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -35,6 +36,26 @@ func (c *clients) claims() typedResource[corev1.PersistentVolumeClaim] {
 
 func (c *clients) namespaces() typedResource[corev1.Namespace] {
 	return newResource[corev1.Namespace](c.dynamic, corev1.SchemeGroupVersion.WithKind("Namespace"), "namespaces")
+}
+
+func (c *clients) serviceAccounts() typedResource[corev1.ServiceAccount] {
+	return newResource[corev1.ServiceAccount](c.dynamic, corev1.SchemeGroupVersion.WithKind("ServiceAccount"), "serviceaccounts")
+}
+
+func (c *clients) configMaps() typedResource[corev1.ConfigMap] {
+	return newResource[corev1.ConfigMap](c.dynamic, corev1.SchemeGroupVersion.WithKind("ConfigMap"), "configmaps")
+}
+
+func (c *clients) clusterRoles() typedResource[rbacv1.ClusterRole] {
+	return newResource[rbacv1.ClusterRole](c.dynamic, rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), "clusterroles")
+}
+
+func (c *clients) roleBindings() typedResource[rbacv1.RoleBinding] {
+	return newResource[rbacv1.RoleBinding](c.dynamic, rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), "rolebindings")
+}
+
+func (c *clients) clusterRoleBindings() typedResource[rbacv1.ClusterRoleBinding] {
+	return newResource[rbacv1.ClusterRoleBinding](c.dynamic, rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), "clusterrolebindings")
 }
 
 func (c *clients) nodes() typedResource[corev1.Node] {

@@ -34,6 +34,8 @@ func run(cmd string, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "render":
 		return harvester.RenderCommand(args, os.LookupEnv, stdout, stderr)
+	case "cloud-provider-config":
+		return harvester.CloudProviderConfigCommand(args, os.LookupEnv, stdout, stderr)
 	case "help", "--help", "-h":
 		usage(stdout)
 		return 0
@@ -50,6 +52,8 @@ It is started by them as a plugin (driver name "harvester"); by hand it offers:
 
   render --machine-name NAME [--harvester-... flags]
         print the cloud-init Secret and the VirtualMachine a create would make, without touching a cluster
+  cloud-provider-config --namespace NS --cluster-name NAME [--server https://VIP:6443]
+        create the guest cluster's scoped cloud provider / CSI account in Harvester and print its kubeconfig
   version
         print the version
   help

@@ -1,0 +1,251 @@
+package harvester
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/rancher/machine/libmachine/log"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// What a guest cluster's Harvester cloud provider (CCM) and CSI driver need from Harvester, the way Harvester's
+// own POST /v1/harvester/kubeconfig makes it (pkg/api/kubeconfig/generate_handler.go): same object names, so
+// the account Rancher's UI generates and the one this driver generates are one and the same.
+const (
+	clusterRoleCloudProvider = "harvesterhci.io:cloudprovider"
+	clusterRoleCSIDriver     = "harvesterhci.io:csi-driver"
+	harvesterSystemNamespace = "harvester-system"
+	vipConfigMapName         = "vip" // data.ip: the cluster's virtual IP, which the guests can reach
+	harvesterAPIPort         = "6443"
+	tokenWaitTimeout         = 30 * time.Second
+)
+
+// CloudProviderAccount names the scoped identity of one guest cluster.
+type CloudProviderAccount struct {
+	// Namespace is the guest cluster's VM namespace; the identity may act in it only.
+	Namespace string
+	// ServiceAccount names the identity; Harvester's UI uses the guest cluster's name.
+	ServiceAccount string
+	// Server is Harvester's API as the guests reach it, https://<VIP>:6443; empty to discover it from
+	// Harvester's vip ConfigMap. A Rancher proxy URL (/k8s/clusters/…) is refused: a token of Harvester's
+	// service account means nothing to Rancher.
+	Server string
+}
+
+func (a CloudProviderAccount) check() error {
+	var errs []string
+	if msgs := validation.IsDNS1123Label(a.Namespace); len(msgs) > 0 {
+		errs = append(errs, fmt.Sprintf("namespace %q is not a namespace name", a.Namespace))
+	}
+	if msgs := validation.IsDNS1123Subdomain(a.ServiceAccount); len(msgs) > 0 {
+		errs = append(errs, fmt.Sprintf("service account name %q is not a valid name (lowercase letters, digits, '-', '.')", a.ServiceAccount))
+	}
+	if a.Server != "" {
+		if err := checkGuestServer(a.Server); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("cloud provider account: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func checkGuestServer(server string) error {
+	u, err := url.Parse(server)
+	switch {
+	case err != nil || u.Scheme != "https" || u.Host == "":
+		return fmt.Errorf("server %q must be an https URL like https://<Harvester VIP>:6443", server)
+	case strings.Contains(u.Path, "/k8s/clusters/"):
+		return fmt.Errorf("server %q is a Rancher proxy URL; the guests need Harvester's own address, https://<Harvester VIP>:6443", server)
+	}
+	return nil
+}
+
+// ensureCloudProviderAccount makes, idempotently, the guest cluster's identity in Harvester — ServiceAccount,
+// its token Secret, a RoleBinding to harvesterhci.io:cloudprovider in the namespace and a ClusterRoleBinding
+// to harvesterhci.io:csi-driver — waits for the token and returns a kubeconfig for it: Harvester's VIP as
+// server, the CA embedded, the namespace as context namespace. Running it again changes nothing.
+func (c *clients) ensureCloudProviderAccount(ctx context.Context, a CloudProviderAccount) ([]byte, error) {
+	if err := a.check(); err != nil {
+		return nil, err
+	}
+	ns, name := a.Namespace, a.ServiceAccount
+	if _, err := c.namespaces().get(ctx, "", ns); err != nil {
+		if isGone(err, "namespaces", ns) {
+			return nil, fmt.Errorf("namespace %s does not exist in Harvester", ns)
+		}
+		return nil, apiError(c, "read namespace", ns, err)
+	}
+	for _, role := range []string{clusterRoleCloudProvider, clusterRoleCSIDriver} {
+		if _, err := c.clusterRoles().get(ctx, "", role); err != nil {
+			if isGone(err, "clusterroles", role) {
+				return nil, fmt.Errorf("ClusterRole %s does not exist: is this Harvester (v1.1 or later)?", role)
+			}
+			return nil, apiError(c, "read ClusterRole", role, err)
+		}
+	}
+	server := a.Server
+	if server == "" {
+		var err error
+		if server, err = c.discoverVIP(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	sa, err := createOrGet(ctx, c.serviceAccounts(), ns, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
+	if err != nil {
+		return nil, apiError(c, "create ServiceAccount", ns+"/"+name, err)
+	}
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}}
+	bindingName := ns + "-" + name
+	if err := ensureBinding(ctx, c.roleBindings(), ns, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: bindingName, Namespace: ns, OwnerReferences: []metav1.OwnerReference{saOwner(sa)}},
+		Subjects:   subject,
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRoleCloudProvider},
+	}, func(rb *rbacv1.RoleBinding) (*[]rbacv1.Subject, rbacv1.RoleRef) { return &rb.Subjects, rb.RoleRef }); err != nil {
+		return nil, apiError(c, "bind the cloud provider role to", ns+"/"+name, err)
+	}
+	if err := ensureBinding(ctx, c.clusterRoleBindings(), "", &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: bindingName, OwnerReferences: []metav1.OwnerReference{saOwner(sa)}},
+		Subjects:   subject,
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRoleCSIDriver},
+	}, func(rb *rbacv1.ClusterRoleBinding) (*[]rbacv1.Subject, rbacv1.RoleRef) { return &rb.Subjects, rb.RoleRef }); err != nil {
+		return nil, apiError(c, "bind the CSI driver role to", ns+"/"+name, err)
+	}
+	// Since Kubernetes 1.24 a token Secret must be asked for; kube-controller-manager fills it in.
+	tokenName := name + "-token"
+	_, err = createOrGet(ctx, c.secrets(), ns, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: tokenName, Namespace: ns,
+			Annotations: map[string]string{corev1.ServiceAccountNameKey: name}, OwnerReferences: []metav1.OwnerReference{saOwner(sa)}},
+		Type: corev1.SecretTypeServiceAccountToken,
+	})
+	if err != nil {
+		return nil, apiError(c, "create the token Secret", ns+"/"+tokenName, err)
+	}
+	ca, token, err := c.waitForToken(ctx, ns, tokenName)
+	if err != nil {
+		return nil, err
+	}
+	log.Debugf("Cloud provider account %s/%s is ready", ns, name)
+	return guestKubeconfig(server, ns, ca, token)
+}
+
+// saOwner makes an object a dependent of the service account: it goes when the account is deleted.
+func saOwner(sa *corev1.ServiceAccount) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "v1", Kind: "ServiceAccount", Name: sa.Name, UID: sa.UID}
+}
+
+// createOrGet creates obj, or returns the existing object of its name.
+func createOrGet[T any](ctx context.Context, r typedResource[T], ns string, obj *T) (*T, error) {
+	created, err := r.create(ctx, ns, obj)
+	if apierrors.IsAlreadyExists(err) {
+		name, _ := r.toUnstructured(obj)
+		return r.get(ctx, ns, name.GetName())
+	}
+	return created, err
+}
+
+// ensureBinding creates a (Cluster)RoleBinding, or makes an existing one include the subject. A binding of that
+// name to another role is an error: a roleRef cannot be changed.
+func ensureBinding[T any](ctx context.Context, r typedResource[T], ns string, want *T, parts func(*T) (*[]rbacv1.Subject, rbacv1.RoleRef)) error {
+	got, err := createOrGet(ctx, r, ns, want)
+	if err != nil {
+		return err
+	}
+	gotSubjects, gotRef := parts(got)
+	wantSubjects, wantRef := parts(want)
+	if gotRef != wantRef {
+		u, _ := r.toUnstructured(got)
+		return fmt.Errorf("%s %s exists but binds %s %s, not %s; delete it and run again", u.GetKind(), u.GetName(), gotRef.Kind, gotRef.Name, wantRef.Name)
+	}
+	for _, s := range *gotSubjects {
+		if reflect.DeepEqual(s, (*wantSubjects)[0]) {
+			return nil
+		}
+	}
+	*gotSubjects = append(*gotSubjects, (*wantSubjects)[0])
+	_, err = r.update(ctx, ns, got)
+	return err
+}
+
+// discoverVIP reads Harvester's virtual IP the way Harvester's kubeconfig endpoint does.
+func (c *clients) discoverVIP(ctx context.Context) (string, error) {
+	cm, err := c.configMaps().get(ctx, harvesterSystemNamespace, vipConfigMapName)
+	if err != nil {
+		return "", fmt.Errorf("cannot discover Harvester's VIP from ConfigMap %s/%s (%v); give the server as https://<Harvester VIP>:6443",
+			harvesterSystemNamespace, vipConfigMapName, scrubNotFound(apiError(c, "read ConfigMap", harvesterSystemNamespace+"/"+vipConfigMapName, err)))
+	}
+	ip := cm.Data["ip"]
+	if parsed := net.ParseIP(ip); parsed == nil || parsed.IsUnspecified() {
+		return "", fmt.Errorf("Harvester's vip ConfigMap holds no usable IP (%q); give the server as https://<Harvester VIP>:6443", ip)
+	}
+	return "https://" + net.JoinHostPort(ip, harvesterAPIPort), nil
+}
+
+// waitForToken waits until kube-controller-manager has filled the token Secret in: a read, then a watch from
+// that read's version (so no change falls between the two), again after a dropped watch, within a deadline.
+func (c *clients) waitForToken(ctx context.Context, ns, name string) (ca, token []byte, err error) {
+	ctx, cancel := context.WithTimeout(ctx, tokenWaitTimeout)
+	defer cancel()
+	secrets := c.secrets()
+	for {
+		s, err := secrets.get(ctx, ns, name)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			return nil, nil, apiError(c, "read the token Secret", ns+"/"+name, err)
+		}
+		if filled(s) {
+			return s.Data["ca.crt"], s.Data["token"], nil
+		}
+		w, err := secrets.in(ns).Watch(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: s.ResourceVersion,
+		})
+		if err != nil {
+			return nil, nil, apiError(c, "watch the token Secret", ns+"/"+name, err)
+		}
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok || ev.Type == watch.Deleted || u.GetName() != name {
+				continue
+			}
+			if s, err := fromUnstructured[corev1.Secret](u); err == nil && filled(s) {
+				w.Stop()
+				return s.Data["ca.crt"], s.Data["token"], nil
+			}
+		}
+		w.Stop()
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, nil, fmt.Errorf("the token Secret %s/%s was not filled in within %s: is Harvester's kube-controller-manager running?", ns, name, tokenWaitTimeout)
+}
+
+func filled(s *corev1.Secret) bool { return len(s.Data["ca.crt"]) > 0 && len(s.Data["token"]) > 0 }
+
+// guestKubeconfig renders the guest cluster's kubeconfig (names as Harvester's endpoint writes them).
+func guestKubeconfig(server, namespace string, ca, token []byte) ([]byte, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["default"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
+	cfg.AuthInfos["default"] = &clientcmdapi.AuthInfo{Token: string(token)}
+	cfg.Contexts["default"] = &clientcmdapi.Context{Cluster: "default", AuthInfo: "default", Namespace: namespace}
+	cfg.CurrentContext = "default"
+	return clientcmd.Write(*cfg)
+}

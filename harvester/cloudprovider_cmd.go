@@ -1,0 +1,81 @@
+package harvester
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// CloudProviderConfigCommand runs `docker-machine-driver-harvester cloud-provider-config`, which replaces
+// harvester/cloud-provider-harvester's generate_addon.sh: it makes (idempotently) the scoped identity a guest
+// cluster's Harvester cloud provider and CSI driver use, and prints its kubeconfig. Exit code 2 for a malformed
+// command line, 1 for any other failure.
+func CloudProviderConfigCommand(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cloud-provider-config", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	kubeconfigPath := fs.String("kubeconfig", "", "Harvester kubeconfig file (default: $"+envVar(FlagKubeconfigContent)+", else $KUBECONFIG or ~/.kube/config)")
+	namespace := fs.String("namespace", "", "the guest cluster's VM namespace in Harvester (required)")
+	clusterName := fs.String("cluster-name", "", "the guest cluster's name; names the service account unless --service-account is given")
+	account := fs.String("service-account", "", "name of the service account (default: --cluster-name)")
+	server := fs.String("server", "", "Harvester's API as the guests reach it, https://<Harvester VIP>:6443 (default: discovered from Harvester)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: docker-machine-driver-harvester cloud-provider-config --namespace NS --cluster-name NAME [flags]
+
+Creates (or finds) the service account a guest cluster's Harvester cloud provider and CSI driver use — bound to
+harvesterhci.io:cloudprovider in NS and harvesterhci.io:csi-driver — and prints its kubeconfig. Put it in the
+guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2) or /etc/kubernetes/cloud-config.
+
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *account == "" {
+		*account = *clusterName
+	}
+	if *namespace == "" || *account == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+
+	d := NewDriver("", "")
+	switch {
+	case *kubeconfigPath != "":
+		data, err := os.ReadFile(*kubeconfigPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
+			return 1
+		}
+		d.kubeconfig = data
+	default:
+		if v, ok := lookupEnv(envVar(FlagKubeconfigContent)); ok && v != "" {
+			var p problems
+			d.kubeconfig = parseKubeconfig(&p, v)
+			if err := p.err(); err != nil {
+				fmt.Fprintf(stderr, "cloud-provider-config: $%s: %v\n", envVar(FlagKubeconfigContent), err)
+				return 1
+			}
+		}
+	}
+	c, err := d.api()
+	if err != nil {
+		fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	kubeconfig, err := c.ensureCloudProviderAccount(ctx, CloudProviderAccount{Namespace: *namespace, ServiceAccount: *account, Server: *server})
+	if err != nil {
+		fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
+		return 1
+	}
+	if _, err := stdout.Write(kubeconfig); err != nil {
+		fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
+		return 1
+	}
+	return 0
+}
