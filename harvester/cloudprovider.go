@@ -124,7 +124,9 @@ func (c *clients) ensureCloudProviderAccount(ctx context.Context, a CloudProvide
 		ObjectMeta: metav1.ObjectMeta{Name: bindingName, OwnerReferences: []metav1.OwnerReference{saOwner(sa)}},
 		Subjects:   subject,
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRoleCSIDriver},
-	}, func(rb *rbacv1.ClusterRoleBinding) (*[]rbacv1.Subject, rbacv1.RoleRef) { return &rb.Subjects, rb.RoleRef }); err != nil {
+	}, func(rb *rbacv1.ClusterRoleBinding) (*[]rbacv1.Subject, rbacv1.RoleRef) {
+		return &rb.Subjects, rb.RoleRef
+	}); err != nil {
 		return nil, apiError(c, "bind the CSI driver role to", ns+"/"+name, err)
 	}
 	// Since Kubernetes 1.24 a token Secret must be asked for; kube-controller-manager fills it in.
