@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/inter
 TESTENV   := CGO_ENABLED=1
 TESTFLAGS ?= -race -timeout 80m
 
-.PHONY: help build test fmt-check vet unit size clean
+.PHONY: help build test fmt-check vet unit size release-snapshot clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -34,6 +34,10 @@ unit: ## go test -race ./... (tools the tests need must be present: DMDH_REQUIRE
 size: build ## print the size of the stripped plugin binary (budget: 30 MB)
 	@bytes=$$(stat -c %s $(BIN)); echo "$(BIN): $$bytes bytes ($$(awk "BEGIN{printf \"%.1f\", $$bytes/1000000}") MB; budget 30 MB)"; \
 	[ $$bytes -le 30000000 ] || { echo "over the 30 MB budget"; exit 1; }
+
+release-snapshot: ## build the release archives into dist/ with goreleaser (built by hack/tools.sh) and print their checksums
+	@goreleaser=$$(hack/tools.sh goreleaser)/goreleaser && GOFLAGS=-buildvcs=false $$goreleaser release --snapshot --clean --skip=publish
+	@cat dist/sha256sums.txt
 
 clean: ## remove build output
 	rm -rf bin dist

@@ -4,6 +4,7 @@
 #
 #   hack/tools.sh controlplane     -> etcd, kube-apiserver, kube-controller-manager
 #   hack/tools.sh rancher-machine  -> rancher-machine
+#   hack/tools.sh goreleaser       -> goreleaser (make release-snapshot)
 #
 # The cache key is a hash of the wrapper module (go.mod, go.sum) and of the build recipe (packages, ldflags),
 # so changing a pinned version rebuilds and nothing else does. Override the cache root with DMDH_CACHE.
@@ -71,8 +72,12 @@ rancher-machine)
 	ensure rancher-machine "$here/e2e/tools/rancher-machine" "" \
 		github.com/rancher/machine/cmd/rancher-machine=rancher-machine
 	;;
+goreleaser)
+	ensure goreleaser "$here/e2e/tools/goreleaser" "" \
+		github.com/goreleaser/goreleaser/v2=goreleaser
+	;;
 *)
-	echo "usage: $0 controlplane|rancher-machine" >&2
+	echo "usage: $0 controlplane|rancher-machine|goreleaser" >&2
 	exit 2
 	;;
 esac

@@ -1,0 +1,167 @@
+// Package release checks the release archives the way Rancher consumes a node driver: rancher/machine's
+// package/download_driver.sh in the provisioning job and rancher/rancher's base_driver.go on the server.
+package release
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
+)
+
+const binaryName = "docker-machine-driver-harvester"
+
+// TestReleaseArchivesAsRancherReadsThem runs goreleaser (snapshot) with the project's .goreleaser.yaml into a
+// temporary dist directory and checks every Linux archive.
+func TestReleaseArchivesAsRancherReadsThem(t *testing.T) {
+	root, err := repo.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dist := buildSnapshot(t, root)
+
+	sums := readChecksums(t, filepath.Join(dist, "sha256sums.txt"))
+	for _, arch := range []struct {
+		goarch  string
+		machine elf.Machine
+	}{{"amd64", elf.EM_X86_64}, {"arm64", elf.EM_AARCH64}} {
+		name := binaryName + "-" + arch.goarch + ".tar.gz"
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(dist, name))
+			if err != nil {
+				t.Fatalf("Rancher downloads %s for its GOARCH: %v", name, err)
+			}
+			// download_driver.sh: the archive's sha256 must equal --driver-hash (the published checksum).
+			sum := sha256.Sum256(data)
+			if got := hex.EncodeToString(sum[:]); sums[name] != got {
+				t.Errorf("checksum file says %q, the archive's sha256 is %s", sums[name], got)
+			}
+			// download_driver.sh types the file with `file`: gzip.
+			if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+				t.Fatalf("not gzip data")
+			}
+			// The driver name is the file name minus docker-machine-driver-, cut at the first '-', '_' or '.'.
+			if got := regexp.MustCompile(`[-_.].*$`).ReplaceAllString(strings.TrimPrefix(name, "docker-machine-driver-"), ""); got != "harvester" {
+				t.Errorf("Rancher would name the driver %q", got)
+			}
+			entries := tarEntries(t, data)
+			if len(entries) != 1 {
+				names := []string{}
+				for _, e := range entries {
+					names = append(names, e.hdr.Name)
+				}
+				t.Fatalf("the archive holds %v; it must hold exactly one file, %s (rancher/rancher takes the last entry named docker-machine-driver-*)", names, binaryName)
+			}
+			e := entries[0]
+			if e.hdr.Name != binaryName || e.hdr.Typeflag != tar.TypeReg || e.hdr.Mode&0o111 == 0 {
+				t.Fatalf("entry %q (type %c, mode %o): want a top-level executable file %s", e.hdr.Name, e.hdr.Typeflag, e.hdr.Mode, binaryName)
+			}
+			bin, err := elf.NewFile(bytes.NewReader(e.body))
+			if err != nil {
+				t.Fatalf("%s is not an ELF binary: %v", binaryName, err)
+			}
+			if bin.Machine != arch.machine {
+				t.Errorf("binary for %v in the %s archive", bin.Machine, arch.goarch)
+			}
+			for _, p := range bin.Progs {
+				if p.Type == elf.PT_INTERP {
+					t.Errorf("the binary is dynamically linked; it must be static (CGO_ENABLED=0) to run in Rancher's jail")
+				}
+			}
+		})
+	}
+}
+
+// buildSnapshot runs `goreleaser release --snapshot` into a temporary dist directory and returns it.
+func buildSnapshot(t *testing.T, root string) string {
+	t.Helper()
+	tools, err := repo.ToolDir(context.Background(), "goreleaser", "DMDH_GORELEASER_BIN")
+	if err != nil {
+		t.Fatalf("building goreleaser with hack/tools.sh: %v", err)
+	}
+	goreleaser := filepath.Join(tools, "goreleaser")
+	config, err := os.ReadFile(filepath.Join(root, ".goreleaser.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	dist := filepath.Join(tmp, "dist")
+	cfgPath := filepath.Join(tmp, "goreleaser.yaml")
+	// Rancher consumes the Linux archives; the darwin builds (for CLI users) would double the test's time
+	// without telling anything about them.
+	const goos = "goos: [linux, darwin]"
+	if !bytes.Contains(config, []byte(goos)) {
+		t.Fatalf(".goreleaser.yaml no longer says %q; update this test", goos)
+	}
+	config = bytes.Replace(config, []byte(goos), []byte("goos: [linux]"), 1)
+	if err := os.WriteFile(cfgPath, append(config, []byte("\ndist: "+dist+"\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(goreleaser, "release", "--snapshot", "--clean", "--skip=publish", "--config", cfgPath)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("goreleaser: %v\n%s", err, out)
+	}
+	return dist
+}
+
+func readChecksums(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("no checksums file to publish: %v", err)
+	}
+	defer f.Close()
+	sums := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 2 {
+			sums[fields[1]] = fields[0]
+		}
+	}
+	return sums
+}
+
+type tarEntry struct {
+	hdr  *tar.Header
+	body []byte
+}
+
+func tarEntries(t *testing.T, gz []byte) []tarEntry {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var out []tarEntry
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tarEntry{hdr, body})
+	}
+}
