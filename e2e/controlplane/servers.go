@@ -78,11 +78,15 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context) error {
 	}
 	args := []string{
 		"--kubeconfig=" + kcPath,
-		// garbagecollector: foreground deletion of a VM removes its VMI and cloud-init Secret (ownerReferences).
+		// garbage-collector: foreground deletion of a VM removes its VMI and cloud-init Secret (ownerReferences).
 		// serviceaccount-token: fills kubernetes.io/service-account-token Secrets (Harvester's kubeconfig endpoint).
 		// serviceaccount: creates each namespace's "default" account; its appearance tells us kcm is up.
 		// namespace: deleting a test namespace deletes what is in it.
-		"--controllers=garbagecollector,serviceaccount-token,serviceaccount,namespace",
+		// persistentvolumeclaim-protection: kube-apiserver's StorageObjectInUseProtection admission puts the
+		// kubernetes.io/pvc-protection finalizer on every PVC; this controller lifts it once no pod uses the claim
+		// (there are no pods here), without it no PVC could ever be deleted.
+		"--controllers=garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller," +
+			"namespace-controller,persistentvolumeclaim-protection-controller",
 		"--service-account-private-key-file=" + cp.pki.saKeyFile,
 		"--root-ca-file=" + cp.pki.caFile,
 		"--leader-elect=false",
