@@ -1,0 +1,110 @@
+package standin
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+// pickNode returns a node that satisfies the VMI's nodeSelector and required node affinity, chosen by a hash of
+// the VMI's name among those that fit (so placement is stable), or "" and kube-scheduler's message.
+// Preferred terms, pod (anti-)affinity, taints and resources are not modelled.
+func (s *StandIn) pickNode(vmi *kubevirtv1.VirtualMachineInstance) (string, string) {
+	nodes, _ := s.nodes.List(labels.Everything())
+	if len(nodes) == 0 {
+		return "", "no nodes available to schedule pods"
+	}
+	var fit []string
+	for _, n := range nodes {
+		if nodeMatches(n, vmi.Spec.NodeSelector, vmi.Spec.Affinity) {
+			fit = append(fit, n.Name)
+		}
+	}
+	if len(fit) == 0 {
+		n := len(nodes)
+		return "", fmt.Sprintf("0/%d nodes are available: %d node(s) didn't match Pod's node affinity/selector. "+
+			"preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.", n, n, n, n)
+	}
+	sort.Strings(fit)
+	return fit[hash(vmi.Namespace+"/"+vmi.Name)%uint32(len(fit))], ""
+}
+
+func (s *StandIn) nodeCount() int {
+	nodes, _ := s.nodes.List(labels.Everything())
+	return len(nodes)
+}
+
+// insufficientMemory is kube-scheduler's message when no node has the memory the launcher pod requests.
+func insufficientMemory(n int) string {
+	return fmt.Sprintf("0/%d nodes are available: %d Insufficient memory. "+
+		"preemption: 0/%d nodes are available: %d No preemption victims found for incoming pod.", n, n, n, n)
+}
+
+// copyTopology is Harvester's VMI controller (ReconcileFromHostLabels): for VMIs created by the node driver it
+// copies the host's zone, region and hostname labels into VMI annotations, where the guest cluster's cloud
+// provider reads them (CONTRACT.md §5.2, §6.4).
+func (s *StandIn) copyTopology(vmi *kubevirtv1.VirtualMachineInstance, nodeName string) {
+	node, err := s.nodes.Get(nodeName)
+	if err != nil {
+		return
+	}
+	for _, k := range []string{corev1.LabelTopologyZone, corev1.LabelTopologyRegion, corev1.LabelHostname} {
+		v, ok := node.Labels[k]
+		if !ok {
+			continue
+		}
+		if vmi.Annotations == nil {
+			vmi.Annotations = map[string]string{}
+		}
+		vmi.Annotations[k] = v
+	}
+}
+
+// nodeMatches applies a nodeSelector and the required terms of a node affinity (terms ORed, expressions ANDed;
+// an empty term matches nothing), as kube-scheduler's NodeAffinity plugin does.
+func nodeMatches(node *corev1.Node, nodeSelector map[string]string, aff *corev1.Affinity) bool {
+	if !labels.SelectorFromSet(nodeSelector).Matches(labels.Set(node.Labels)) {
+		return false
+	}
+	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return true
+	}
+	for _, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		if termMatches(node, term) {
+			return true
+		}
+	}
+	return false
+}
+
+func termMatches(node *corev1.Node, term corev1.NodeSelectorTerm) bool {
+	if len(term.MatchExpressions) == 0 && len(term.MatchFields) == 0 {
+		return false
+	}
+	fields := labels.Set{"metadata.name": node.Name}
+	for _, set := range []struct {
+		reqs   []corev1.NodeSelectorRequirement
+		values labels.Set
+	}{{term.MatchExpressions, labels.Set(node.Labels)}, {term.MatchFields, fields}} {
+		for _, r := range set.reqs {
+			req, err := labels.NewRequirement(r.Key, operators[r.Operator], r.Values)
+			if err != nil || !req.Matches(set.values) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+var operators = map[corev1.NodeSelectorOperator]selection.Operator{
+	corev1.NodeSelectorOpIn:           selection.In,
+	corev1.NodeSelectorOpNotIn:        selection.NotIn,
+	corev1.NodeSelectorOpExists:       selection.Exists,
+	corev1.NodeSelectorOpDoesNotExist: selection.DoesNotExist,
+	corev1.NodeSelectorOpGt:           selection.GreaterThan,
+	corev1.NodeSelectorOpLt:           selection.LessThan,
+}

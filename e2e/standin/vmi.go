@@ -1,0 +1,222 @@
+package standin
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+// newVMI builds the VMI virt-controller creates for a VM: named after it, owned by it (controller, blocking
+// the owner's foreground deletion), the template's labels, annotations and spec, and phase Pending.
+func newVMI(vm *kubevirtv1.VirtualMachine) *kubevirtv1.VirtualMachineInstance {
+	now := metav1.Now()
+	vmi := &kubevirtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            vm.Name,
+			Namespace:       vm.Namespace,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vm, kubevirtv1.VirtualMachineGroupVersionKind)},
+			Finalizers:      []string{finalizerVMI},
+		},
+		Status: kubevirtv1.VirtualMachineInstanceStatus{
+			Phase:                     kubevirtv1.Pending,
+			PhaseTransitionTimestamps: []kubevirtv1.VirtualMachineInstancePhaseTransitionTimestamp{{Phase: kubevirtv1.Pending, PhaseTransitionTimestamp: now}},
+		},
+	}
+	if t := vm.Spec.Template; t != nil {
+		vmi.Labels = maps.Clone(t.ObjectMeta.Labels)
+		vmi.Annotations = maps.Clone(t.ObjectMeta.Annotations)
+		vmi.Spec = *t.Spec.DeepCopy()
+	}
+	return vmi
+}
+
+// advanceVMI moves a live VMI one step along Pending → Scheduling → Scheduled → Running → guest agent
+// connected, each step after its delay, or holds it where an injected fault or a missing/unbound PVC holds a real
+// one. It returns the VMI as written and the delay before the next step is due.
+func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) (*kubevirtv1.VirtualMachineInstance, time.Duration, error) {
+	upd := vmi.DeepCopy()
+	st := &upd.Status
+	after := time.Duration(0)
+	due := func(stage string, delay time.Duration) bool {
+		if wait := delay - s.elapsed(vmi.UID, stage); wait > 0 {
+			after = wait
+			return false
+		}
+		return true
+	}
+	switch vmi.Status.Phase {
+	case "", kubevirtv1.Pending:
+		// The launcher pod cannot start before its PVCs exist and are bound.
+		missing, unbound := s.claimState(vm)
+		if missing != "" {
+			st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceSynchronized, corev1.ConditionFalse,
+				"FailedPvcNotFound", fmt.Sprintf("PVC %s/%s does not exist, waiting for it to appear", vm.Namespace, missing))
+			break
+		}
+		st.Conditions = removeCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceSynchronized)
+		if !unbound && due("pending", s.opts.PhaseDelay) {
+			setPhase(upd, kubevirtv1.Scheduling)
+		}
+	case kubevirtv1.Scheduling:
+		s.schedule(vm, upd, due)
+	case kubevirtv1.Scheduled:
+		if !due("scheduled", s.opts.PhaseDelay) {
+			break
+		}
+		if injected(vm, InjectCrashLoop) {
+			setPhase(upd, kubevirtv1.Failed)
+			st.Reason = "CrashLoop"
+			break
+		}
+		setPhase(upd, kubevirtv1.Running)
+		st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionTrue, "", "")
+		st.Interfaces = interfaces(upd, false, false)
+	case kubevirtv1.Running:
+		if injected(vm, InjectGuestShutdown) {
+			setPhase(upd, kubevirtv1.Succeeded)
+			st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, "PodCompleted", "")
+			st.Conditions = removeCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected)
+			st.Interfaces = nil
+			break
+		}
+		// The guest boots and cloud-init starts qemu-guest-agent: only then do bridge NICs report addresses.
+		if injected(vm, InjectNoAgent) || !due("running", s.ipDelay(vm)) {
+			break
+		}
+		st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue, "", "")
+		st.Interfaces = interfaces(upd, true, !injected(vm, InjectNoIP))
+	}
+	out, err := s.writeVMI(ctx, vmi, upd)
+	return out, after, err
+}
+
+// schedule imitates kube-scheduler placing the launcher pod and KubeVirt reporting it: a node that satisfies
+// the VMI's nodeSelector and required node affinity, else PodScheduled=False with the scheduler's message; or
+// an injected fault. Once scheduled, Harvester copies the node's topology onto VMIs the node driver created.
+func (s *StandIn) schedule(vm *kubevirtv1.VirtualMachine, upd *kubevirtv1.VirtualMachineInstance, due func(string, time.Duration) bool) {
+	st := &upd.Status
+	podScheduled := kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled)
+	node, msg := s.pickNode(upd)
+	if injected(vm, InjectUnschedulable) {
+		node, msg = "", insufficientMemory(s.nodeCount())
+	}
+	if node == "" {
+		st.Conditions = setCondition(st.Conditions, podScheduled, corev1.ConditionFalse, corev1.PodReasonUnschedulable, msg)
+		return
+	}
+	st.Conditions = removeCondition(st.Conditions, podScheduled)
+	if injected(vm, InjectImagePullError) {
+		// The pod is placed but kubelet cannot pull virt-launcher; KubeVirt reports the container's reason.
+		st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceSynchronized, corev1.ConditionFalse,
+			"ErrImagePull", `failed to pull and unpack image "registry.suse.com/suse/sles/15.7/virt-launcher:1.6.0": not found`)
+		return
+	}
+	if !due("scheduling", s.opts.PhaseDelay) {
+		return
+	}
+	setPhase(upd, kubevirtv1.Scheduled)
+	st.NodeName = node
+	if upd.Labels == nil {
+		upd.Labels = map[string]string{}
+	}
+	upd.Labels[kubevirtv1.NodeNameLabel] = node
+	if upd.Labels[labelCreator] == creatorNodeDriver {
+		s.copyTopology(upd, node)
+	}
+}
+
+// stopGuest is virt-handler shutting down the guest of a VMI being deleted: after the grace period (capped at
+// Options.StopDelay; 0 means at once, as does a VMI that is not running) it marks the VMI Succeeded and drops
+// its finalizer, and the VMI is gone.
+func (s *StandIn) stopGuest(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (time.Duration, error) {
+	if !slices.Contains(vmi.Finalizers, finalizerVMI) {
+		return 0, nil
+	}
+	grace := kubevirtv1.DefaultGracePeriodSeconds
+	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
+		grace = *g
+	}
+	delay := s.opts.StopDelay
+	if grace == 0 || vmi.IsFinal() || !vmi.IsRunning() {
+		delay = 0
+	}
+	if wait := delay - s.elapsed(vmi.UID, "deleting"); wait > 0 {
+		return wait, nil
+	}
+	upd := vmi.DeepCopy()
+	if !upd.IsFinal() {
+		setPhase(upd, kubevirtv1.Succeeded)
+	}
+	upd.Finalizers = slices.DeleteFunc(upd.Finalizers, func(f string) bool { return f == finalizerVMI })
+	_, err := s.virt.KubevirtV1().VirtualMachineInstances(vmi.Namespace).Update(ctx, upd, metav1.UpdateOptions{})
+	if err == nil {
+		s.forget(vmi.UID)
+	}
+	return 0, ignoreNotFound(err)
+}
+
+// writeVMI updates the VMI when upd differs from old. VirtualMachineInstance has no status subresource: status
+// is written with the object, as virt-controller and virt-handler do.
+func (s *StandIn) writeVMI(ctx context.Context, old, upd *kubevirtv1.VirtualMachineInstance) (*kubevirtv1.VirtualMachineInstance, error) {
+	if equality.Semantic.DeepEqual(old, upd) {
+		return old, nil
+	}
+	return s.virt.KubevirtV1().VirtualMachineInstances(old.Namespace).Update(ctx, upd, metav1.UpdateOptions{})
+}
+
+func setPhase(vmi *kubevirtv1.VirtualMachineInstance, phase kubevirtv1.VirtualMachineInstancePhase) {
+	vmi.Status.Phase = phase
+	vmi.Status.PhaseTransitionTimestamps = append(vmi.Status.PhaseTransitionTimestamps,
+		kubevirtv1.VirtualMachineInstancePhaseTransitionTimestamp{Phase: phase, PhaseTransitionTimestamp: metav1.Now()})
+}
+
+// setCondition sets a condition, keeping its transition time when only reason or message change, and leaving the
+// list untouched when nothing changes.
+func setCondition(conds []kubevirtv1.VirtualMachineInstanceCondition, typ kubevirtv1.VirtualMachineInstanceConditionType,
+	status corev1.ConditionStatus, reason, msg string,
+) []kubevirtv1.VirtualMachineInstanceCondition {
+	now := metav1.Now()
+	c := kubevirtv1.VirtualMachineInstanceCondition{Type: typ, Status: status, Reason: reason, Message: msg,
+		LastProbeTime: now, LastTransitionTime: now}
+	for i, old := range conds {
+		if old.Type != typ {
+			continue
+		}
+		if old.Status == status && old.Reason == reason && old.Message == msg {
+			return conds
+		}
+		if old.Status == status {
+			c.LastTransitionTime = old.LastTransitionTime
+		}
+		out := slices.Clone(conds)
+		out[i] = c
+		return out
+	}
+	return append(slices.Clone(conds), c)
+}
+
+func removeCondition(conds []kubevirtv1.VirtualMachineInstanceCondition, typ kubevirtv1.VirtualMachineInstanceConditionType) []kubevirtv1.VirtualMachineInstanceCondition {
+	if !slices.ContainsFunc(conds, func(c kubevirtv1.VirtualMachineInstanceCondition) bool { return c.Type == typ }) {
+		return conds
+	}
+	return slices.DeleteFunc(slices.Clone(conds), func(c kubevirtv1.VirtualMachineInstanceCondition) bool { return c.Type == typ })
+}
+
+func conditionOf(vmi *kubevirtv1.VirtualMachineInstance, typ kubevirtv1.VirtualMachineInstanceConditionType) *kubevirtv1.VirtualMachineInstanceCondition {
+	if vmi == nil {
+		return nil
+	}
+	for i := range vmi.Status.Conditions {
+		if vmi.Status.Conditions[i].Type == typ {
+			return &vmi.Status.Conditions[i]
+		}
+	}
+	return nil
+}
