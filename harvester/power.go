@@ -27,12 +27,9 @@ func (d *Driver) Start() error {
 	timeout := d.createTimeout()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+stopTimeout)
 	defer cancel()
-	s, c, err := d.observe(ctx)
+	s, c, err := d.observeVM(ctx)
 	if err != nil {
 		return err
-	}
-	if s.vm == nil {
-		return d.errNoVM()
 	}
 	if _, _, ok := readyAddresses(s); ok {
 		return nil
@@ -75,12 +72,9 @@ func (d *Driver) Restart() error {
 	timeout := d.createTimeout()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+stopTimeout)
 	defer cancel()
-	s, c, err := d.observe(ctx)
+	_, c, err := d.observeVM(ctx)
 	if err != nil {
 		return err
-	}
-	if s.vm == nil {
-		return d.errNoVM()
 	}
 	log.Infof("Restarting VM %s/%s", d.namespace(), d.MachineName)
 	if err := d.halt(ctx, c); err != nil {
@@ -160,6 +154,16 @@ func (d *Driver) waitNoVMI(ctx context.Context, c *clients) error {
 	return nil
 }
 
+// observeVM is observe for operations on an existing machine: a missing VM is an error.
+func (d *Driver) observeVM(ctx context.Context) (snapshot, *clients, error) {
+	s, c, err := d.observe(ctx)
+	if err == nil && s.vm == nil {
+		err = d.errNoVM()
+	}
+	return s, c, err
+}
+
+// errNoVM says the VM does not exist, in the words rancher-machine treats as "gone".
 func (d *Driver) errNoVM() error {
 	return fmt.Errorf("VirtualMachine %s/%s not found in Harvester", d.namespace(), d.MachineName)
 }

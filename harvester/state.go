@@ -58,7 +58,7 @@ func (d *Driver) GetState() (state.State, error) {
 		return state.Error, err
 	}
 	if s.vm == nil {
-		return state.None, fmt.Errorf("VirtualMachine %s/%s not found in Harvester", d.namespace(), d.MachineName)
+		return state.None, d.errNoVM()
 	}
 	return machineState(s), nil
 }
@@ -84,12 +84,10 @@ func (d *Driver) GetIPv6() (string, error) {
 func (d *Driver) addresses() (ipv4, ipv6 string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
-	s, _, err := d.observe(ctx)
+	s, _, err := d.observeVM(ctx)
 	switch {
 	case err != nil:
 		return "", "", err
-	case s.vm == nil:
-		return "", "", fmt.Errorf("VirtualMachine %s/%s not found in Harvester", d.namespace(), d.MachineName)
 	case s.vmi == nil:
 		return "", "", fmt.Errorf("VM %s/%s is not running", d.namespace(), d.MachineName)
 	}

@@ -27,29 +27,12 @@ func (c *clients) waitFor(ctx context.Context, ns, name string, check func(snaps
 	defer cancel()
 
 	w := &machineWatch{changed: make(chan struct{}, 1)}
-	byName := fields.OneTermEqualSelector("metadata.name", name).String()
 	vms := c.kubevirt.VirtualMachines(ns)
 	vmis := c.kubevirt.VirtualMachineInstances(ns)
-	vmInformer := w.informer(&kubevirtv1.VirtualMachine{}, listAndWatch{&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = byName
-			return vms.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = byName
-			return vms.Watch(ctx, o)
-		},
-	}}, func(obj any) { w.snap.vm, _ = obj.(*kubevirtv1.VirtualMachine) }, name)
-	vmiInformer := w.informer(&kubevirtv1.VirtualMachineInstance{}, listAndWatch{&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = byName
-			return vmis.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = byName
-			return vmis.Watch(ctx, o)
-		},
-	}}, func(obj any) { w.snap.vmi, _ = obj.(*kubevirtv1.VirtualMachineInstance) }, name)
+	vmInformer := w.informer(&kubevirtv1.VirtualMachine{}, listWatchByName(name, vms.List, vms.Watch),
+		func(obj any) { w.snap.vm, _ = obj.(*kubevirtv1.VirtualMachine) }, name)
+	vmiInformer := w.informer(&kubevirtv1.VirtualMachineInstance{}, listWatchByName(name, vmis.List, vmis.Watch),
+		func(obj any) { w.snap.vmi, _ = obj.(*kubevirtv1.VirtualMachineInstance) }, name)
 
 	var running sync.WaitGroup
 	for _, inf := range []cache.Controller{vmInformer, vmiInformer} {
@@ -72,6 +55,22 @@ func (c *clients) waitFor(ctx context.Context, ns, name string, check func(snaps
 			return w.current(), ctx.Err()
 		}
 	}
+}
+
+// listWatchByName lists and watches the objects named name through a typed client's List and Watch.
+func listWatchByName[L runtime.Object](name string, list func(context.Context, metav1.ListOptions) (L, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.ListerWatcher {
+	byName := fields.OneTermEqualSelector("metadata.name", name).String()
+	return listAndWatch{&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = byName
+			return list(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = byName
+			return watchFn(ctx, o)
+		},
+	}}
 }
 
 // listAndWatch makes the informers list, then watch, instead of client-go's streaming "watch-list", which
