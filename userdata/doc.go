@@ -1,3 +1,6 @@
 // Package userdata decodes what users and rancher-machine hand the driver as cloud-init input: flag values that
-// may be base64 or literal, and the file rancher-machine writes for Rancher's install script.
+// may be base64 or literal (DecodeBase64OrPlain, with IsUserData and IsNetworkData as the format checks), the
+// document behind --harvester-cloud-config (ReadCloudConfigFlag), and the facts about raw user data that
+// cloud-init itself decides by looking at the bytes: its content type by first line (ContentType), whether it
+// is a MIME message (IsMIME) and gzip (IsGzip, Gunzip). Nothing here renders user data; package cloudinit does.
 package userdata

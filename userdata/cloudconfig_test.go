@@ -1,0 +1,56 @@
+package userdata
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReadCloudConfigFlag(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "modified-user-data")
+	content := "#cloud-config\nhostname: m1\nruncmd:\n- sh /usr/local/custom_script/install.sh\n"
+	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, make([]byte, MaxSize+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	tests := []struct {
+		name, value, want string
+		wantErr           []string // substrings of the error
+	}{
+		{name: "empty", value: ""},
+		{name: "blank", value: "  "},
+		{name: "file written by rancher-machine", value: file, want: content},
+		{name: "inline cloud-config (rancher/rancher#47979)", value: "#cloud-config\nruncmd: [a]\n", want: "#cloud-config\nruncmd: [a]\n"},
+		{name: "inline one line starting with #", value: "#cloud-config", want: "#cloud-config"},
+		{name: "inline without # but with a line break", value: "runcmd:\n- a\n", want: "runcmd:\n- a\n"},
+		{name: "missing file", value: missing, wantErr: []string{"--harvester-cloud-config: ", missing, "no such file"}},
+		{name: "directory", value: dir, wantErr: []string{"--harvester-cloud-config: ", dir, "directory"}},
+		{name: "device", value: os.DevNull, wantErr: []string{"--harvester-cloud-config: ", "not a regular file"}},
+		{name: "over 1 MiB", value: big, wantErr: []string{"--harvester-cloud-config: ", "larger than 1 MiB"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ReadCloudConfigFlag(tt.value)
+			if len(tt.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("ReadCloudConfigFlag(%q) = %q, want an error", tt.value, got)
+				}
+				for _, s := range tt.wantErr {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q does not contain %q", err, s)
+					}
+				}
+				return
+			}
+			if err != nil || string(got) != tt.want {
+				t.Fatalf("ReadCloudConfigFlag(%q) = %q, %v; want %q", tt.value, got, err, tt.want)
+			}
+		})
+	}
+}
