@@ -1,0 +1,92 @@
+package crds_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/e2e/crds"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
+)
+
+// Installing again changes nothing; discovery serves every kind with the names clients use; Harvester's
+// ClusterRoles exist; VirtualMachine status goes through its status subresource while VirtualMachineInstance,
+// as in KubeVirt, has none.
+func TestInstall(t *testing.T) {
+	bed := testbed.StartT(t, testbed.Options{NoStandIn: true})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := crds.Install(ctx, bed.AdminConfig(), ""); err != nil {
+		t.Fatalf("second install: %v", err)
+	}
+
+	want := map[string][]string{ // group/version -> resource names
+		"kubevirt.io/v1":          {"virtualmachines", "virtualmachines/status", "virtualmachineinstances"},
+		"harvesterhci.io/v1beta1": {"virtualmachineimages", "keypairs", "settings"},
+		"k8s.cni.cncf.io/v1":      {"network-attachment-definitions"},
+	}
+	for gv, names := range want {
+		list, err := bed.Kube.Discovery().ServerResourcesForGroupVersion(gv)
+		if err != nil {
+			t.Fatalf("discovery of %s: %v", gv, err)
+		}
+		var served []string
+		short := map[string][]string{}
+		for _, r := range list.APIResources {
+			served = append(served, r.Name)
+			short[r.Name] = r.ShortNames
+		}
+		for _, n := range names {
+			if !slices.Contains(served, n) {
+				t.Errorf("%s does not serve %s (serves %v)", gv, n, served)
+			}
+		}
+		if gv == "kubevirt.io/v1" {
+			if slices.Contains(served, "virtualmachineinstances/status") {
+				t.Error("virtualmachineinstances has a status subresource; KubeVirt's has none")
+			}
+			if !slices.Contains(short["virtualmachines"], "vm") || !slices.Contains(short["virtualmachineinstances"], "vmi") {
+				t.Errorf("short names %v, want vm and vmi", short)
+			}
+		}
+	}
+	for _, role := range []string{"harvesterhci.io:cloudprovider", "harvesterhci.io:csi-driver"} {
+		if _, err := bed.Kube.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{}); err != nil {
+			t.Errorf("ClusterRole %s: %v", role, err)
+		}
+	}
+
+	vms := bed.Virt.KubevirtV1().VirtualMachines("default")
+	vm, err := vms.Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "typed"},
+		Spec: kubevirtv1.VirtualMachineSpec{Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm.Status.PrintableStatus = kubevirtv1.VirtualMachineStatusStopped
+	if _, err := vms.UpdateStatus(ctx, vm, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("VM UpdateStatus: %v", err)
+	}
+	got, err := vms.Get(ctx, "typed", metav1.GetOptions{})
+	if err != nil || got.Status.PrintableStatus != kubevirtv1.VirtualMachineStatusStopped {
+		t.Errorf("status after UpdateStatus: %q (err %v)", got.Status.PrintableStatus, err)
+	}
+	vmis := bed.Virt.KubevirtV1().VirtualMachineInstances("default")
+	vmi, err := vmis.Create(ctx, &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "typed"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vmi.Status.Phase = kubevirtv1.Running
+	err = bed.Virt.KubevirtV1().RESTClient().Put().Namespace("default").Resource("virtualmachineinstances").
+		Name("typed").SubResource("status").Body(vmi).Do(ctx).Error()
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("VMI UpdateStatus: %v, want 404 (no status subresource)", err)
+	}
+	if upd, err := vmis.Update(ctx, vmi, metav1.UpdateOptions{}); err != nil || upd.Status.Phase != kubevirtv1.Running {
+		t.Errorf("VMI status by Update: phase %q (err %v)", upd.Status.Phase, err)
+	}
+}

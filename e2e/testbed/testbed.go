@@ -1,0 +1,160 @@
+// Package testbed composes the simulated Harvester the end-to-end tests and `make demo` run against: a real
+// control plane, Harvester's and KubeVirt's CRDs, a seeded cluster state and the stand-in controllers.
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"kubevirt.io/client-go/kubevirt"
+
+	"github.com/harvester/docker-machine-driver-harvester/e2e/controlplane"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/crds"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/credential"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/fixtures"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
+)
+
+// Options configures Start. The zero value gives the default bed.
+type Options struct {
+	// ControlPlane options; its BeforeControllerManager is set by Start (it installs the CRDs).
+	ControlPlane controlplane.Options
+	// SharedCRDs is the directory of Harvester's CRDs; empty: ../shared/crds or $DMDH_SHARED_CRDS.
+	SharedCRDs string
+	// Fixtures to seed; nil means fixtures.Default().
+	Fixtures *fixtures.Spec
+	// StandIn options (latencies, workers).
+	StandIn standin.Options
+	// NoStandIn starts the bed without the stand-in controllers: VMs then never progress. Start one later with
+	// StartStandIn.
+	NoStandIn bool
+	// Logf receives progress lines of all parts; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Bed is a running simulated Harvester.
+type Bed struct {
+	ControlPlane *controlplane.ControlPlane
+	// StandIn is nil when started with NoStandIn or after StopStandIn.
+	StandIn *standin.StandIn
+	// Seeded reports what seeding produced (image storage class names).
+	Seeded *fixtures.Seeded
+	// KubeconfigPath is a file holding the admin kubeconfig (removed by Stop).
+	KubeconfigPath string
+	// Admin clients.
+	Kube    kubernetes.Interface
+	Virt    kubevirt.Interface
+	Dynamic dynamic.Interface
+
+	opts Options
+}
+
+// Start brings up the whole bed; on error nothing is left running.
+func Start(ctx context.Context, opts Options) (b *Bed, err error) {
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	cpOpts := opts.ControlPlane
+	if cpOpts.Logf == nil {
+		cpOpts.Logf = opts.Logf
+	}
+	cpOpts.BeforeControllerManager = func(ctx context.Context, admin *rest.Config) error {
+		t0 := time.Now()
+		if err := crds.Install(ctx, admin, opts.SharedCRDs); err != nil {
+			return err
+		}
+		opts.Logf("testbed: CRDs established after %v", time.Since(t0).Round(time.Millisecond))
+		return nil
+	}
+	cp, err := controlplane.Start(ctx, cpOpts)
+	if err != nil {
+		return nil, err
+	}
+	b = &Bed{ControlPlane: cp, opts: opts}
+	defer func() {
+		if err != nil {
+			b.Stop()
+			b = nil
+		}
+	}()
+	admin := cp.AdminConfig()
+	if b.Kube, err = kubernetes.NewForConfig(admin); err != nil {
+		return nil, err
+	}
+	if b.Virt, err = kubevirt.NewForConfig(admin); err != nil {
+		return nil, err
+	}
+	if b.Dynamic, err = dynamic.NewForConfig(admin); err != nil {
+		return nil, err
+	}
+	b.KubeconfigPath = filepath.Join(cp.Dir(), "admin.kubeconfig")
+	if err = os.WriteFile(b.KubeconfigPath, cp.AdminKubeconfig(), 0o600); err != nil {
+		return nil, err
+	}
+
+	spec := fixtures.Default()
+	if opts.Fixtures != nil {
+		spec = *opts.Fixtures
+	}
+	t0 := time.Now()
+	if b.Seeded, err = fixtures.Seed(ctx, admin, spec); err != nil {
+		return nil, fmt.Errorf("seed the Harvester fixtures: %w", err)
+	}
+	opts.Logf("testbed: fixtures seeded after %v", time.Since(t0).Round(time.Millisecond))
+	if !opts.NoStandIn {
+		if err = b.StartStandIn(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// StartStandIn starts the stand-in controllers (after NoStandIn or StopStandIn).
+func (b *Bed) StartStandIn(ctx context.Context) error {
+	if b.StandIn != nil {
+		return fmt.Errorf("the stand-in is already running")
+	}
+	so := b.opts.StandIn
+	if so.Logf == nil {
+		so.Logf = b.opts.Logf
+	}
+	s, err := standin.Start(ctx, b.ControlPlane.AdminConfig(), so)
+	if err != nil {
+		return fmt.Errorf("start the stand-in controllers: %w", err)
+	}
+	b.StandIn = s
+	return nil
+}
+
+// StopStandIn stops the stand-in controllers; VMs keep their state and stop progressing.
+func (b *Bed) StopStandIn() {
+	if b.StandIn != nil {
+		b.StandIn.Stop()
+		b.StandIn = nil
+	}
+}
+
+// Stop stops the stand-in and the control plane and removes their files.
+func (b *Bed) Stop() {
+	b.StopStandIn()
+	if b.ControlPlane != nil {
+		b.ControlPlane.Stop()
+	}
+}
+
+// AdminConfig returns a fresh admin client configuration.
+func (b *Bed) AdminConfig() *rest.Config { return b.ControlPlane.AdminConfig() }
+
+// AdminKubeconfig returns the admin kubeconfig.
+func (b *Bed) AdminKubeconfig() []byte { return b.ControlPlane.AdminKubeconfig() }
+
+// Credential issues a service-account identity (see package credential), with this bed's admin rights.
+func (b *Bed) Credential(ctx context.Context, spec credential.Spec) (*credential.Credential, error) {
+	return credential.Issue(ctx, b.AdminConfig(), spec)
+}

@@ -1,0 +1,128 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/e2e/controlplane"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
+)
+
+// RequireToolsEnv, set to 1 (as `make test` does), turns a missing or unbuildable control plane into a test
+// failure; otherwise tests that need it are skipped with the reason.
+const RequireToolsEnv = "DMDH_REQUIRE_TOOLS"
+
+// StartT starts a bed for one test and stops it when the test ends, printing the servers' log tails if the
+// test failed. It skips under -short, and when the control-plane binaries cannot be had (see RequireToolsEnv).
+func StartT(t testing.TB, opts Options) *Bed {
+	t.Helper()
+	RequireControlPlane(t)
+	if opts.Logf == nil {
+		opts.Logf = t.Logf
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("start the test bed: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(b.ControlPlane.Logs(40))
+		}
+		b.Stop()
+	})
+	return b
+}
+
+var shared struct {
+	once sync.Once
+	opts Options
+	bed  *Bed
+	err  error
+}
+
+// Main runs a test package with one bed shared by its tests (see Shared), stopped after the last test. Call it
+// from TestMain: func TestMain(m *testing.M) { testbed.Main(m, testbed.Options{}) }.
+func Main(m *testing.M, opts Options) {
+	shared.opts = opts
+	code := m.Run()
+	if shared.bed != nil {
+		if code != 0 {
+			fmt.Fprintln(os.Stderr, shared.bed.ControlPlane.Logs(40))
+		}
+		shared.bed.Stop()
+	}
+	os.Exit(code)
+}
+
+// Shared returns the package's bed, starting it on first use (TestMain must call Main). Tests sharing it must
+// not disturb each other: give each its own namespace (Namespace) and do not stop or restart shared parts.
+func Shared(t testing.TB) *Bed {
+	t.Helper()
+	RequireControlPlane(t)
+	shared.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		opts := shared.opts
+		if opts.Logf == nil {
+			opts.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+		}
+		shared.bed, shared.err = Start(ctx, opts)
+	})
+	if shared.err != nil {
+		t.Fatalf("start the shared test bed: %v", shared.err)
+	}
+	return shared.bed
+}
+
+// Namespace creates a namespace named after the test and deletes it when the test ends (the namespace
+// controller then deletes what is left in it).
+func (b *Bed) Namespace(t testing.TB) string {
+	t.Helper()
+	base := strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
+	if len(base) > 40 {
+		base = base[:40]
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: base + "-"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	created, err := b.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create a namespace for the test: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = b.Kube.CoreV1().Namespaces().Delete(ctx, created.Name, metav1.DeleteOptions{})
+	})
+	return created.Name
+}
+
+var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// RequireControlPlane skips the test under -short, and when the control-plane binaries cannot be had (fails it
+// instead when RequireToolsEnv is 1). StartT and Shared call it.
+func RequireControlPlane(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a real control plane (skipped with -short)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	if _, err := repo.ToolDir(ctx, "controlplane", controlplane.BinEnv); err != nil {
+		if os.Getenv(RequireToolsEnv) == "1" {
+			t.Fatalf("control-plane binaries: %v", err)
+		}
+		t.Skipf("control-plane binaries unavailable (set %s=1 to fail instead): %v", RequireToolsEnv, err)
+	}
+}
