@@ -1,0 +1,172 @@
+package cloudinit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Header lines of the documents this package writes.
+const (
+	headerCloudConfig = "#cloud-config"
+	headerJinja       = "## template: jinja"
+)
+
+// parseConfig parses a cloud-config body (its #cloud-config line, if any, already blanked) into a document
+// node whose single child is a mapping. An empty document becomes an empty mapping, keeping any comments.
+func parseConfig(text []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		// cloud-init reads user data with yaml.safe_load, which refuses a stream of several documents.
+		return nil, errors.New("holds more than one YAML document (a line `---` starts another); cloud-init reads one")
+	}
+	if doc.Kind == 0 || (len(doc.Content) == 1 && isNull(doc.Content[0])) {
+		return &yaml.Node{Kind: yaml.DocumentNode, HeadComment: commentLines(text), Content: []*yaml.Node{mapNode()}}, nil
+	}
+	if top := doc.Content[0]; top.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("must be a YAML mapping of cloud-config keys, not %s", kindName(top))
+	}
+	return &doc, nil
+}
+
+// commentLines returns the comment lines of a document that holds nothing else; yaml.v3 drops them.
+func commentLines(text []byte) string {
+	var out []string
+	for _, line := range strings.Split(string(text), "\n") {
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "#") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func kindName(n *yaml.Node) string {
+	if isNull(n) {
+		return "empty"
+	}
+	switch resolve(n).Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.ScalarNode:
+		if resolve(n).ShortTag() == tagStr {
+			return "a string"
+		}
+		return "a scalar"
+	}
+	return "empty"
+}
+
+// splitHeader removes the first line of a document that starts (after blank space) with a header such as
+// #cloud-config, keeping the line break so YAML errors keep their line numbers. ok is false when text does not
+// start with it (case ignored, as cloud-init does).
+func splitHeader(text []byte, header string) (rest []byte, ok bool) {
+	text = bytes.TrimPrefix(text, []byte("\ufeff"))
+	start := len(text) - len(bytes.TrimLeft(text, " \t\r\n\v\f"))
+	if !bytes.HasPrefix(bytes.ToLower(text[start:]), []byte(header)) {
+		return nil, false
+	}
+	end := bytes.IndexByte(text[start:], '\n')
+	if end < 0 {
+		return append([]byte{}, text[:start]...), true
+	}
+	out := append([]byte{}, text[:start]...)
+	return append(out, text[start+end:]...), true
+}
+
+// encode writes doc as YAML with two-space indentation, and checks that what it wrote reads back as the same
+// data: yaml.v3 can misplace some comments when re-emitting a document, so if the check fails the document is
+// written again without comments, and if that fails too the error is returned.
+func encode(doc *yaml.Node) ([]byte, error) {
+	out, err := encodeChecked(doc)
+	if err == nil {
+		return out, nil
+	}
+	w := newWalker()
+	bare, cerr := deepCopyKeepAnchors(doc, w)
+	if cerr != nil {
+		return nil, cerr
+	}
+	stripComments(bare)
+	if out, err2 := encodeChecked(bare); err2 == nil {
+		return out, nil
+	}
+	return nil, err
+}
+
+func encodeChecked(doc *yaml.Node) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return nil, fmt.Errorf("cannot write YAML: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("cannot write YAML: %w", err)
+	}
+	var back yaml.Node
+	if err := yaml.Unmarshal(buf.Bytes(), &back); err != nil {
+		return nil, fmt.Errorf("wrote YAML that does not read back: %w", err)
+	}
+	if ok, err := equal(doc, &back, newWalker()); err != nil || !ok {
+		return nil, fmt.Errorf("wrote YAML that reads back differently (%v)", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// deepCopyKeepAnchors copies a tree node for node, keeping anchors and pointing aliases at the copies.
+func deepCopyKeepAnchors(n *yaml.Node, w *walker) (*yaml.Node, error) {
+	copies := map[*yaml.Node]*yaml.Node{}
+	var cp func(n *yaml.Node, depth int) *yaml.Node
+	var err error
+	cp = func(n *yaml.Node, depth int) *yaml.Node {
+		if n == nil || err != nil {
+			return nil
+		}
+		if w.left--; w.left < 0 || depth > 10000 {
+			err = errTooLarge
+			return nil
+		}
+		c := *n
+		copies[n] = &c
+		c.Content = nil
+		for _, child := range n.Content {
+			c.Content = append(c.Content, cp(child, depth+1))
+		}
+		return &c
+	}
+	root := cp(n, 0)
+	if err != nil {
+		return nil, err
+	}
+	var fix func(n *yaml.Node)
+	fix = func(n *yaml.Node) {
+		if n.Kind == yaml.AliasNode {
+			if c, ok := copies[n.Alias]; ok {
+				n.Alias = c
+			}
+		}
+		for _, child := range n.Content {
+			fix(child)
+		}
+	}
+	fix(root)
+	return root, nil
+}
+
+func stripComments(n *yaml.Node) {
+	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+	for _, c := range n.Content {
+		stripComments(c)
+	}
+}

@@ -1,0 +1,99 @@
+package cloudinit
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// FuzzUserData: UserData never panics, and whatever it returns reads back: a cloud-config (with or without the
+// jinja line) parses as a YAML mapping whose hostname is the machine's, and a MIME message parses with every
+// text/cloud-config part a YAML mapping. Rancher's install command, when given, is the last runcmd entry of a
+// single cloud-config.
+func FuzzUserData(f *testing.F) {
+	for _, c := range goldenCases {
+		if b, err := os.ReadFile(filepath.Join("testdata", "userdata", c.name, "user-data")); err == nil {
+			f.Add(b, c.rancher, c.in.SSHPassword, c.in.SSHUser, c.in.InstallGuestAgent)
+		}
+	}
+	f.Add([]byte("#cloud-config\na: &x [*x]\n"), false, "", "", true)
+	f.Add([]byte("#cloud-config\nusers: default, bob\nruncmd: &r [a]\nbootcmd: *r\n<<: {hostname: x}\n"), true, "on", "ubuntu", true)
+	rancher, err := os.ReadFile(filepath.Join("testdata", "rancher-install.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, user []byte, withRancher bool, password, sshUser string, agent bool) {
+		in := Input{Hostname: "m1", SSHUser: sshUser, SSHPassword: password, InstallGuestAgent: agent,
+			SSHAuthorizedKeys: []string{driverKey}, User: user}
+		if withRancher {
+			in.Rancher = rancher
+		}
+		out, err := UserData(in)
+		if err != nil {
+			return
+		}
+		wantHost := "m1"
+		if withRancher {
+			wantHost = rancherHostname
+		}
+		switch {
+		case bytes.HasPrefix(out, []byte(headerCloudConfig+"\n")), bytes.HasPrefix(out, []byte(headerJinja+"\n"+headerCloudConfig+"\n")):
+			m := parseMapping(t, out)
+			if m["hostname"] != wantHost {
+				t.Fatalf("hostname = %v, want %q\n%s", m["hostname"], wantHost, out)
+			}
+			if runcmd, _ := m["runcmd"].([]any); withRancher && (len(runcmd) == 0 || runcmd[len(runcmd)-1] != installCommand) {
+				t.Fatalf("runcmd = %v, want %q last\n%s", runcmd, installCommand, out)
+			}
+		default:
+			leaves, err := readMIME(out)
+			if err != nil || len(leaves) == 0 {
+				t.Fatalf("output is neither cloud-config nor MIME: %v\n%s", err, out)
+			}
+			for i, l := range leaves {
+				typ, payload, err := l.effectiveType()
+				if err != nil {
+					t.Fatalf("part %d: %v", i, err)
+				}
+				if i == 0 && typ != "text/cloud-config" && typ != "text/jinja2" {
+					t.Fatalf("the first part is %s", typ)
+				}
+				if typ == "text/cloud-config" {
+					parseMapping(t, payload)
+				}
+			}
+		}
+	})
+}
+
+// parseMapping parses a rendered cloud-config (its header lines are YAML comments) into a mapping.
+func parseMapping(t *testing.T, doc []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal(doc, &m); err != nil {
+		t.Fatalf("output does not parse: %v\n%s", err, doc)
+	}
+	return m
+}
+
+// FuzzValidateNetworkData: never panics, and an error always names the flag.
+func FuzzValidateNetworkData(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "network", "*"))
+	for _, file := range files {
+		if b, err := os.ReadFile(file); err == nil {
+			f.Add(b)
+		}
+	}
+	for _, tt := range invalidNetworkData {
+		f.Add([]byte(tt.doc))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if err := ValidateNetworkData(b); err != nil && !strings.HasPrefix(err.Error(), flagNetworkData+": ") {
+			t.Fatalf("error %q does not name the flag", err)
+		}
+	})
+}

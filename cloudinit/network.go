@@ -1,0 +1,192 @@
+package cloudinit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+const flagNetworkData = "--harvester-network-data"
+
+// maxNetworkProblems is how many problems one error lists.
+const maxNetworkProblems = 5
+
+// ValidateNetworkData checks a cloud-init network-config (version 1 or 2, with or without a top-level
+// `network:` key) and returns an error naming the field at fault, e.g.
+// "--harvester-network-data: network.config[1].subnets[0].type: …". It checks what cloud-init 22.4's
+// NetworkStateInterpreter (cloudinit/net/network_state.py) and the renderers need, and that addresses, gateways
+// and MAC addresses parse; the document is used unchanged. Empty data is valid (cloud-init then falls back to
+// DHCP on the first NIC).
+func ValidateNetworkData(b []byte) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+		return nil // comments only
+	} else if err != nil {
+		return fmt.Errorf("%s: not valid YAML or JSON: %s", flagNetworkData, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: holds more than one YAML document; cloud-init reads one", flagNetworkData)
+	}
+	if err := checkTree(&doc, newWalker()); err != nil {
+		return fmt.Errorf("%s: %w", flagNetworkData, err)
+	}
+	c := &netCheck{}
+	c.document(doc.Content[0])
+	return c.err()
+}
+
+// netCheck collects the problems of one network-config.
+type netCheck struct{ problems []string }
+
+func (c *netCheck) addf(path, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if path != "" {
+		msg = path + ": " + msg
+	}
+	c.problems = append(c.problems, msg)
+}
+
+func (c *netCheck) err() error {
+	if len(c.problems) == 0 {
+		return nil
+	}
+	list := c.problems
+	more := ""
+	if len(list) > maxNetworkProblems {
+		more = fmt.Sprintf("; and %d more", len(list)-maxNetworkProblems)
+		list = list[:maxNetworkProblems]
+	}
+	return fmt.Errorf("%s: %s%s", flagNetworkData, strings.Join(list, "; "), more)
+}
+
+// document checks the top level. cloud-init drops a top-level `network` key
+// (stages.Init._remove_top_level_network_key) and treats `config: disabled` as "configure nothing"
+// (net.is_disabled_cfg).
+func (c *netCheck) document(top *yaml.Node) {
+	top = resolve(top)
+	if top.Kind != yaml.MappingNode {
+		c.addf("", "must be a mapping with a version key, not %s", kindName(top))
+		return
+	}
+	path := ""
+	if n := get(top, "network"); n != nil {
+		path = "network"
+		if top = n; top.Kind != yaml.MappingNode {
+			c.addf(path, "must be a mapping with a version key, not %s", kindName(top))
+			return
+		}
+	}
+	if s, ok := scalarText(get(top, "config")); ok && s == "disabled" {
+		return
+	}
+	version := get(top, "version")
+	// parse_net_config_data compares the version with the integers 1 and 2: "1" would configure nothing.
+	switch v, ok := intValue(version); {
+	case version != nil && version.ShortTag() != tagInt:
+		c.addf(joinPath(path, "version"), "must be the number 1 or 2, not %s", show(version))
+	case version == nil:
+		c.addf(joinPath(path, "version"), "is required (1 or 2)")
+	case !ok || (v != 1 && v != 2):
+		c.addf(joinPath(path, "version"), "must be the number 1 or 2, not %s", show(version))
+	case v == 1:
+		c.v1(top, path)
+	default:
+		c.v2(top, path)
+	}
+}
+
+// show is a node as quoted in a problem.
+func show(n *yaml.Node) string {
+	if s, ok := scalarText(n); ok {
+		if resolve(n).ShortTag() == tagStr {
+			return strconv.Quote(s)
+		}
+		return s
+	}
+	return kindName(n)
+}
+
+func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
+
+// intValue reads an integer scalar, or a string of digits (PyYAML reads `"100"` as a string and cloud-init
+// passes it on, so both end up in the rendered files alike).
+func intValue(n *yaml.Node) (int, bool) {
+	s, ok := scalarText(n)
+	if !ok || (resolve(n).ShortTag() != tagInt && resolve(n).ShortTag() != tagStr) {
+		return 0, false
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(s))
+	return v, err == nil
+}
+
+// boolValue reads a boolean, including YAML 1.1's yes/no/on/off, which PyYAML reads as booleans (not y/n).
+func boolValue(n *yaml.Node) (bool, bool) {
+	s, ok := scalarText(n)
+	if !ok || (resolve(n).ShortTag() != tagBool && resolve(n).ShortTag() != tagStr) {
+		return false, false
+	}
+	switch strings.ToLower(s) {
+	case "true", "yes", "on":
+		return true, true
+	case "false", "no", "off":
+		return false, true
+	}
+	return false, false
+}
+
+// nonEmptyString reports whether n is a scalar other than null with some text.
+func nonEmptyString(n *yaml.Node) bool {
+	s, ok := scalarText(n)
+	return ok && !isNull(n) && strings.TrimSpace(s) != ""
+}
+
+// stringList checks that n is a list of non-empty strings and returns them.
+func (c *netCheck) stringList(n *yaml.Node, path string) []string {
+	n = resolve(n)
+	if n.Kind != yaml.SequenceNode {
+		c.addf(path, "must be a list, not %s", kindName(n))
+		return nil
+	}
+	var out []string
+	for i, e := range n.Content {
+		if !nonEmptyString(e) {
+			c.addf(index(path, i), "must be a name, not %s", show(e))
+			continue
+		}
+		s, _ := scalarText(e)
+		out = append(out, s)
+	}
+	return out
+}
+
+// mappingEntries calls fn for each key of mapping n, in order.
+func (c *netCheck) mappingEntries(n *yaml.Node, path string, fn func(key string, v *yaml.Node, path string)) {
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		c.addf(path, "must be a mapping, not %s", kindName(n))
+		return
+	}
+	ps, err := pairs(n, newWalker())
+	if err != nil {
+		c.addf(path, "%s", err)
+		return
+	}
+	for _, p := range ps {
+		k, ok := scalarText(p[0])
+		if !ok {
+			c.addf(path, "has a key that is not a name")
+			continue
+		}
+		fn(k, p[1], joinPath(path, k))
+	}
+}

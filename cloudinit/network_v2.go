@@ -1,0 +1,208 @@
+package cloudinit
+
+import (
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// v2Sections are the device sections cloud-init renders itself (NetworkStateInterpreter.handle_ethernets,
+// handle_bonds, handle_bridges, handle_vlans, handle_wifis); any other section makes parse_config_v2 raise
+// "No handler found" on images without netplan. netplanOnly are sections netplan knows, which images that hand
+// the config to netplan (Ubuntu) accept; they are passed on unchecked.
+var (
+	v2Sections  = map[string]bool{"ethernets": true, "bonds": true, "bridges": true, "vlans": true, "wifis": true}
+	netplanOnly = map[string]bool{"tunnels": true, "vrfs": true, "modems": true, "nm-devices": true,
+		"dummy-devices": true, "virtual-ethernets": true}
+)
+
+// v2Parameters are the bond and bridge `parameters` cloud-init can translate (net/network_state.py
+// NET_CONFIG_TO_V2): _handle_bond_bridge looks every parameter up there and raises KeyError on others.
+var v2Parameters = map[string]map[string]bool{
+	"bonds": set2("ad-select", "arp-interval", "arp-ip-target", "arp-validate", "down-delay",
+		"fail-over-mac-policy", "lacp-rate", "mii-monitor-interval", "min-links", "mode", "gratuitous-arp",
+		"gratuitious-arp", "primary", "primary-reselect-policy", "up-delay", "transmit-hash-policy"),
+	"bridges": set2("ageing-time", "priority", "forward-delay", "hello-time", "max-age", "path-cost",
+		"port-priority", "stp"),
+}
+
+func set2(keys ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, k := range keys {
+		m[k] = true
+	}
+	return m
+}
+
+// v2 checks a version 2 (netplan-style) network-config.
+func (c *netCheck) v2(top *yaml.Node, path string) {
+	devices := map[string]bool{}
+	for _, section := range []string{"ethernets", "bonds", "bridges", "vlans", "wifis"} {
+		if n := get(top, section); n != nil && n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if name, ok := scalarText(n.Content[i]); ok {
+					devices[name] = true
+				}
+			}
+		}
+	}
+	c.mappingEntries(top, path, func(key string, v *yaml.Node, p string) {
+		switch {
+		case key == "version" || netplanOnly[key]:
+		case key == "renderer":
+			if !nonEmptyString(v) {
+				c.addf(p, "must be networkd or NetworkManager, not %s", show(v))
+			}
+		case v2Sections[key]:
+			c.mappingEntries(v, p, func(name string, dev *yaml.Node, dp string) {
+				c.v2Device(key, dev, dp, devices)
+			})
+		default:
+			c.addf(p, "unknown section; cloud-init renders ethernets, bonds, bridges, vlans and wifis")
+		}
+	})
+}
+
+// v2Device checks one device of a section.
+func (c *netCheck) v2Device(section string, dev *yaml.Node, path string, devices map[string]bool) {
+	dev = resolve(dev)
+	if isNull(dev) {
+		return // `eth0: {}` written as `eth0:` configures nothing
+	}
+	if dev.Kind != yaml.MappingNode {
+		c.addf(path, "must be a mapping, not %s", kindName(dev))
+		return
+	}
+	c.mappingEntries(dev, path, func(key string, v *yaml.Node, p string) { c.v2Key(key, v, p) })
+	switch section {
+	case "bonds", "bridges":
+		n := get(dev, "interfaces")
+		if n == nil || isNull(n) {
+			// handle_bond/handle_bridge iterate over the interfaces: none is a TypeError.
+			c.addf(joinPath(path, "interfaces"), "is required")
+		} else {
+			for i, name := range c.stringList(n, joinPath(path, "interfaces")) {
+				if !devices[name] {
+					c.addf(index(joinPath(path, "interfaces"), i), "%q is not a device of this config", name)
+				}
+			}
+		}
+		if n := get(dev, "parameters"); n != nil && !isNull(n) {
+			c.mappingEntries(n, joinPath(path, "parameters"), func(key string, _ *yaml.Node, p string) {
+				if !v2Parameters[section][key] {
+					c.addf(p, "not a %s parameter cloud-init knows", strings.TrimSuffix(section, "s"))
+				}
+			})
+		}
+	case "vlans":
+		if n := get(dev, "id"); n == nil {
+			c.addf(joinPath(path, "id"), "is required")
+		} else if v, ok := intValue(n); !ok || v < 0 || v > 4094 {
+			c.addf(joinPath(path, "id"), "must be a VLAN id from 0 to 4094, not %s", show(n))
+		}
+		if n := get(dev, "link"); n == nil || !nonEmptyString(n) {
+			c.addf(joinPath(path, "link"), "is required: the device the VLAN is on")
+		} else if name, _ := scalarText(n); !devices[name] {
+			c.addf(joinPath(path, "link"), "%q is not a device of this config", name)
+		}
+	}
+}
+
+// v2Key checks one key of a device.
+func (c *netCheck) v2Key(key string, v *yaml.Node, path string) {
+	switch key {
+	case "dhcp4", "dhcp6", "critical", "optional", "accept-ra", "wakeonlan":
+		if _, ok := boolValue(v); !ok {
+			c.addf(path, "must be true or false, not %s", show(v))
+		}
+	case "addresses":
+		c.v2Addresses(v, path)
+	case "gateway4", "gateway6":
+		if a, ok := c.ip(v, path); ok && a.Is4() != (key == "gateway4") {
+			c.addf(path, "%s is not an IPv%s address", show(v), strings.TrimPrefix(key, "gateway"))
+		}
+	case "nameservers":
+		c.mappingEntries(v, path, func(k string, nv *yaml.Node, p string) {
+			switch k {
+			case "addresses":
+				c.ipList(nv, p)
+			case "search":
+				c.searchList(nv, p)
+			}
+		})
+	case "routes":
+		c.v2Routes(v, path)
+	case "mtu":
+		c.positiveInt(v, path)
+	case "match":
+		c.mappingEntries(v, path, func(k string, mv *yaml.Node, p string) {
+			if k == "macaddress" {
+				c.mac(mv, p)
+			}
+		})
+	case "macaddress":
+		c.mac(v, path)
+	case "set-name", "link":
+		if !nonEmptyString(v) {
+			c.addf(path, "must be a name, not %s", show(v))
+		}
+	}
+}
+
+// v2Addresses checks `addresses`: netplan wants each in CIDR form (address/prefix), or as a one-key mapping
+// from that form to options.
+func (c *netCheck) v2Addresses(v *yaml.Node, path string) {
+	v = resolve(v)
+	if v.Kind != yaml.SequenceNode {
+		c.addf(path, "must be a list of addresses like 192.0.2.10/24, not %s", kindName(v))
+		return
+	}
+	for i, a := range v.Content {
+		a = resolve(a)
+		if a.Kind == yaml.MappingNode && len(a.Content) == 2 {
+			a = resolve(a.Content[0])
+		}
+		if s, ok := scalarText(a); !ok || !isCIDR(s) {
+			c.addf(index(path, i), "must be an address with its prefix length, like 192.0.2.10/24, not %s", show(a))
+		}
+	}
+}
+
+func isCIDR(s string) bool {
+	_, ok := cidr(s)
+	return ok
+}
+
+// v2Routes checks `routes`: each needs `to` (a network or an address) and takes `via` (an address) and
+// `metric`. netplan also reads `to: default`, but cloud-init 22.4 renders it only by handing the config to
+// netplan (Ubuntu): on other images _normalize_route raises "Address default is not a valid ip address".
+func (c *netCheck) v2Routes(v *yaml.Node, path string) {
+	v = resolve(v)
+	if v.Kind != yaml.SequenceNode {
+		c.addf(path, "must be a list, not %s", kindName(v))
+		return
+	}
+	for i, r := range v.Content {
+		r, rp := resolve(r), index(path, i)
+		if r.Kind != yaml.MappingNode {
+			c.addf(rp, "must be a mapping with to and via, not %s", kindName(r))
+			continue
+		}
+		to := get(r, "to")
+		switch s, ok := scalarText(to); {
+		case ok && s == "default":
+			c.addf(joinPath(rp, "to"), "write 0.0.0.0/0 (or ::/0): cloud-init renders `default` only on images "+
+				"that use netplan")
+		case to == nil || !ok || !isIPNetwork(s):
+			c.addf(joinPath(rp, "to"), "must be a network like 10.0.0.0/8, not %s", show(to))
+		}
+		if via := get(r, "via"); via != nil {
+			c.ip(via, joinPath(rp, "via"))
+		}
+		if m := get(r, "metric"); m != nil {
+			if n, ok := intValue(m); !ok || n < 0 {
+				c.addf(joinPath(rp, "metric"), "must be a number, not %s", show(m))
+			}
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package cloudinit
+
+import (
+	"fmt"
+
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
+	"gopkg.in/yaml.v3"
+)
+
+// UserData renders the user data the guest boots with: a #cloud-config document (with a leading
+// `## template: jinja` line when the user's was a template), or a MIME multipart message when the user's part
+// is not cloud-config. Errors name the flag at fault (--harvester-user-data: …, --harvester-cloud-config: …,
+// --harvester-ssh-password: …). The rules are in the package documentation.
+func UserData(in Input) ([]byte, error) {
+	user, err := readUser(in.User, inputHasJinja(in))
+	if err != nil {
+		return nil, err
+	}
+	rancher, err := readRancher(in.Rancher)
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range user.configs {
+		if user.configs[i], err = flattenTop(d, flagUserData); err != nil {
+			return nil, err
+		}
+	}
+	id := identity{pin: user.opaqueTemplate}
+	if id.hostname, id.inDriver, id.note, err = placeHostname(in.Hostname, rancher, user.configs); err != nil {
+		return nil, err
+	}
+	var others []*yaml.Node
+	if rancher != nil {
+		others = append(others, rancher)
+	}
+	driver, err := driverDoc(in, id, user.configs, others)
+	if err != nil {
+		return nil, err
+	}
+	docs, srcs := sources(driver, user.configs, rancher)
+	merged, err := mergeDocs(docs, srcs)
+	if err != nil {
+		return nil, err
+	}
+	if merged, err = fixAnchors(merged); err != nil {
+		return nil, fmt.Errorf("%s: %w", flagUserData, err)
+	}
+	body, err := encode(merged)
+	if err != nil {
+		return nil, fmt.Errorf("cloudinit: %w", err)
+	}
+	return compose(user, body), nil
+}
+
+// sources lines the documents up in concatenation order (driver, user documents, Rancher) with their key order
+// (user, driver, Rancher) and scalar precedence (a later user document, an earlier one, Rancher, driver).
+func sources(driver *yaml.Node, user []*yaml.Node, rancher *yaml.Node) ([]*yaml.Node, []*source) {
+	k := len(user)
+	docs := []*yaml.Node{driver}
+	srcs := []*source{{flag: "cloudinit", order: k, rank: k + 1}}
+	for i, d := range user {
+		docs = append(docs, d)
+		srcs = append(srcs, &source{flag: flagUserData, order: i, rank: k - 1 - i})
+	}
+	if rancher != nil {
+		docs = append(docs, rancher)
+		srcs = append(srcs, &source{flag: flagCloudConfig, order: k + 1, rank: k})
+	}
+	return docs, srcs
+}
+
+// readRancher parses the document behind --harvester-cloud-config: rancher-machine always writes a
+// #cloud-config there (commands/create.go writeCloudConfig adds the line; a user's #! script is folded into
+// install.sh). Empty is allowed.
+func readRancher(b []byte) (*yaml.Node, error) {
+	if len(b) == 0 || len(trimmed([]string{string(b)})) == 0 {
+		return nil, nil
+	}
+	body, ok := splitHeader(b, headerCloudConfig)
+	if !ok || userdata.ContentType(b) != userdata.TypeCloudConfig {
+		return nil, fmt.Errorf("%s: not a #cloud-config document (rancher-machine writes one here; keep the "+
+			"flag empty and put your own user data in --harvester-user-data)", flagCloudConfig)
+	}
+	doc, err := parseConfig(body)
+	if err == nil {
+		err = checkTree(doc, newWalker())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flagCloudConfig, err)
+	}
+	return flattenTop(doc, flagCloudConfig)
+}
+
+// flattenTop returns a copy of doc whose top-level mapping has its merge keys (<<) expanded, so the top-level
+// rules see every key, and which may be changed without touching doc.
+func flattenTop(doc *yaml.Node, flag string) (*yaml.Node, error) {
+	top := doc.Content[0]
+	ps, err := pairs(top, newWalker())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	flat := *top
+	flat.Anchor = ""
+	flat.Content = nil
+	for _, p := range ps {
+		flat.Content = append(flat.Content, p[0], p[1])
+	}
+	out := *doc
+	out.Content = []*yaml.Node{&flat}
+	return &out, nil
+}
+
+// compose writes the final user data around the merged cloud-config body.
+func compose(u *userParts, body []byte) []byte {
+	doc := append([]byte(headerCloudConfig+"\n"), body...)
+	if u.jinja {
+		doc = append([]byte(headerJinja+"\n"), doc...)
+	}
+	if len(u.parts) == 0 {
+		if !userdata.IsMIME(doc) {
+			return doc
+		}
+		// cloud-init reads any user data with "mime-version:" in its first 4096 bytes as a MIME message
+		// (user_data.convert_string), which would garble this cloud-config: send it as a MIME part instead.
+		typ := userdata.TypeCloudConfig
+		if u.jinja {
+			typ = userdata.TypeJinja
+		}
+		return writeMIME([]part{textPart(typ, doc)})
+	}
+	return writeMIME(append([]part{textPart(userdata.TypeCloudConfig, doc)}, u.parts...))
+}
