@@ -118,8 +118,10 @@ func encodeChecked(doc *yaml.Node) ([]byte, error) {
 	if err := yaml.Unmarshal(buf.Bytes(), &back); err != nil {
 		return nil, fmt.Errorf("wrote YAML that does not read back: %w", err)
 	}
-	if ok, err := equal(doc, &back, newWalker()); err != nil || !ok {
-		return nil, fmt.Errorf("wrote YAML that reads back differently (%v)", err)
+	if ok, err := equal(doc, &back, newWalker()); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, errors.New("wrote YAML that reads back differently")
 	}
 	return buf.Bytes(), nil
 }

@@ -68,11 +68,7 @@ func (c *netCheck) ipList(n *yaml.Node, path string) {
 		}
 		return
 	}
-	if n.Kind != yaml.SequenceNode {
-		c.addf(path, "must be a list of IP addresses, not %s", kindName(n))
-		return
-	}
-	for i, e := range n.Content {
+	for i, e := range c.items(n, path, "IP addresses") {
 		c.ip(e, index(path, i))
 	}
 }

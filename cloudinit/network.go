@@ -150,15 +150,22 @@ func nonEmptyString(n *yaml.Node) bool {
 	return ok && !isNull(n) && strings.TrimSpace(s) != ""
 }
 
+// items returns the entries of list n, or reports that n is not a list (of what, if what is given).
+func (c *netCheck) items(n *yaml.Node, path, what string) []*yaml.Node {
+	if n = resolve(n); n.Kind == yaml.SequenceNode {
+		return n.Content
+	}
+	if what != "" {
+		what = " of " + what
+	}
+	c.addf(path, "must be a list%s, not %s", what, kindName(n))
+	return nil
+}
+
 // stringList checks that n is a list of non-empty strings and returns them.
 func (c *netCheck) stringList(n *yaml.Node, path string) []string {
-	n = resolve(n)
-	if n.Kind != yaml.SequenceNode {
-		c.addf(path, "must be a list, not %s", kindName(n))
-		return nil
-	}
 	var out []string
-	for i, e := range n.Content {
+	for i, e := range c.items(n, path, "") {
 		if !nonEmptyString(e) {
 			c.addf(index(path, i), "must be a name, not %s", show(e))
 			continue

@@ -32,9 +32,9 @@ var v1SubnetTypes = map[string]bool{
 func (c *netCheck) v1(top *yaml.Node, path string) {
 	path = joinPath(path, "config")
 	cfg := get(top, "config")
-	if cfg == nil || cfg.Kind != yaml.SequenceNode {
-		c.addf(path, "must be a list of entries (type: physical, bond, vlan, bridge, nameserver, route, …), not %s",
-			kindName(cfg))
+	if isNull(cfg) || cfg.Kind != yaml.SequenceNode {
+		c.addf(path, "must be a list of entries (type: physical, bond, vlan, bridge, nameserver, route, ...), "+
+			"not %s", kindName(cfg))
 		return
 	}
 	g := &gateways{}
@@ -109,11 +109,7 @@ func (c *netCheck) v1Entry(e *yaml.Node, path string, g *gateways) {
 		return
 	}
 	if n := get(e, "subnets"); n != nil && !isNull(n) {
-		if n.Kind != yaml.SequenceNode {
-			c.addf(joinPath(path, "subnets"), "must be a list, not %s", kindName(n))
-			return
-		}
-		for i, s := range n.Content {
+		for i, s := range c.items(n, joinPath(path, "subnets"), "") {
 			c.v1Subnet(resolve(s), index(joinPath(path, "subnets"), i), g)
 		}
 	}
@@ -153,11 +149,7 @@ func (c *netCheck) v1Subnet(s *yaml.Node, path string, g *gateways) {
 	}
 	c.searchList(get(s, "dns_search"), joinPath(path, "dns_search"))
 	if n := get(s, "routes"); n != nil && !isNull(n) {
-		if n.Kind != yaml.SequenceNode {
-			c.addf(joinPath(path, "routes"), "must be a list, not %s", kindName(n))
-			return
-		}
-		for i, r := range n.Content {
+		for i, r := range c.items(n, joinPath(path, "routes"), "") {
 			c.route(resolve(r), index(joinPath(path, "routes"), i), "network", "destination")
 		}
 	}
@@ -252,11 +244,7 @@ func (c *netCheck) searchList(n *yaml.Node, path string) {
 	if n == nil || isNull(n) || n.Kind == yaml.ScalarNode {
 		return
 	}
-	if n.Kind != yaml.SequenceNode {
-		c.addf(path, "must be a list of domains, not %s", kindName(n))
-		return
-	}
-	for i, e := range n.Content {
+	for i, e := range c.items(n, path, "domains") {
 		if s, ok := scalarText(e); !ok || strings.TrimSpace(s) == "" {
 			c.addf(index(path, i), "must be a domain, not %s", show(e))
 		}

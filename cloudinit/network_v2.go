@@ -152,12 +152,7 @@ func (c *netCheck) v2Key(key string, v *yaml.Node, path string) {
 // v2Addresses checks `addresses`: netplan wants each in CIDR form (address/prefix), or as a one-key mapping
 // from that form to options.
 func (c *netCheck) v2Addresses(v *yaml.Node, path string) {
-	v = resolve(v)
-	if v.Kind != yaml.SequenceNode {
-		c.addf(path, "must be a list of addresses like 192.0.2.10/24, not %s", kindName(v))
-		return
-	}
-	for i, a := range v.Content {
+	for i, a := range c.items(v, path, "addresses like 192.0.2.10/24") {
 		a = resolve(a)
 		if a.Kind == yaml.MappingNode && len(a.Content) == 2 {
 			a = resolve(a.Content[0])
@@ -177,12 +172,7 @@ func isCIDR(s string) bool {
 // `metric`. netplan also reads `to: default`, but cloud-init 22.4 renders it only by handing the config to
 // netplan (Ubuntu): on other images _normalize_route raises "Address default is not a valid ip address".
 func (c *netCheck) v2Routes(v *yaml.Node, path string) {
-	v = resolve(v)
-	if v.Kind != yaml.SequenceNode {
-		c.addf(path, "must be a list, not %s", kindName(v))
-		return
-	}
-	for i, r := range v.Content {
+	for i, r := range c.items(v, path, "") {
 		r, rp := resolve(r), index(path, i)
 		if r.Kind != yaml.MappingNode {
 			c.addf(rp, "must be a mapping with to and via, not %s", kindName(r))

@@ -1,6 +1,7 @@
 package cloudinit
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
@@ -47,7 +48,9 @@ func UserData(in Input) ([]byte, error) {
 	}
 	body, err := encode(merged)
 	if err != nil {
-		return nil, fmt.Errorf("cloudinit: %w", err)
+		// Only the user's YAML can do this (the driver writes plain strings, lists and mappings).
+		return nil, fmt.Errorf("%s: uses YAML that cannot be written back unchanged (an explicit tag such as "+
+			"!!set?): %w", flagUserData, err)
 	}
 	return compose(user, body), nil
 }
@@ -71,15 +74,19 @@ func sources(driver *yaml.Node, user []*yaml.Node, rancher *yaml.Node) ([]*yaml.
 
 // readRancher parses the document behind --harvester-cloud-config: rancher-machine always writes a
 // #cloud-config there (commands/create.go writeCloudConfig adds the line; a user's #! script is folded into
-// install.sh). Empty is allowed.
+// install.sh). A YAML mapping without the line is read too, as the reference driver read it. Empty is allowed.
 func readRancher(b []byte) (*yaml.Node, error) {
-	if len(b) == 0 || len(trimmed([]string{string(b)})) == 0 {
+	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, nil
 	}
 	body, ok := splitHeader(b, headerCloudConfig)
-	if !ok || userdata.ContentType(b) != userdata.TypeCloudConfig {
-		return nil, fmt.Errorf("%s: not a #cloud-config document (rancher-machine writes one here; keep the "+
-			"flag empty and put your own user data in --harvester-user-data)", flagCloudConfig)
+	switch kind := userdata.ContentType(b); {
+	case kind == userdata.TypeCloudConfig && ok:
+	case kind == "":
+		body = b
+	default:
+		return nil, fmt.Errorf("%s: not a #cloud-config document but %s (rancher-machine writes a cloud-config "+
+			"here; keep the flag empty and put your own user data in --harvester-user-data)", flagCloudConfig, kind)
 	}
 	doc, err := parseConfig(body)
 	if err == nil {
