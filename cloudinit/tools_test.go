@@ -47,13 +47,28 @@ func cloudInitPython(t *testing.T) string {
 // schemaCheck runs `cloud-init schema --config-file` on a cloud-config and fails on errors and deprecations.
 func schemaCheck(t *testing.T, name string, doc []byte) {
 	t.Helper()
+	if out, err := schema(t, doc); err != nil || bytes.Contains(bytes.ToLower(out), []byte("deprecat")) {
+		t.Errorf("%s: cloud-init schema: %v\n%s\n--- document:\n%s", name, err, out, doc)
+	}
+}
+
+func schema(t *testing.T, doc []byte) ([]byte, error) {
+	t.Helper()
 	f := filepath.Join(t.TempDir(), "user-data")
 	if err := os.WriteFile(f, doc, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(cloudInit(t), "schema", "--config-file", f).CombinedOutput()
-	if err != nil || bytes.Contains(bytes.ToLower(out), []byte("deprecat")) {
-		t.Errorf("%s: cloud-init schema: %v\n%s\n--- document:\n%s", name, err, out, doc)
+	return exec.Command(cloudInit(t), "schema", "--config-file", f).CombinedOutput()
+}
+
+// The schema check can fail: a runcmd that is not a list, and a deprecated key, are caught.
+func TestSchemaCheckRejects(t *testing.T) {
+	cloudInit(t)
+	if out, err := schema(t, []byte("#cloud-config\nruncmd: echo\n")); err == nil {
+		t.Errorf("cloud-init schema accepted runcmd: echo\n%s", out)
+	}
+	if out, _ := schema(t, []byte("#cloud-config\nchpasswd: {list: [root:x]}\n")); !bytes.Contains(bytes.ToLower(out), []byte("deprecat")) {
+		t.Errorf("cloud-init schema does not report chpasswd.list as deprecated:\n%s", out)
 	}
 }
 
@@ -114,8 +129,19 @@ type consumed struct {
 	Scripts     []string       `json:"scripts"`
 }
 
-// consume runs user data through cloud-init's UserDataProcessor and default part handlers.
+// consume runs user data through cloud-init's UserDataProcessor and default part handlers, failing the test
+// when cloud-init warns about it.
 func consume(t *testing.T, userData []byte) consumed {
+	t.Helper()
+	c, warnings := consumeRaw(t, userData)
+	if len(warnings) > 0 {
+		t.Errorf("cloud-init warned while reading the user data:\n%s", warnings)
+	}
+	return c
+}
+
+// consumeRaw is consume returning cloud-init's warnings and errors (its stderr) instead of failing on them.
+func consumeRaw(t *testing.T, userData []byte) (consumed, []byte) {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "user-data")
 	if err := os.WriteFile(f, userData, 0o600); err != nil {
@@ -128,14 +154,20 @@ func consume(t *testing.T, userData []byte) consumed {
 	if err != nil {
 		t.Fatalf("consume.py: %v\n%s", err, stderr.Bytes())
 	}
-	if bytes.Contains(stderr.Bytes(), []byte("WARNING")) || bytes.Contains(stderr.Bytes(), []byte("Traceback")) {
-		t.Errorf("cloud-init warned while reading the user data:\n%s", stderr.Bytes())
-	}
 	var c consumed
 	if err := json.Unmarshal(out, &c); err != nil {
 		t.Fatalf("consume.py output: %v\n%s", err, out)
 	}
-	return c
+	return c, stderr.Bytes()
+}
+
+// The harness reports what cloud-init complains about, so the checks above can fail.
+func TestConsumeReportsWarnings(t *testing.T) {
+	cloudInitPython(t)
+	_, warnings := consumeRaw(t, []byte("#cloud-config\nruncmd: [\n"))
+	if !bytes.Contains(warnings, []byte("WARNING cloudinit.handlers.cloud_config: Failed at merging")) {
+		t.Fatalf("no warning for an unparsable cloud-config; stderr:\n%s", warnings)
+	}
 }
 
 // Each golden output, read by cloud-init's own code: the parts are typed as intended, the merged cloud-config

@@ -11,6 +11,7 @@ names of the user scripts in the order cc_scripts_user's runparts runs them (the
 as cc_runcmd writes it to the same directory). Used by the Go tests of package cloudinit.
 """
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -29,6 +30,9 @@ class FakeDatasource:
 
 
 def main(path):
+    # cloud-init's warnings (a part it could not merge, an unhandled type) go to stderr, marked WARNING.
+    # cloudinit.log puts a NullHandler on the root logger at import: force replaces it.
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", force=True)
     with open(path, "rb") as f:
         blob = f.read()
     tmp = tempfile.mkdtemp()
