@@ -29,7 +29,9 @@
 // # Merge
 //
 // The merge edits yaml.v3 nodes, never maps, so the user's comments, key order, styles and anchors survive.
-// The base is the user's cloud-config; several text/cloud-config parts of a MIME message are merged in order.
+// The base is the user's cloud-config; several text/cloud-config parts of a MIME message are merged in order,
+// by these rules whatever their Merge-Type headers or merge_how keys say. Rancher's document may lack its
+// #cloud-config line (as the reference read it) but must be YAML.
 //
 //   - Keys: the user's in their order, then the driver's new keys, then Rancher's.
 //   - Lists, at any depth (packages, runcmd, bootcmd, write_files, ssh_authorized_keys, users, groups, …), are

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // cloudInit returns the path of the real cloud-init (Debian's 22.4 package in CI). Without it the tests that
@@ -236,7 +238,7 @@ func jsonEqual(a, b any) bool {
 var nastyPasswords = []string{
 	`p@ss: #not-a-comment`, `'single'`, `"double"`, `back\slash`, "tab\there", " lead and trail ", "yes", "on",
 	"1:30", "0644", "~", "null", "1e3", "- dash", "[flow]", "{flow}", "{{ jinja }}", "&anchor", "*alias", "!tag",
-	"%percent", "@at", "`tick`", "ünïcödé ✓", "|", ">", "?", "#",
+	"%percent", "@at", "`tick`", "ünïcödé ✓", "|", ">", "?", "#", "=", "<<", "Off", ".inf",
 }
 
 // The password cloud-init reads back (PyYAML, YAML 1.1) is the password given, byte for byte.
@@ -307,6 +309,30 @@ func TestNetworkDataAsCloudInitReadsIt(t *testing.T) {
 		}
 		if !failed {
 			t.Errorf("%s: cloud-init renders it without error; the test case should not claim it fails", tt.name)
+		}
+	}
+}
+
+// Strings the driver writes read back unchanged in PyYAML (YAML 1.1), whether strNode writes them plain or
+// quoted.
+func TestDriverStringsAsCloudInitReadsThem(t *testing.T) {
+	cloudInitPython(t)
+	words := append([]string{"root", "ubuntu", "/bin/bash", "root:root", "0600", "m1.example.com", "a b", "ssh-rsa AAAA+/= x@y",
+		"y", "n", "NO", "True", "null", "Null", "~", "=", "1_000", "0x1f", "0o17", "1:30", "12:30:00", "2001-01-01",
+		"-", "--now", "a: b", "a #b", "é", "trailing ", "tab\t"}, nastyPasswords...)
+	doc := mapNode()
+	set(doc, "x-strings", strSeq(words...))
+	body, err := encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := consume(t, append([]byte(headerCloudConfig+"\n"), body...)).CloudConfig["x-strings"].([]any)
+	if len(got) != len(words) {
+		t.Fatalf("PyYAML read %d strings, want %d:\n%s", len(got), len(words), body)
+	}
+	for i, w := range words {
+		if got[i] != w {
+			t.Errorf("strNode(%q) reads back as %#v in PyYAML", w, got[i])
 		}
 	}
 }
