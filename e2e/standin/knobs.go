@@ -8,7 +8,8 @@ import (
 )
 
 // Test knobs: annotations on a VirtualMachine that change how the stand-in treats it. They may be set at
-// creation or added later (e.g. guest-shutdown on a running VM).
+// creation or added later (e.g. guest-shutdown on a running VM). Set on a Namespace, a knob applies to every VM
+// in it that does not set its own: that is how a test reaches VMs the driver creates.
 const (
 	// AnnotationInject makes something go wrong; the value is a comma-separated list of Inject* values.
 	AnnotationInject = "e2e.harvesterhci.io/inject"
@@ -86,9 +87,22 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// knob returns the VM's annotation key, else its namespace's.
+func (s *StandIn) knob(vm *kubevirtv1.VirtualMachine, key string) (string, bool) {
+	if v, ok := vm.Annotations[key]; ok {
+		return v, true
+	}
+	if ns, err := s.namespaces.Get(vm.Namespace); err == nil {
+		v, ok := ns.Annotations[key]
+		return v, ok
+	}
+	return "", false
+}
+
 // injected reports whether vm asks for fault f.
-func injected(vm *kubevirtv1.VirtualMachine, f string) bool {
-	for _, v := range strings.Split(vm.Annotations[AnnotationInject], ",") {
+func (s *StandIn) injected(vm *kubevirtv1.VirtualMachine, f string) bool {
+	list, _ := s.knob(vm, AnnotationInject)
+	for _, v := range strings.Split(list, ",") {
 		if strings.TrimSpace(v) == f {
 			return true
 		}
@@ -98,7 +112,7 @@ func injected(vm *kubevirtv1.VirtualMachine, f string) bool {
 
 // ipDelay is the VM's AnnotationIPDelay, or the default.
 func (s *StandIn) ipDelay(vm *kubevirtv1.VirtualMachine) time.Duration {
-	if v, ok := vm.Annotations[AnnotationIPDelay]; ok {
+	if v, ok := s.knob(vm, AnnotationIPDelay); ok {
 		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
 			return d
 		}

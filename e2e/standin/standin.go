@@ -47,11 +47,12 @@ type StandIn struct {
 	virt kubevirt.Interface
 	dyn  dynamic.Interface
 
-	vms     cache.SharedIndexInformer
-	vmis    cache.SharedIndexInformer
-	pvcs    corelisters.PersistentVolumeClaimLister
-	nodes   corelisters.NodeLister
-	classes storagelisters.StorageClassLister
+	vms        cache.SharedIndexInformer
+	vmis       cache.SharedIndexInformer
+	pvcs       corelisters.PersistentVolumeClaimLister
+	nodes      corelisters.NodeLister
+	namespaces corelisters.NamespaceLister
+	classes    storagelisters.StorageClassLister
 
 	queue workqueue.TypedRateLimitingInterface[key]
 
@@ -94,6 +95,7 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*StandIn, error
 	factory := informers.NewSharedInformerFactory(s.kube, 0)
 	s.pvcs = factory.Core().V1().PersistentVolumeClaims().Lister()
 	s.nodes = factory.Core().V1().Nodes().Lister()
+	s.namespaces = factory.Core().V1().Namespaces().Lister()
 	s.classes = factory.Storage().V1().StorageClasses().Lister()
 	pvcInformer := factory.Core().V1().PersistentVolumeClaims().Informer()
 

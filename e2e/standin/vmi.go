@@ -70,7 +70,7 @@ func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine,
 		if !due("scheduled", s.opts.PhaseDelay) {
 			break
 		}
-		if injected(vm, InjectCrashLoop) {
+		if s.injected(vm, InjectCrashLoop) {
 			setPhase(upd, kubevirtv1.Failed)
 			st.Reason = "CrashLoop"
 			break
@@ -79,7 +79,7 @@ func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine,
 		st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionTrue, "", "")
 		st.Interfaces = interfaces(upd, false, false)
 	case kubevirtv1.Running:
-		if injected(vm, InjectGuestShutdown) {
+		if s.injected(vm, InjectGuestShutdown) {
 			setPhase(upd, kubevirtv1.Succeeded)
 			st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, "PodCompleted", "")
 			st.Conditions = removeCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected)
@@ -87,11 +87,11 @@ func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine,
 			break
 		}
 		// The guest boots and cloud-init starts qemu-guest-agent: only then do bridge NICs report addresses.
-		if injected(vm, InjectNoAgent) || !due("running", s.ipDelay(vm)) {
+		if s.injected(vm, InjectNoAgent) || !due("running", s.ipDelay(vm)) {
 			break
 		}
 		st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue, "", "")
-		st.Interfaces = interfaces(upd, true, !injected(vm, InjectNoIP))
+		st.Interfaces = interfaces(upd, true, !s.injected(vm, InjectNoIP))
 	}
 	out, err := s.writeVMI(ctx, vmi, upd)
 	return out, after, err
@@ -104,7 +104,7 @@ func (s *StandIn) schedule(vm *kubevirtv1.VirtualMachine, upd *kubevirtv1.Virtua
 	st := &upd.Status
 	podScheduled := kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled)
 	node, msg := s.pickNode(upd)
-	if injected(vm, InjectUnschedulable) {
+	if s.injected(vm, InjectUnschedulable) {
 		node, msg = "", insufficientMemory(s.nodeCount())
 	}
 	if node == "" {
@@ -112,7 +112,7 @@ func (s *StandIn) schedule(vm *kubevirtv1.VirtualMachine, upd *kubevirtv1.Virtua
 		return
 	}
 	st.Conditions = removeCondition(st.Conditions, podScheduled)
-	if injected(vm, InjectImagePullError) {
+	if s.injected(vm, InjectImagePullError) {
 		// The pod is placed but kubelet cannot pull virt-launcher; KubeVirt reports the container's reason.
 		st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceSynchronized, corev1.ConditionFalse,
 			"ErrImagePull", `failed to pull and unpack image "registry.suse.com/suse/sles/15.7/virt-launcher:1.6.0": not found`)
