@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/inter
 TESTENV   := CGO_ENABLED=1
 TESTFLAGS ?= -race -timeout 80m
 
-.PHONY: help build test fmt-check vet unit size release-snapshot clean
+.PHONY: help build test deps fmt-check vet unit size release-snapshot clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -19,7 +19,13 @@ help: ## list the targets
 build: ## build the static plugin binary into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/docker-machine-driver-harvester
 
-test: fmt-check vet unit ## everything CI runs: gofmt check, go vet, all tests with the race detector
+test: fmt-check vet deps unit ## everything CI runs: gofmt check, go vet, all tests with the race detector
+
+deps: ## install and build what the tests run (cloud-init from Debian; etcd, kube-apiserver, rancher-machine, goreleaser from the Go module proxy); idempotent and cached
+	cloudinit/testdata/install-cloud-init.sh
+	hack/tools.sh controlplane >/dev/null
+	hack/tools.sh rancher-machine >/dev/null
+	hack/tools.sh goreleaser >/dev/null
 
 fmt-check: ## fail when a Go file is not gofmt-formatted
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

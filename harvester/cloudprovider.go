@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rancher/machine/libmachine/log"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -143,7 +142,7 @@ func (c *clients) ensureCloudProviderAccount(ctx context.Context, a CloudProvide
 	if err != nil {
 		return nil, err
 	}
-	log.Debugf("Cloud provider account %s/%s is ready", ns, name)
+	debugf("Cloud provider account %s/%s is ready", ns, name)
 	return guestKubeconfig(server, ns, ca, token)
 }
 

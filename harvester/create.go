@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rancher/machine/libmachine/log"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,7 +58,7 @@ func (d *Driver) Create() error {
 	}
 	secret := BuildCloudInitSecret(cfg, userData, cfg.NetworkData)
 
-	log.Infof("Creating VM %s/%s on Harvester (%d CPUs, %d GiB memory, %d disks)", cfg.Namespace, cfg.MachineName, cfg.CPUs, cfg.MemoryGiB, len(cfg.Disks))
+	infof("Creating VM %s/%s on Harvester (%d CPUs, %d GiB memory, %d disks)", cfg.Namespace, cfg.MachineName, cfg.CPUs, cfg.MemoryGiB, len(cfg.Disks))
 	made := &created{}
 	err = d.createObjects(ctx, c, secret, vm, made)
 	if err == nil {
@@ -90,14 +89,14 @@ func (d *Driver) createObjects(ctx context.Context, c *clients, secret *corev1.S
 		return apiError(c, "create cloud-init Secret", ns+"/"+secret.Name, err)
 	}
 	made.secret = true
-	log.Debugf("Created Secret %s/%s", ns, secret.Name)
+	debugf("Created Secret %s/%s", ns, secret.Name)
 
 	got, err := c.kubevirt.VirtualMachines(ns).Create(ctx, vm, metav1.CreateOptions{})
 	if err != nil {
 		return apiError(c, "create VirtualMachine", ns+"/"+vm.Name, err)
 	}
 	made.vm = got
-	log.Debugf("Created VirtualMachine %s/%s (uid %s)", ns, vm.Name, got.UID)
+	debugf("Created VirtualMachine %s/%s (uid %s)", ns, vm.Name, got.UID)
 
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{vmOwnerReference(got)}}})
 	if err := secrets.mergePatch(ctx, ns, secret.Name, patch); err != nil {
@@ -127,7 +126,7 @@ func (d *Driver) rollBack(c *clients, made *created, cause error) error {
 	if made.vm == nil && !made.secret {
 		return cause
 	}
-	log.Infof("Create failed; removing what it made: %v", cause)
+	infof("Create failed; removing what it made: %v", cause)
 	ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
 	defer cancel()
 	var cleanup error

@@ -298,3 +298,21 @@ func TestCreateReplacesOnlyStaleSecrets(t *testing.T) {
 		t.Errorf("the foreign Secret was touched: %v %+v", err, got)
 	}
 }
+
+// A Rancher user sees the plugin's stdout (Info) and, in the machine's error, only the last 4 KiB of it: the
+// milestones go there, the detail to stderr (rancher-machine's debug output).
+func TestMilestonesAndDetailGoToDifferentStreams(t *testing.T) {
+	fc := newFakeCluster(t)
+	fc.kubeVirt(healthy("10.0.0.5"))
+	info, debug := &syncBuffer{}, &syncBuffer{}
+	captureLogs(t, info, debug)
+	if err := newTestDriver(t, fc, "m1", createOptions()).Create(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(info.String(), "VM default/m1 is running at 10.0.0.5") || strings.Contains(info.String(), "Created Secret") {
+		t.Errorf("milestones:\n%s", info.String())
+	}
+	if !strings.Contains(debug.String(), "Created Secret default/m1-cloudinit") {
+		t.Errorf("detail:\n%s", debug.String())
+	}
+}

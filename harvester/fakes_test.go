@@ -243,18 +243,29 @@ func newTestDriver(t *testing.T, fc *fakeCluster, machine string, opts Options) 
 	return d
 }
 
-// captureLog sends rancher/machine's log (Info and Debug) to a buffer for the test's duration.
+// captureLog sends the driver's log (milestones and detail) to a buffer for the test's duration.
 func captureLog(t *testing.T) *syncBuffer {
 	t.Helper()
 	buf := &syncBuffer{}
-	log.SetDebug(true)
-	log.SetOutWriter(buf)
-	log.SetErrWriter(buf)
+	captureLogs(t, buf, buf)
+	return buf
+}
+
+// captureLogs sends the milestones (what the user sees) to info and the detail to debug.
+func captureLogs(t *testing.T, info, debug *syncBuffer) {
+	t.Helper()
+	log.SetOutWriter(info)
+	log.SetErrWriter(info)
+	debugMu.Lock()
+	debugOut = debug
+	debugMu.Unlock()
 	t.Cleanup(func() {
 		log.SetOutWriter(nopWriter{})
 		log.SetErrWriter(nopWriter{})
+		debugMu.Lock()
+		debugOut = nopWriter{}
+		debugMu.Unlock()
 	})
-	return buf
 }
 
 type syncBuffer struct {

@@ -52,7 +52,7 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	cfg.Regions = parseTopologyList(&p, FlagRegion, opts.String(FlagRegion))
 	cfg.SSH = parseSSH(&p, opts, cfg.Namespace)
 
-	cfg.UserData, cfg.RancherUserData, cfg.NetworkData = parseCloudInit(&p, opts)
+	cfg.UserData, cfg.RancherUserData, cfg.NetworkData = parseCloudInit(&p, opts, machineName, cfg.SSH)
 	cfg.InstallGuestAgent = !opts.Bool(FlagSkipGuestAgent)
 
 	timeout := opts.Int(FlagCreateTimeout)

@@ -1,5 +1,3 @@
-//go:build cloudinit_ready
-
 package harvester
 
 import (
@@ -12,7 +10,7 @@ import (
 // the document behind --harvester-cloud-config (the file rancher-machine writes with Rancher's install script).
 // The user data is rendered once here, with the user's and Rancher's documents, so a document cloud-init could
 // not use is reported now instead of surfacing as a guest that never joins.
-func parseCloudInit(p *problems, opts drivers.DriverOptions) (user, rancher, network []byte) {
+func parseCloudInit(p *problems, opts drivers.DriverOptions, machineName string, ssh SSHConfig) (user, rancher, network []byte) {
 	if raw := opts.String(FlagUserData); raw != "" {
 		user, _ = userdata.DecodeBase64OrPlain(raw, userdata.IsUserData)
 	}
@@ -20,7 +18,8 @@ func parseCloudInit(p *problems, opts drivers.DriverOptions) (user, rancher, net
 	if err != nil {
 		p.addErr(FlagCloudConfig, err)
 	}
-	if _, err := cloudinit.UserData(cloudinit.Input{User: user, Rancher: rancher, Hostname: "validation"}); err != nil {
+	probe := &Config{MachineName: machineName, SSH: ssh, InstallGuestAgent: true, UserData: user, RancherUserData: rancher}
+	if _, err := renderUserData(probe, nil); err != nil {
 		p.addErr(FlagUserData, err)
 	}
 	if raw := opts.String(FlagNetworkData); raw != "" {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rancher/machine/libmachine/log"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,7 +33,7 @@ func (d *Driver) Start() error {
 	if _, _, ok := readyAddresses(s); ok {
 		return nil
 	}
-	log.Infof("Starting VM %s/%s", d.namespace(), d.MachineName)
+	infof("Starting VM %s/%s", d.namespace(), d.MachineName)
 	if needsHaltBeforeStart(s) {
 		if err := d.halt(ctx, c); err != nil {
 			return err
@@ -63,7 +62,7 @@ func (d *Driver) Stop() error {
 	if err != nil {
 		return err
 	}
-	log.Infof("Stopping VM %s/%s", d.namespace(), d.MachineName)
+	infof("Stopping VM %s/%s", d.namespace(), d.MachineName)
 	return d.halt(ctx, c)
 }
 
@@ -76,7 +75,7 @@ func (d *Driver) Restart() error {
 	if err != nil {
 		return err
 	}
-	log.Infof("Restarting VM %s/%s", d.namespace(), d.MachineName)
+	infof("Restarting VM %s/%s", d.namespace(), d.MachineName)
 	if err := d.halt(ctx, c); err != nil {
 		return err
 	}
@@ -98,14 +97,19 @@ func (d *Driver) Kill() error {
 		return err
 	}
 	ns, name := d.namespace(), d.MachineName
-	log.Infof("Killing VM %s/%s", ns, name)
+	infof("Killing VM %s/%s", ns, name)
 	err = c.kubevirt.VirtualMachines(ns).Stop(ctx, name, &kubevirtv1.StopOptions{GracePeriod: ptrTo(int64(0))})
+	if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+		// Either the VM is gone or this API server does not serve subresources.kubevirt.io; client-go words a
+		// 404 for the path just like one for the VM (naming the VM), so the VM itself tells which.
+		if _, _, gone := d.observeVM(ctx); gone != nil {
+			return gone
+		}
+	}
 	switch {
 	case err == nil:
-	case isGone(err, "virtualmachines", name):
-		return d.errNoVM()
-	case (apierrors.IsNotFound(err) && !hasDetails(err)) || apierrors.IsMethodNotSupported(err):
-		log.Debugf("KubeVirt's stop subresource is not served here (%v); killing through the VM object", err)
+	case apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
+		debugf("KubeVirt's stop subresource is not served here (%v); killing through the VM object", err)
 		if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyHalted); err != nil {
 			return err
 		}
@@ -135,7 +139,7 @@ func (d *Driver) setRunStrategy(ctx context.Context, c *clients, rs kubevirtv1.V
 	_, err := c.kubevirt.VirtualMachines(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	switch {
 	case err == nil:
-		log.Debugf("VM %s/%s: runStrategy %s", ns, name, rs)
+		debugf("VM %s/%s: runStrategy %s", ns, name, rs)
 		return nil
 	case isGone(err, "virtualmachines", name):
 		return d.errNoVM()
@@ -150,7 +154,7 @@ func (d *Driver) waitNoVMI(ctx context.Context, c *clients) error {
 	if err != nil {
 		return fmt.Errorf("waiting for VM %s/%s to stop: %w; last seen: %s", ns, name, err, describe(last))
 	}
-	log.Infof("VM %s/%s is stopped", ns, name)
+	infof("VM %s/%s is stopped", ns, name)
 	return nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rancher/machine/libmachine/log"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,7 +33,7 @@ func (d *Driver) PreCreateCheck() error {
 	if err != nil {
 		return err
 	}
-	log.Infof("Checking Harvester (%s) for VM %s/%s", c.server, cfg.Namespace, cfg.MachineName)
+	infof("Checking Harvester (%s) for VM %s/%s", c.server, cfg.Namespace, cfg.MachineName)
 
 	// The first read also proves the credential; when it fails for any reason but absence, nothing else would
 	// work either, so that one error is the whole answer.
@@ -66,7 +65,7 @@ func (d *Driver) PreCreateCheck() error {
 	if err := p.errTitled("cannot create the machine on Harvester"); err != nil {
 		return err
 	}
-	log.Debugf("Harvester accepts VM %s/%s", cfg.Namespace, cfg.MachineName)
+	debugf("Harvester accepts VM %s/%s", cfg.Namespace, cfg.MachineName)
 	return nil
 }
 
@@ -161,7 +160,7 @@ func (d *Driver) checkStorageClasses(ctx context.Context, c *clients, p *problem
 		case isGone(err, "storageclasses", class):
 			p.addf(disk.flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
 		case apierrors.IsForbidden(err):
-			log.Debugf("Not allowed to read storage class %s; not checked", class)
+			debugf("Not allowed to read storage class %s; not checked", class)
 		default:
 			p.addf(disk.flag, "%v", apiError(c, "read storage class", class, err))
 		}
@@ -180,7 +179,7 @@ func (d *Driver) checkNetworks(ctx context.Context, c *clients, p *problems) {
 		case isMissing(err, nic.Network.Name):
 			p.addf(nic.flag, "%s: network %s does not exist in Harvester (Networks → VM Networks)", nic.Name, nic.Network)
 		case apierrors.IsForbidden(err):
-			log.Debugf("Not allowed to read network %s; not checked", nic.Network)
+			debugf("Not allowed to read network %s; not checked", nic.Network)
 		default:
 			p.addf(nic.flag, "%v", apiError(c, "read network", nic.Network.String(), err))
 		}
@@ -210,7 +209,7 @@ func (d *Driver) checkTopology(ctx context.Context, c *clients, p *problems) {
 	nodes, err := c.nodes().list(ctx, "", metav1.ListOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
-		log.Debugf("Not allowed to list Harvester hosts; zones and regions not checked")
+		debugf("Not allowed to list Harvester hosts; zones and regions not checked")
 		return
 	case err != nil:
 		p.addf(FlagZone, "%v", apiError(c, "list Harvester hosts to check", "zones and regions", err))

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rancher/machine/libmachine/log"
 	corev1 "k8s.io/api/core/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
@@ -20,11 +19,11 @@ var errVMDeleted = errors.New("the VirtualMachine was deleted while the driver w
 // once with KubeVirt's reason; the timeout ends it with what was awaited and what was last seen.
 func (d *Driver) waitUntilReady(ctx context.Context, c *clients, timeout time.Duration) error {
 	ns, name := d.namespace(), d.MachineName
-	log.Infof("Waiting for VM %s/%s to run and report an IP (up to %s)", ns, name, timeout)
+	infof("Waiting for VM %s/%s to run and report an IP (up to %s)", ns, name, timeout)
 	lastLogged := ""
 	last, err := c.waitFor(ctx, ns, name, func(s snapshot) (bool, error) {
 		if p := progress(s); p != lastLogged {
-			log.Infof("VM %s/%s: %s", ns, name, p)
+			infof("VM %s/%s: %s", ns, name, p)
 			lastLogged = p
 		}
 		if s.vm == nil {
@@ -41,7 +40,7 @@ func (d *Driver) waitUntilReady(ctx context.Context, c *clients, timeout time.Du
 	})
 	switch {
 	case err == nil:
-		log.Infof("VM %s/%s is running at %s", ns, name, strings.TrimSpace(d.IPAddress+" "+d.IPv6Address))
+		infof("VM %s/%s is running at %s", ns, name, strings.TrimSpace(d.IPAddress+" "+d.IPv6Address))
 		return nil
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("timed out after %s waiting for VM %s/%s to run and report an IP on %s; last seen: %s%s.%s",

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rancher/machine/libmachine/log"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,7 +46,7 @@ func (d *Driver) removeVM(ctx context.Context, c *clients, uid types.UID) error 
 	vm, err := vms.Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case isGone(err, "virtualmachines", name):
-		log.Infof("VM %s/%s is already gone", ns, name)
+		infof("VM %s/%s is already gone", ns, name)
 		return nil
 	case err != nil:
 		return apiError(c, "read VM", ns+"/"+name, err)
@@ -63,7 +62,7 @@ func (d *Driver) removeVM(ctx context.Context, c *clients, uid types.UID) error 
 		if err != nil {
 			return err
 		}
-		log.Infof("Removing VM %s/%s and its volumes %s", ns, name, strings.Join(claims, ", "))
+		infof("Removing VM %s/%s and its volumes %s", ns, name, strings.Join(claims, ", "))
 		if err := annotateRemovedClaims(ctx, c, ns, name, vm.UID, claims); err != nil {
 			return err
 		}
@@ -80,7 +79,7 @@ func (d *Driver) removeVM(ctx context.Context, c *clients, uid types.UID) error 
 		return fmt.Errorf("VM %s/%s is still being deleted after %s (%s; finalizers %v): %w. Check the VM in Harvester",
 			ns, name, removeTimeout, describe(last), finalizers(last), err)
 	}
-	log.Infof("VM %s/%s is gone", ns, name)
+	infof("VM %s/%s is gone", ns, name)
 	return nil
 }
 
@@ -160,7 +159,7 @@ func (d *Driver) deleteCloudInitSecret(ctx context.Context, c *clients) error {
 	case err != nil:
 		return apiError(c, "read Secret", ns+"/"+name, err)
 	case secret.Labels[LabelCreator] != CreatorName || secret.Labels[LabelVMName] != d.MachineName:
-		log.Debugf("Secret %s/%s was not made by this driver for this machine; left alone", ns, name)
+		debugf("Secret %s/%s was not made by this driver for this machine; left alone", ns, name)
 		return nil
 	}
 	err = c.secrets().delete(ctx, ns, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &secret.UID}})

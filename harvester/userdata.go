@@ -1,0 +1,22 @@
+package harvester
+
+import "github.com/harvester/docker-machine-driver-harvester/cloudinit"
+
+// cloudInitInput gathers what goes into the machine's user data: the driver's parts (hostname, SSH user, keys
+// and password, the guest agent), the user's user data and Rancher's install-script document.
+func cloudInitInput(cfg *Config, authorizedKeys []string) cloudinit.Input {
+	return cloudinit.Input{
+		Hostname:          cfg.MachineName,
+		SSHUser:           cfg.SSH.User,
+		SSHAuthorizedKeys: authorizedKeys,
+		SSHPassword:       cfg.SSH.Password,
+		InstallGuestAgent: cfg.InstallGuestAgent,
+		User:              cfg.UserData,
+		Rancher:           cfg.RancherUserData,
+	}
+}
+
+// renderUserData renders the user data the machine boots with (see package cloudinit for the merge rules).
+func renderUserData(cfg *Config, authorizedKeys []string) ([]byte, error) {
+	return cloudinit.UserData(cloudInitInput(cfg, authorizedKeys))
+}
