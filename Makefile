@@ -11,10 +11,13 @@ LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/inter
 TESTENV   := CGO_ENABLED=1
 TESTFLAGS ?= -race -timeout 80m
 
-.PHONY: help build test deps fmt-check vet unit size release-snapshot clean
+.PHONY: help demo build test bench deps fmt-check vet unit size release-snapshot clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
+
+demo: build ## run the driver's main job: a simulated Harvester on this machine, one machine created and removed by the real rancher-machine
+	CGO_ENABLED=0 $(GO) run ./e2e/cmd/demo -plugin $(BIN)
 
 build: ## build the static plugin binary into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/docker-machine-driver-harvester
@@ -40,6 +43,9 @@ unit: ## go test -race ./... (tools the tests need must be present: DMDH_REQUIRE
 size: build ## print the size of the stripped plugin binary (budget: 30 MB)
 	@bytes=$$(stat -c %s $(BIN)); echo "$(BIN): $$bytes bytes ($$(awk "BEGIN{printf \"%.1f\", $$bytes/1000000}") MB; budget 30 MB)"; \
 	[ $$bytes -le 30000000 ] || { echo "over the 30 MB budget"; exit 1; }
+
+bench: build ## measure the driver on the simulated Harvester (ready detection, API requests, plugin start, 100 machines at once) and print a table
+	CGO_ENABLED=0 $(GO) run ./e2e/cmd/bench -plugin $(BIN)
 
 release-snapshot: ## build the release archives into dist/ with goreleaser (built by hack/tools.sh) and print their checksums
 	@goreleaser=$$(hack/tools.sh goreleaser)/goreleaser && GOFLAGS=-buildvcs=false $$goreleaser release --snapshot --clean --skip=publish

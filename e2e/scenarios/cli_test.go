@@ -3,21 +3,19 @@
 package scenarios
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 )
 
@@ -63,11 +61,10 @@ func setup() error {
 	return nil
 }
 
-// machineCLI runs rancher-machine with one storage path (its machine store) and one environment.
+// machineCLI runs rancher-machine for one test: its own machine store and environment.
 type machineCLI struct {
-	t     *testing.T
-	store string
-	env   map[string]string
+	t *testing.T
+	rmachine.CLI
 }
 
 // newCLI returns a CLI for a test, with the Harvester credential in HARVESTER_KUBECONFIG_CONTENT (base64, as
@@ -79,25 +76,17 @@ func newCLI(t *testing.T, kubeconfig []byte) *machineCLI {
 	if setupErr != nil {
 		t.Fatalf("scenario setup: %v", setupErr)
 	}
-	return &machineCLI{t: t, store: t.TempDir(), env: map[string]string{
-		"HARVESTER_KUBECONFIG_CONTENT": base64.StdEncoding.EncodeToString(kubeconfig),
-	}}
+	m := &machineCLI{t: t, CLI: rmachine.CLI{Bin: rancherMachine, Store: t.TempDir(), PluginDir: binDir, NativeSSH: true}}
+	m.setCredential(kubeconfig)
+	return m
 }
 
-// result is one rancher-machine run.
-type result struct {
-	args   []string
-	output string // stdout and stderr, interleaved as the user sees them
-	stdout string // stdout alone: what `ip` and `status` print (the plugin's debug lines go to stderr)
-	err    error
+func (m *machineCLI) setCredential(kubeconfig []byte) {
+	m.Env = []string{"HARVESTER_KUBECONFIG_CONTENT=" + base64.StdEncoding.EncodeToString(kubeconfig)}
 }
 
-func (r result) String() string {
-	return fmt.Sprintf("rancher-machine %s: %v\n%s", strings.Join(r.args, " "), r.err, r.output)
-}
-
-// run runs `rancher-machine --storage-path <store> args…` with the plugin first on $PATH.
-func (m *machineCLI) run(args ...string) result {
+// run runs rancher-machine to the end.
+func (m *machineCLI) run(args ...string) rmachine.Result {
 	m.t.Helper()
 	return m.runUntil("", args...)
 }
@@ -106,75 +95,22 @@ func (m *machineCLI) run(args ...string) result {
 // its output contains marker. `start` and `restart` end with rancher-machine's own Docker check over SSH,
 // which cannot reach the stand-in's made-up addresses and would retry for many minutes; the driver's part is
 // done when the driver logs its milestone.
-func (m *machineCLI) runUntil(marker string, args ...string) result {
+func (m *machineCLI) runUntil(marker string, args ...string) rmachine.Result {
 	m.t.Helper()
-	full := append([]string{"--storage-path", m.store, "--native-ssh"}, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, rancherMachine, full...)
-	cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	for k, v := range m.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+	var until func(string, time.Time) bool
+	if marker != "" {
+		until = func(line string, _ time.Time) bool { return strings.Contains(line, marker) }
 	}
-	// Its own process group, so that stopping it stops the plugin it started as well.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out, stdout syncBuffer
-	found := make(chan struct{})
-	var once sync.Once
-	watch := func(w *syncBuffer) io.Writer {
-		return writerFunc(func(p []byte) (int, error) {
-			out.Write(p)
-			w.Write(p)
-			if marker != "" && strings.Contains(out.String(), marker) {
-				once.Do(func() { close(found) })
-			}
-			return len(p), nil
-		})
-	}
-	cmd.Stdout, cmd.Stderr = watch(&stdout), watch(&syncBuffer{})
-	if err := cmd.Start(); err != nil {
-		return result{args: full, err: err}
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-waited:
-	case <-found:
-		cancel() // kills the process group
-		<-waited
-	}
-	return result{args: full, output: out.String(), stdout: stdout.String(), err: err}
-}
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-// syncBuffer is a bytes.Buffer safe for rancher-machine's stdout and stderr copiers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	return m.Run(ctx, until, args...)
 }
 
 // must runs rancher-machine and fails the test when it fails.
-func (m *machineCLI) must(args ...string) result {
+func (m *machineCLI) must(args ...string) rmachine.Result {
 	m.t.Helper()
 	r := m.run(args...)
-	if r.err != nil {
+	if r.Err != nil {
 		m.t.Fatalf("%s", r)
 	}
 	return r

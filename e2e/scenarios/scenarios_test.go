@@ -19,6 +19,7 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/credential"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 )
@@ -55,7 +56,7 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 	if len(secret.OwnerReferences) != 1 || secret.OwnerReferences[0].UID != vm.UID {
 		t.Errorf("the Secret is not owned by its VM: %+v", secret.OwnerReferences)
 	}
-	publicKey, err := os.ReadFile(filepath.Join(cli.store, "machines", name, "id_rsa.pub"))
+	publicKey, err := os.ReadFile(filepath.Join(cli.Store, "machines", name, "id_rsa.pub"))
 	if err != nil {
 		t.Fatalf("the machine's key is not in the store: %v", err)
 	}
@@ -65,33 +66,33 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 	// Plain `ls` panics in rancher-machine itself for machines created with --custom-install-script (create sets
 	// HostOptions.SwarmOptions to nil, ls.go dereferences it); `ls -q` with a state filter avoids that code and
 	// still asks the driver for each machine's state.
-	if out := firstLine(cli.must("ls", "-q", "--filter", "state=Running").stdout); out != name {
+	if out := cli.must("ls", "-q", "--filter", "state=Running").Answer(); out != name {
 		t.Errorf("ls of running machines: %q", out)
 	}
-	if out := firstLine(cli.must("status", name).stdout); out != "Running" {
+	if out := cli.must("status", name).Answer(); out != "Running" {
 		t.Errorf("status: %q", out)
 	}
-	if out := firstLine(cli.must("ip", name).stdout); out != ipv4 {
+	if out := cli.must("ip", name).Answer(); out != ipv4 {
 		t.Errorf("ip: %q, want %s", out, ipv4)
 	}
 
 	cli.must("stop", name)
 	vmiGone(t, b, ns, name)
-	if out := firstLine(cli.must("status", name).stdout); out != "Stopped" {
+	if out := cli.must("status", name).Answer(); out != "Stopped" {
 		t.Errorf("status after stop: %q", out)
 	}
-	if out := firstLine(cli.must("ls", "-q", "--filter", "state=Stopped").stdout); out != name {
+	if out := cli.must("ls", "-q", "--filter", "state=Stopped").Answer(); out != name {
 		t.Errorf("ls of stopped machines: %q", out)
 	}
 
 	// start and restart end with rancher-machine's Docker check over SSH (see runUntil): they are stopped once
 	// the driver reports the machine running again.
 	running := "VM " + ns + "/" + name + " is running at"
-	if r := cli.runUntil(running, "start", name); !strings.Contains(r.output, running) {
+	if r := cli.runUntil(running, "start", name); !strings.Contains(r.Output, running) {
 		t.Fatalf("start: %s", r)
 	}
 	first := vmiRunning(t, b, ns, name)
-	if r := cli.runUntil(running, "restart", name); !strings.Contains(r.output, running) {
+	if r := cli.runUntil(running, "restart", name); !strings.Contains(r.Output, running) {
 		t.Fatalf("restart: %s", r)
 	}
 	if second := vmiRunning(t, b, ns, name); second.UID == first.UID {
@@ -103,7 +104,7 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 
 	cli.must("rm", "-y", name)
 	nothingLeft(t, b, ns)
-	if _, err := os.Stat(filepath.Join(cli.store, "machines", name)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(cli.Store, "machines", name)); !os.IsNotExist(err) {
 		t.Errorf("rm left the machine in the store: %v", err)
 	}
 }
@@ -201,13 +202,13 @@ func TestFailedCreatesLeaveNothing(t *testing.T) {
 				args = append(args, "--harvester-create-timeout", tt.timeout)
 			}
 			r := cli.run(append(args, "m1")...)
-			if r.err == nil {
+			if r.Err == nil {
 				t.Fatalf("create succeeded: %s", r)
 			}
-			t.Logf("what the user sees:\n%s", r.output)
+			t.Logf("what the user sees:\n%s", r.Output)
 			for _, want := range tt.want {
-				if !strings.Contains(r.output, want) {
-					t.Errorf("the error does not say %q:\n%s", want, r.output)
+				if !strings.Contains(r.Output, want) {
+					t.Errorf("the error does not say %q:\n%s", want, r.Output)
 				}
 			}
 			nothingLeft(t, b, ns)
@@ -238,13 +239,13 @@ func TestRemoveAfterCredentialRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := cli.run("rm", "-y", "--update-config", "m1")
-	if r.err == nil || !strings.Contains(r.output, "401 Unauthorized") || strings.Contains(strings.ToLower(r.output), "not found") {
+	if r.Err == nil || !strings.Contains(r.Output, "401 Unauthorized") || strings.Contains(strings.ToLower(r.Output), "not found") {
 		t.Fatalf("rm with the revoked credential must fail and say why, without the words that make rm drop the machine: %s", r)
 	}
 	if _, err := b.Virt.KubevirtV1().VirtualMachines(ns).Get(ctx, "m1", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the VM is gone after a failed rm: %v", err)
 	}
-	cli.env["HARVESTER_KUBECONFIG_CONTENT"] = base64.StdEncoding.EncodeToString(renewed.Kubeconfig)
+	cli.setCredential(renewed.Kubeconfig)
 	cli.must("rm", "-y", "--update-config", "m1")
 	nothingLeft(t, b, ns)
 }
@@ -255,7 +256,7 @@ func TestCreateSurvivesAPIServerRestart(t *testing.T) {
 	ns := b.Namespace(t)
 	annotateNamespace(t, b, ns, standin.AnnotationIPDelay, "8s")
 	cli := newCLI(t, b.AdminKubeconfig())
-	done := make(chan result, 1)
+	done := make(chan rmachine.Result, 1)
 	args := createArgs(t, ns)
 	go func() { done <- cli.run(append(args, "m1")...) }()
 
@@ -270,11 +271,11 @@ func TestCreateSurvivesAPIServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := <-done
-	if r.err != nil {
+	if r.Err != nil {
 		t.Fatalf("create did not survive the restart: %s", r)
 	}
-	if !strings.Contains(r.output, "is running at") {
-		t.Errorf("create finished without reporting the IP:\n%s", r.output)
+	if !strings.Contains(r.Output, "is running at") {
+		t.Errorf("create finished without reporting the IP:\n%s", r.Output)
 	}
 }
 
@@ -293,7 +294,7 @@ func TestConcurrentMachines(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if r := clis[i].run(args(i)...); r.err != nil {
+				if r := clis[i].run(args(i)...); r.Err != nil {
 					t.Errorf("machine %d: %s", i, r)
 				}
 			}()
@@ -308,13 +309,6 @@ func TestConcurrentMachines(t *testing.T) {
 	}
 	each(func(i int) []string { return []string{"rm", "-y", machineName(i)} })
 	nothingLeft(t, b, ns)
-}
-
-// firstLine is what a command printed as its answer: after it, rancher-machine relays the plugin's own
-// "Closing plugin on server side" (rancher/machine's RegisterDriver logs it on the plugin's stdout).
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return strings.TrimSpace(line)
 }
 
 func machineName(i int) string { return "pool-" + string(rune('a'+i)) + "-x" }

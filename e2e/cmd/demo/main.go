@@ -1,0 +1,27 @@
+// Command demo runs the driver's main job on one machine: it starts a simulated Harvester (a real control
+// plane with Harvester's and KubeVirt's CRDs, a seeded cluster and stand-ins for their controllers), creates one
+// machine through the real rancher-machine CLI the way Rancher does, shows what Harvester then holds, removes
+// the machine and stops everything. `make demo` runs it.
+//
+//	demo [-plugin bin/docker-machine-driver-harvester]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	plugin := flag.String("plugin", "bin/docker-machine-driver-harvester", "the plugin binary to run (make build)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *plugin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
