@@ -32,6 +32,9 @@ func (fc *fakeCluster) harvesterRBAC() {
 		go func() { // not from inside the reactor: the fake holds its lock
 			eventually(fc.t, "the token Secret exists", func() bool { _, err := fc.c.secrets().get(ctx, ns, name); return err == nil })
 			s, _ := fc.c.secrets().get(ctx, ns, name)
+			if filled(s) {
+				return // a create that failed with AlreadyExists: the controller has nothing to do
+			}
 			s.Data = map[string][]byte{"token": []byte("sa-token-" + name), "ca.crt": []byte("harvester-ca")}
 			if _, err := fc.c.secrets().update(ctx, ns, s); err != nil {
 				fc.t.Errorf("token controller: %v", err)

@@ -15,8 +15,11 @@ import (
 	"time"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
+	// These tests build the plugin with `go build`, which go test's result cache cannot see; importing the
+	// driver makes this test binary, and so the cache key, change whenever the driver does.
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
+	_ "github.com/harvester/docker-machine-driver-harvester/harvester"
 )
 
 var (
