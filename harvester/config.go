@@ -46,7 +46,20 @@ type Config struct {
 
 	InstallGuestAgent bool
 	CreateTimeout     time.Duration
+
+	CloudProvider CloudProviderSetup
 }
+
+// CloudProviderSetup is what the guest cluster's Harvester cloud provider gets written into the guest.
+type CloudProviderSetup struct {
+	Kubeconfig []byte // given kubeconfig (secret); nil when none or generated
+	Generate   bool   // make the scoped account at create time
+	Server     string // the VIP URL for a generated kubeconfig; "" to discover
+	ForRKE2    bool   // also write RKE2's config drop-in
+}
+
+// Enabled reports whether anything is written into the guest for the cloud provider.
+func (s CloudProviderSetup) Enabled() bool { return s.Generate || len(s.Kubeconfig) > 0 }
 
 // SSHConfig is how the guest is reached over SSH.
 type SSHConfig struct {

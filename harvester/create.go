@@ -46,7 +46,11 @@ func (d *Driver) Create() error {
 	if looked.keyPairKey != "" && looked.keyPairKey != public {
 		keys = append(keys, looked.keyPairKey)
 	}
-	userData, err := renderUserData(cfg, keys)
+	guestKubeconfig, err := d.guestKubeconfig(ctx, c)
+	if err != nil {
+		return err
+	}
+	userData, err := renderUserData(cfg, keys, guestKubeconfig)
 	if err != nil {
 		return err
 	}
@@ -68,6 +72,21 @@ func (d *Driver) Create() error {
 		return d.rollBack(c, made, err)
 	}
 	return nil
+}
+
+// guestKubeconfig returns the cloud provider kubeconfig the guest gets: the given one, or the generated
+// account's. The account belongs to the guest cluster, not to this machine: a failed create or a remove keeps it.
+func (d *Driver) guestKubeconfig(ctx context.Context, c *clients) ([]byte, error) {
+	cp := d.cfg.CloudProvider
+	if !cp.Generate {
+		return cp.Kubeconfig, nil
+	}
+	infof("Preparing the cloud provider account %s/%s of guest cluster %s", d.cfg.Namespace, d.cfg.ClusterName, d.cfg.ClusterName)
+	kubeconfig, err := c.ensureCloudProviderAccount(ctx, CloudProviderAccount{Namespace: d.cfg.Namespace, ServiceAccount: d.cfg.ClusterName, Server: cp.Server})
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", FlagGenerateCloudProviderConfig, err)
+	}
+	return kubeconfig, nil
 }
 
 // created records what a create has made so far, for the rollback.

@@ -50,6 +50,12 @@ const (
 	FlagCreateTimeout  = "harvester-create-timeout"
 	FlagZone           = "harvester-zone"
 	FlagRegion         = "harvester-region"
+
+	FlagCloudProviderConfig         = "harvester-cloud-provider-config"
+	FlagGenerateCloudProviderConfig = "harvester-generate-cloud-provider-config"
+	FlagCloudProviderServer         = "harvester-cloud-provider-server"
+	// The digit goes last: Rancher does not split "rke2Cloud…" back into "rke2-cloud…".
+	FlagCloudProviderForRKE2 = "harvester-cloud-provider-for-rke2"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -125,6 +131,10 @@ var flagTable = []flagSpec{
 	{name: FlagCreateTimeout, kind: intFlag, num: DefaultCreateTimeoutSecs, usage: "Seconds to wait for the VM to run and report an IP before the machine is removed again. Default: 900."},
 	{name: FlagZone, usage: "Run the VM only on Harvester hosts in these zones (host label topology.kubernetes.io/zone), comma-separated, e.g. zone-a. Empty: any zone."},
 	{name: FlagRegion, usage: "Run the VM only on Harvester hosts in these regions (host label topology.kubernetes.io/region), comma-separated. Empty: any region."},
+	{name: FlagCloudProviderConfig, usage: "Kubeconfig for the guest cluster's Harvester cloud provider and CSI driver (a scoped service account; see the cloud-provider-config subcommand), as YAML or base64. Written to /etc/kubernetes/cloud-config and /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (root, 0600). Rancher's RKE2 flow does this itself: leave empty there."},
+	{name: FlagGenerateCloudProviderConfig, kind: boolFlag, usage: "Create (once per guest cluster, named after --harvester-cluster-name) the cloud provider's scoped service account in Harvester and write its kubeconfig into the guest, as --harvester-cloud-provider-config does."},
+	{name: FlagCloudProviderServer, usage: "Harvester's address as the guests reach it, https://<Harvester VIP>:6443, for the generated kubeconfig. Empty: discovered from Harvester."},
+	{name: FlagCloudProviderForRKE2, kind: boolFlag, usage: "Also write /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml setting cloud-provider-name harvester and that config file, for RKE2 installed outside Rancher's cloud provider setting."},
 }
 
 // envVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

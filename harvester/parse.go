@@ -54,6 +54,7 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 
 	cfg.UserData, cfg.RancherUserData, cfg.NetworkData = parseCloudInit(&p, opts, machineName, cfg.SSH)
 	cfg.InstallGuestAgent = !opts.Bool(FlagSkipGuestAgent)
+	cfg.CloudProvider = parseCloudProvider(&p, opts, cfg)
 
 	timeout := opts.Int(FlagCreateTimeout)
 	if timeout <= 0 {

@@ -19,7 +19,7 @@ func parseCloudInit(p *problems, opts drivers.DriverOptions, machineName string,
 		p.addErr(FlagCloudConfig, err)
 	}
 	probe := &Config{MachineName: machineName, SSH: ssh, InstallGuestAgent: true, UserData: user, RancherUserData: rancher}
-	if _, err := renderUserData(probe, nil); err != nil {
+	if _, err := renderUserData(probe, nil, nil); err != nil {
 		p.addErr(FlagUserData, err)
 	}
 	if raw := opts.String(FlagNetworkData); raw != "" {

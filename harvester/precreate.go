@@ -70,15 +70,25 @@ func (d *Driver) PreCreateCheck() error {
 }
 
 // access is one permission a create, a later remove or the readiness watch needs.
-type access struct{ group, resource, verb string }
+type access struct {
+	group, resource, verb string
+	clusterScoped         bool // asked without a namespace: a RoleBinding cannot grant it
+}
 
 var neededAccess = []access{
-	{"kubevirt.io", "virtualmachines", "create"},
-	{"kubevirt.io", "virtualmachines", "update"}, // remove sets the PVC-cleanup annotation
-	{"kubevirt.io", "virtualmachines", "delete"},
-	{"kubevirt.io", "virtualmachineinstances", "watch"},
-	{"", "secrets", "create"},
-	{"", "secrets", "patch"},
+	{"kubevirt.io", "virtualmachines", "create", false},
+	{"kubevirt.io", "virtualmachines", "update", false}, // remove sets the PVC-cleanup annotation
+	{"kubevirt.io", "virtualmachines", "delete", false},
+	{"kubevirt.io", "virtualmachineinstances", "watch", false},
+	{"", "secrets", "create", false},
+	{"", "secrets", "patch", false},
+}
+
+// cloudProviderAccess is what --harvester-generate-cloud-provider-config needs on top (ensureCloudProviderAccount).
+var cloudProviderAccess = []access{
+	{"", "serviceaccounts", "create", false},
+	{"rbac.authorization.k8s.io", "rolebindings", "create", false},
+	{"rbac.authorization.k8s.io", "clusterrolebindings", "create", true},
 }
 
 // checkAccess asks the API server, with SelfSubjectAccessReviews sent concurrently, whether the credential may
@@ -90,12 +100,20 @@ func (d *Driver) checkAccess(ctx context.Context, c *clients, p *problems) {
 		denied []string
 		failed error
 	)
-	for _, a := range neededAccess {
+	needed := neededAccess
+	if d.cfg.CloudProvider.Generate {
+		needed = append(append([]access{}, needed...), cloudProviderAccess...)
+	}
+	for _, a := range needed {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			ns := d.cfg.Namespace
+			if a.clusterScoped {
+				ns = ""
+			}
 			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: d.cfg.Namespace, Group: a.group, Resource: a.resource, Verb: a.verb},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Group: a.group, Resource: a.resource, Verb: a.verb},
 			}}
 			res, err := c.accessReviews().create(ctx, "", review)
 			mu.Lock()

@@ -58,7 +58,11 @@ func Render(cfg *Config) ([]byte, error) {
 			facts.ImageStorageClasses[*d.Image] = fmt.Sprintf("<storage class of image %s>", d.Image)
 		}
 	}
-	userData, err := renderUserData(cfg, []string{placeholderSSHKey})
+	guestKubeconfig := cfg.CloudProvider.Kubeconfig
+	if cfg.CloudProvider.Generate {
+		guestKubeconfig = []byte(fmt.Sprintf("<kubeconfig of service account %s/%s, made in Harvester at create>", cfg.Namespace, cfg.ClusterName))
+	}
+	userData, err := renderUserData(cfg, []string{placeholderSSHKey}, guestKubeconfig)
 	if err != nil {
 		return nil, err
 	}

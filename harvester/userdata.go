@@ -3,20 +3,22 @@ package harvester
 import "github.com/harvester/docker-machine-driver-harvester/cloudinit"
 
 // cloudInitInput gathers what goes into the machine's user data: the driver's parts (hostname, SSH user, keys
-// and password, the guest agent), the user's user data and Rancher's install-script document.
-func cloudInitInput(cfg *Config, authorizedKeys []string) cloudinit.Input {
+// and password, the guest agent, the cloud provider's kubeconfig), the user's user data and Rancher's
+// install-script document.
+func cloudInitInput(cfg *Config, authorizedKeys []string, guestKubeconfig []byte) cloudinit.Input {
 	return cloudinit.Input{
 		Hostname:          cfg.MachineName,
 		SSHUser:           cfg.SSH.User,
 		SSHAuthorizedKeys: authorizedKeys,
 		SSHPassword:       cfg.SSH.Password,
 		InstallGuestAgent: cfg.InstallGuestAgent,
+		WriteFiles:        cloudProviderFiles(guestKubeconfig, cfg.CloudProvider.ForRKE2),
 		User:              cfg.UserData,
 		Rancher:           cfg.RancherUserData,
 	}
 }
 
 // renderUserData renders the user data the machine boots with (see package cloudinit for the merge rules).
-func renderUserData(cfg *Config, authorizedKeys []string) ([]byte, error) {
-	return cloudinit.UserData(cloudInitInput(cfg, authorizedKeys))
+func renderUserData(cfg *Config, authorizedKeys []string, guestKubeconfig []byte) ([]byte, error) {
+	return cloudinit.UserData(cloudInitInput(cfg, authorizedKeys, guestKubeconfig))
 }

@@ -1,0 +1,139 @@
+package harvester
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"github.com/harvester/docker-machine-driver-harvester/internal/golden"
+	"gopkg.in/yaml.v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestParseCloudProviderFlags(t *testing.T) {
+	guest := strings.Replace(testKubeconfig, "not-a-real-token", "guest-token", 1)
+	proxied := strings.Replace(guest, "https://192.0.2.10:6443", "https://rancher.example.com/k8s/clusters/c-m-abc12", 1)
+	tests := []struct {
+		name string
+		opts Options
+		flag string
+		want string
+	}{
+		{"generate without cluster", with(minimalOptions(), FlagGenerateCloudProviderConfig, true), FlagGenerateCloudProviderConfig, "needs --harvester-cluster-name"},
+		{"both ways", with(minimalOptions(), FlagClusterName, "gc1", FlagGenerateCloudProviderConfig, true, FlagCloudProviderConfig, guest), FlagGenerateCloudProviderConfig, "not both"},
+		{"server without generate", with(minimalOptions(), FlagCloudProviderServer, "https://10.0.0.1:6443"), FlagCloudProviderServer, "is only used with"},
+		{"proxy server", with(minimalOptions(), FlagClusterName, "gc1", FlagGenerateCloudProviderConfig, true, FlagCloudProviderServer, "https://rancher.example.com/k8s/clusters/c-1"), FlagCloudProviderServer, "is a Rancher proxy URL"},
+		{"proxy kubeconfig", with(minimalOptions(), FlagCloudProviderConfig, proxied), FlagCloudProviderConfig, "is a Rancher proxy URL"},
+		{"the driver's own credential", with(minimalOptions(), FlagKubeconfigContent, testKubeconfig, FlagCloudProviderConfig, base64.StdEncoding.EncodeToString([]byte(testKubeconfig))), FlagCloudProviderConfig, "is the Harvester credential of the driver itself"},
+		{"rke2 drop-in without config", with(minimalOptions(), FlagCloudProviderForRKE2, true), FlagCloudProviderForRKE2, "needs --harvester-cloud-provider-config or"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig("m1", tt.opts)
+			if err == nil || !strings.Contains(err.Error(), "--"+tt.flag+": ") || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("want a problem on --%s containing %q, got %v", tt.flag, tt.want, err)
+			}
+		})
+	}
+	cfg, err := ParseConfig("m1", with(minimalOptions(), FlagCloudProviderConfig, guest, FlagCloudProviderForRKE2, true))
+	if err != nil || string(cfg.CloudProvider.Kubeconfig) != guest || !cfg.CloudProvider.ForRKE2 {
+		t.Fatalf("a scoped kubeconfig is accepted: %v %+v", err, cfg)
+	}
+}
+
+// guestFiles reads the files a Secret's user data writes.
+func guestFiles(t *testing.T, userData []byte) map[string]string {
+	t.Helper()
+	var doc struct {
+		WriteFiles []struct{ Path, Encoding, Content, Owner, Permissions string } `yaml:"write_files"`
+	}
+	if err := yaml.Unmarshal(userData, &doc); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, f := range doc.WriteFiles {
+		content := f.Content
+		if f.Encoding == "b64" {
+			b, err := base64.StdEncoding.DecodeString(f.Content)
+			if err != nil {
+				t.Fatal(err)
+			}
+			content = string(b)
+		}
+		guestFile := f.Path == guestCloudConfigPath || f.Path == guestRKE2CloudConfigPath || f.Path == guestRKE2DropInPath
+		if guestFile && (f.Owner != "root:root" || f.Permissions != "0600") {
+			t.Errorf("%s: owner %q, permissions %q; it holds a token: root, 0600", f.Path, f.Owner, f.Permissions)
+		}
+		files[f.Path] = content
+	}
+	return files
+}
+
+func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
+	fc := newFakeCluster(t)
+	fc.harvesterRBAC()
+	fc.kubeVirt(healthy("10.0.0.5"))
+	captureLog(t)
+	d := newTestDriver(t, fc, "gc1-pool1-a-b", with(createOptions(), FlagClusterName, "gc1",
+		FlagGenerateCloudProviderConfig, true, FlagCloudProviderForRKE2, true))
+	if err := d.PreCreateCheck(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Create(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	secret, err := fc.c.secrets().get(ctx, "default", "gc1-pool1-a-b-cloudinit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	userData := secret.Data["userdata"]
+	files := guestFiles(t, userData)
+	for _, path := range []string{guestCloudConfigPath, guestRKE2CloudConfigPath} {
+		if !strings.Contains(files[path], "token: sa-token-gc1-token") || !strings.Contains(files[path], "https://192.168.10.100:6443") {
+			t.Errorf("%s:\n%s", path, files[path])
+		}
+	}
+	if !strings.Contains(files[guestRKE2DropInPath], "cloud-provider-name: harvester") {
+		t.Errorf("RKE2 drop-in: %q", files[guestRKE2DropInPath])
+	}
+	// The driver's own credential must never reach a guest: every pod on the node could read it.
+	if strings.Contains(string(userData), "not-a-real-token") || strings.Contains(string(userData), base64.StdEncoding.EncodeToString([]byte(testKubeconfig))) {
+		t.Fatalf("the driver's credential is in the guest's user data")
+	}
+
+	// The account belongs to the guest cluster: one machine's remove leaves it.
+	if err := rmDriver(fc, "gc1-pool1-a-b", "gc1").Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fc.c.serviceAccounts().get(ctx, "default", "gc1"); err != nil {
+		t.Errorf("remove deleted the guest cluster's cloud provider account: %v", err)
+	}
+}
+
+func TestPreCreateCheckCloudProviderAccess(t *testing.T) {
+	fc := newFakeCluster(t)
+	fc.harvesterRBAC()
+	captureLog(t)
+	fc.denied["create clusterrolebindings"] = true
+	d := newTestDriver(t, fc, "m1", with(createOptions(), FlagClusterName, "gc1", FlagGenerateCloudProviderConfig, true))
+	if err := d.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "may not create clusterrolebindings") {
+		t.Fatalf("PreCreateCheck: %v", err)
+	}
+	if _, err := fc.c.serviceAccounts().list(context.Background(), "default", metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRenderCloudProviderGolden(t *testing.T) {
+	var stdout, stderr strings.Builder
+	code := RenderCommand([]string{"--machine-name", "gc1-pool1-abcde-fghij", "--harvester-cluster-name", "gc1",
+		"--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "40", "--harvester-network-name", "default/vm-untag",
+		"--harvester-generate-cloud-provider-config", "--harvester-cloud-provider-for-rke2", "--harvester-zone", "zone-a",
+	}, func(string) (string, bool) { return "", false }, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("render exited %d: %s", code, stderr.String())
+	}
+	golden.Assert(t, "render/cloud-provider.yaml", []byte(stdout.String()))
+}
