@@ -2,8 +2,10 @@ package harvester
 
 import (
 	"context"
+
 	"flag"
 	"fmt"
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
 	"io"
 	"os"
 	"time"
@@ -21,6 +23,8 @@ func CloudProviderConfigCommand(args []string, lookupEnv func(string) (string, b
 	clusterName := fs.String("cluster-name", "", "the guest cluster's name; names the service account unless --service-account is given")
 	account := fs.String("service-account", "", "name of the service account (default: --cluster-name)")
 	server := fs.String("server", "", "Harvester's API as the guests reach it, https://<Harvester VIP>:6443 (default: discovered from Harvester)")
+	output := fs.String("output", "kubeconfig", "kubeconfig, or cloud-init: a #cloud-config writing it to the guest's cloud provider paths")
+	forRKE2 := fs.Bool("rke2", false, "with --output cloud-init: also write RKE2's config drop-in that turns the Harvester cloud provider on")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: docker-machine-driver-harvester cloud-provider-config --namespace NS --cluster-name NAME [flags]
 
@@ -37,7 +41,7 @@ guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2) or 
 	if *account == "" {
 		*account = *clusterName
 	}
-	if *namespace == "" || *account == "" || fs.NArg() > 0 {
+	if *namespace == "" || *account == "" || fs.NArg() > 0 || (*output != "kubeconfig" && *output != "cloud-init") {
 		fs.Usage()
 		return 2
 	}
@@ -73,7 +77,14 @@ guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2) or 
 		fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
 		return 1
 	}
-	if _, err := stdout.Write(kubeconfig); err != nil {
+	out := kubeconfig
+	if *output == "cloud-init" {
+		if out, err = cloudinit.WriteFilesConfig(cloudProviderFiles(kubeconfig, *forRKE2)); err != nil {
+			fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
+			return 1
+		}
+	}
+	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
 		return 1
 	}
