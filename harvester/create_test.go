@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
@@ -314,5 +315,95 @@ func TestMilestonesAndDetailGoToDifferentStreams(t *testing.T) {
 	}
 	if !strings.Contains(debug.String(), "Created Secret default/m1-cloudinit") {
 		t.Errorf("detail:\n%s", debug.String())
+	}
+}
+
+// shortGraces makes the states that may pass by count after a short while, for the test's duration.
+func shortGraces(t *testing.T, grace time.Duration) {
+	t.Helper()
+	volumes, recheck := graceVolumes, graceRecheck
+	graceVolumes, graceRecheck = grace, grace/4
+	t.Cleanup(func() { graceVolumes, graceRecheck = volumes, recheck })
+}
+
+// Harvester creates the PVCs a moment after the VM: KubeVirt may say ErrorPvcNotFound meanwhile. That passes.
+func TestCreateWaitsOutATransientState(t *testing.T) {
+	shortGraces(t, 2*time.Second)
+	fc := newFakeCluster(t)
+	fc.kubeVirt(func(_ *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
+		vmi.Status.Phase = kubevirtv1.Pending
+		return kubevirtv1.VirtualMachineStatusPvcNotFound
+	})
+	captureLog(t)
+	d := newTestDriver(t, fc, "m1", createOptions())
+	go func() {
+		ctx := context.Background()
+		vmis := fc.kv.KubevirtV1().VirtualMachineInstances("default")
+		eventually(t, "the VMI exists", func() bool { _, err := vmis.Get(ctx, "m1", metav1.GetOptions{}); return err == nil })
+		time.Sleep(500 * time.Millisecond) // less than the grace
+		vmi, _ := vmis.Get(ctx, "m1", metav1.GetOptions{})
+		healthy("10.0.0.5")(nil, vmi)
+		fc.ok(vmis.Update(ctx, vmi, metav1.UpdateOptions{}))
+		vm, _ := fc.kv.KubevirtV1().VirtualMachines("default").Get(ctx, "m1", metav1.GetOptions{})
+		vm.Status.PrintableStatus = kubevirtv1.VirtualMachineStatusRunning
+		fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").UpdateStatus(ctx, vm, metav1.UpdateOptions{}))
+	}()
+	if err := d.Create(); err != nil {
+		t.Fatalf("a transient ErrorPvcNotFound ended the create: %v", err)
+	}
+}
+
+// A state that may pass by but lasts its grace ends the create, with the reason, and rolls back.
+func TestCreateFailsOnALastingTransientState(t *testing.T) {
+	shortGraces(t, time.Second)
+	fc := newFakeCluster(t)
+	fc.kubeVirt(func(_ *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
+		vmi.Status.Phase = kubevirtv1.Pending
+		return kubevirtv1.VirtualMachineStatusPvcNotFound
+	})
+	captureLog(t)
+	d := newTestDriver(t, fc, "m1", with(createOptions(), FlagCreateTimeout, 600))
+	start := time.Now()
+	err := d.Create()
+	if err == nil || !strings.Contains(err.Error(), "the VM's volumes are broken (ErrorPvcNotFound)") || !strings.Contains(err.Error(), "(for 1s)") {
+		t.Fatalf("Create: %v", err)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Errorf("took %v: a lasting state must end the create after its grace, not the timeout", time.Since(start))
+	}
+	if vms, vmis, secrets := fc.objects(); vms+vmis+secrets != 0 {
+		t.Errorf("left behind: %d VMs, %d VMIs, %d Secrets", vms, vmis, secrets)
+	}
+}
+
+// Under load the API server's first answer may not hold the VM just created yet: not seen is not deleted.
+func TestCreateToleratesAStaleFirstList(t *testing.T) {
+	fc := newFakeCluster(t)
+	var lists atomic.Int32
+	fc.kv.PrependReactor("list", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if lists.Add(1) == 1 {
+			return true, &kubevirtv1.VirtualMachineList{}, nil // a cache that has not caught up
+		}
+		return false, nil, nil
+	})
+	fc.kubeVirt(healthy("10.0.0.5"))
+	captureLog(t)
+	go func() {
+		// A real watch replays what the stale list missed; the fake's does not, so the VM changes once more.
+		ctx := context.Background()
+		vms := fc.kv.KubevirtV1().VirtualMachines("default")
+		eventually(t, "the driver listed VMs", func() bool { return lists.Load() > 0 })
+		time.Sleep(300 * time.Millisecond)
+		vm, err := vms.Get(ctx, "m1", metav1.GetOptions{})
+		if err == nil {
+			vm.Annotations["touched"] = "yes"
+			_, err = vms.Update(ctx, vm, metav1.UpdateOptions{})
+		}
+		if err != nil {
+			t.Errorf("touching the VM: %v", err)
+		}
+	}()
+	if err := newTestDriver(t, fc, "m1", createOptions()).Create(); err != nil {
+		t.Fatalf("a VM not in the first list was taken for deleted: %v", err)
 	}
 }

@@ -150,7 +150,7 @@ func (d *Driver) setRunStrategy(ctx context.Context, c *clients, rs kubevirtv1.V
 // waitNoVMI waits, by watch, until the VM has no VMI.
 func (d *Driver) waitNoVMI(ctx context.Context, c *clients) error {
 	ns, name := d.namespace(), d.MachineName
-	last, err := c.waitFor(ctx, ns, name, func(s snapshot) (bool, error) { return s.vmi == nil, nil })
+	last, err := c.waitFor(ctx, ns, name, 0, func(s snapshot) (bool, error) { return s.vmi == nil, nil })
 	if err != nil {
 		return fmt.Errorf("waiting for VM %s/%s to stop: %w; last seen: %s", ns, name, err, describe(last))
 	}

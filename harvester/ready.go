@@ -11,6 +11,10 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
 
+// graceRecheck is how often a wait looks at its last snapshot again without an event, so a state that must
+// last a while (stuckError's grace) is noticed when it has. It reads nothing from the API.
+var graceRecheck = 5 * time.Second
+
 // errVMDeleted is returned when the VM disappears while the driver waits for it.
 var errVMDeleted = errors.New("the VirtualMachine was deleted while the driver waited for it")
 
@@ -20,17 +24,33 @@ var errVMDeleted = errors.New("the VirtualMachine was deleted while the driver w
 func (d *Driver) waitUntilReady(ctx context.Context, c *clients, timeout time.Duration) error {
 	ns, name := d.namespace(), d.MachineName
 	infof("Waiting for VM %s/%s to run and report an IP (up to %s)", ns, name, timeout)
-	lastLogged := ""
-	last, err := c.waitFor(ctx, ns, name, func(s snapshot) (bool, error) {
+	var (
+		lastLogged string
+		seen       bool      // the VM was observed: from then on its absence means it was deleted
+		stuck      string    // the stuck state last observed, and since when
+		stuckSince time.Time //
+	)
+	last, err := c.waitFor(ctx, ns, name, graceRecheck, func(s snapshot) (bool, error) {
 		if p := progress(s); p != lastLogged {
 			infof("VM %s/%s: %s", ns, name, p)
 			lastLogged = p
 		}
 		if s.vm == nil {
-			return false, errVMDeleted
+			if seen {
+				return false, errVMDeleted
+			}
+			return false, nil
 		}
-		if err := stuckError(s); err != nil {
+		seen = true
+		if err, grace := stuckError(s); err == nil {
+			stuck = ""
+		} else if grace == 0 {
 			return false, err
+		} else if stuck != err.Error() {
+			stuck, stuckSince = err.Error(), time.Now()
+			debugf("VM %s/%s: %v (ends the create if it lasts %s)", ns, name, err, grace)
+		} else if time.Since(stuckSince) >= grace {
+			return false, fmt.Errorf("%w (for %s)", err, grace)
 		}
 		v4, v6, ok := readyAddresses(s)
 		if ok {

@@ -74,7 +74,7 @@ func (d *Driver) removeVM(ctx context.Context, c *clients, uid types.UID) error 
 			return apiError(c, "delete VM", ns+"/"+name, err)
 		}
 	}
-	last, err := c.waitFor(ctx, ns, name, func(s snapshot) (bool, error) { return s.vm == nil || s.vm.UID != vm.UID, nil })
+	last, err := c.waitFor(ctx, ns, name, 0, func(s snapshot) (bool, error) { return s.vm == nil || s.vm.UID != vm.UID, nil })
 	if err != nil {
 		return fmt.Errorf("VM %s/%s is still being deleted after %s (%s; finalizers %v): %w. Check the VM in Harvester",
 			ns, name, removeTimeout, describe(last), finalizers(last), err)

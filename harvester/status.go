@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/rancher/machine/libmachine/state"
 	corev1 "k8s.io/api/core/v1"
@@ -78,34 +79,44 @@ func machineState(s snapshot) state.State {
 	return state.None
 }
 
-// stuckError says why the VM will not become ready by itself, or returns nil while it may still. KubeVirt's
-// error statuses are terminal for a create: waiting out the timeout would only hide the reason (the old driver's
-// "Maximum number of retries (120) exceeded", harvester/harvester#1456).
-func stuckError(s snapshot) error {
+// stuckError says why the VM will not become ready by itself, or returns nil while it may still, and for how
+// long the state must last before it counts. KubeVirt's error statuses end a create at once — waiting out the
+// timeout would only hide the reason (the old driver's "Maximum number of retries (120) exceeded",
+// harvester/harvester#1456) — except those that also pass by on a healthy Harvester: a PVC that Harvester
+// creates a moment after the VM (ErrorPvcNotFound, DataVolumeError), an image pull the kubelet retries, a VMI
+// that failed once and that RerunOnFailure starts again. Those count only once they have lasted their grace.
+func stuckError(s snapshot) (err error, grace time.Duration) {
 	status := s.printableStatus()
 	why := conditionMessages(s)
 	switch status {
 	case kubevirtv1.VirtualMachineStatusUnschedulable:
 		// The scheduler also says Unschedulable while a volume is still being bound; that passes.
 		if strings.Contains(why, "unbound immediate PersistentVolumeClaims") {
-			return nil
+			return nil, 0
 		}
 		return fmt.Errorf("no Harvester host can run the VM (%s)%s. Free CPU or memory on the hosts, ask for less "+
-			"(--%s, --%s), or check the placement rules (--%s, zones)", status, orNothing(why), FlagCPUCount, FlagMemorySize, FlagVMAffinity)
+			"(--%s, --%s), or check the placement rules (--%s, zones)", status, orNothing(why), FlagCPUCount, FlagMemorySize, FlagVMAffinity), 0
 	case kubevirtv1.VirtualMachineStatusErrImagePull, kubevirtv1.VirtualMachineStatusImagePullBackOff:
-		return fmt.Errorf("Harvester cannot pull a container image the VM needs (%s)%s. Check the hosts' access to their registry", status, orNothing(why))
+		return fmt.Errorf("Harvester cannot pull a container image the VM needs (%s)%s. Check the hosts' access to their registry", status, orNothing(why)), graceImagePull
 	case kubevirtv1.VirtualMachineStatusPvcNotFound, kubevirtv1.VirtualMachineStatusDataVolumeError:
-		return fmt.Errorf("the VM's volumes are broken (%s)%s. Check the image and the storage class of each disk", status, orNothing(why))
+		return fmt.Errorf("the VM's volumes are broken (%s)%s. Check the image and the storage class of each disk", status, orNothing(why)), graceVolumes
 	case kubevirtv1.VirtualMachineStatusCrashLoopBackOff:
-		return fmt.Errorf("the VM keeps failing to start (%s)%s", status, orNothing(why))
+		return fmt.Errorf("the VM keeps failing to start (%s)%s", status, orNothing(why)), 0
 	case kubevirtv1.VirtualMachineStatusTerminating:
-		return fmt.Errorf("the VM is being deleted (%s)", status)
+		return fmt.Errorf("the VM is being deleted (%s)", status), 0
 	}
 	if s.vmiPhase() == kubevirtv1.Failed {
-		return fmt.Errorf("the VM failed to start (VMI phase Failed)%s", orNothing(why))
+		return fmt.Errorf("the VM failed to start (VMI phase Failed)%s", orNothing(why)), graceFailedVMI
 	}
-	return nil
+	return nil, 0
 }
+
+// How long a state that may pass by must last before it ends a create (see stuckError). Variables for tests.
+var (
+	graceVolumes   = 30 * time.Second
+	graceImagePull = time.Minute
+	graceFailedVMI = time.Minute
+)
 
 // readyAddresses returns the primary NIC's addresses once the VMI runs and has one; ok reports readiness.
 func readyAddresses(s snapshot) (ipv4, ipv6 string, ok bool) {

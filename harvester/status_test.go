@@ -3,6 +3,7 @@ package harvester
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rancher/machine/libmachine/state"
 	corev1 "k8s.io/api/core/v1"
@@ -96,8 +97,8 @@ func TestStuckError(t *testing.T) {
 		Type: kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled), Status: corev1.ConditionFalse,
 		Reason: "Unschedulable", Message: "0/3 nodes are available: 3 Insufficient memory.",
 	}}
-	err := stuckError(unsched)
-	if err == nil || !strings.Contains(err.Error(), "no Harvester host can run the VM (ErrorUnschedulable)") ||
+	err, grace := stuckError(unsched)
+	if grace != 0 || err == nil || !strings.Contains(err.Error(), "no Harvester host can run the VM (ErrorUnschedulable)") ||
 		!strings.Contains(err.Error(), "3 Insufficient memory") || !strings.Contains(err.Error(), "--harvester-memory-size") {
 		t.Errorf("unschedulable: %v", err)
 	}
@@ -106,20 +107,23 @@ func TestStuckError(t *testing.T) {
 		Type: kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled), Status: corev1.ConditionFalse,
 		Reason: "Unschedulable", Message: "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
 	}}
-	if err := stuckError(binding); err != nil {
+	if err, _ := stuckError(binding); err != nil {
 		t.Errorf("waiting for a volume to bind is not stuck: %v", err)
 	}
-	for _, ps := range []kubevirtv1.VirtualMachinePrintableStatus{"ErrImagePull", "ImagePullBackOff", "ErrorPvcNotFound", "DataVolumeError", "CrashLoopBackOff", "Terminating"} {
-		if stuckError(snapshot{vm: testVM(ps)}) == nil {
-			t.Errorf("%s is not reported as stuck", ps)
+	for ps, want := range map[kubevirtv1.VirtualMachinePrintableStatus]time.Duration{
+		"ErrImagePull": graceImagePull, "ImagePullBackOff": graceImagePull, "ErrorPvcNotFound": graceVolumes,
+		"DataVolumeError": graceVolumes, "CrashLoopBackOff": 0, "Terminating": 0,
+	} {
+		if err, grace := stuckError(snapshot{vm: testVM(ps)}); err == nil || grace != want {
+			t.Errorf("%s: %v after %s, want stuck after %s", ps, err, grace, want)
 		}
 	}
 	for _, ps := range []kubevirtv1.VirtualMachinePrintableStatus{"", "Provisioning", "Starting", "Running", "WaitingForVolumeBinding"} {
-		if err := stuckError(snapshot{vm: testVM(ps), vmi: testVMI(kubevirtv1.Scheduling)}); err != nil {
+		if err, _ := stuckError(snapshot{vm: testVM(ps), vmi: testVMI(kubevirtv1.Scheduling)}); err != nil {
 			t.Errorf("%s is reported as stuck: %v", ps, err)
 		}
 	}
-	if err := stuckError(snapshot{vm: testVM(""), vmi: testVMI(kubevirtv1.Failed)}); err == nil || !strings.Contains(err.Error(), "VMI phase Failed") {
+	if err, grace := stuckError(snapshot{vm: testVM(""), vmi: testVMI(kubevirtv1.Failed)}); err == nil || grace != graceFailedVMI || !strings.Contains(err.Error(), "VMI phase Failed") {
 		t.Errorf("failed VMI: %v", err)
 	}
 }

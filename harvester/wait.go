@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +23,9 @@ import (
 // watch the server drops is resumed from the last version seen, and one that has expired (410 Gone) is
 // replaced by a fresh list — no event is missed and nothing polls. An unreachable API server (restarting, say)
 // is retried with backoff until ctx ends.
-func (c *clients) waitFor(ctx context.Context, ns, name string, check func(snapshot) (done bool, err error)) (snapshot, error) {
+//
+// With recheck > 0 check also runs again when that long passes without a change (for conditions on time).
+func (c *clients) waitFor(ctx context.Context, ns, name string, recheck time.Duration, check func(snapshot) (done bool, err error)) (snapshot, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -49,10 +52,20 @@ func (c *clients) waitFor(ctx context.Context, ns, name string, check func(snaps
 		if err != nil || done {
 			return s, err
 		}
+		var tick <-chan time.Time
+		var timer *time.Timer
+		if recheck > 0 {
+			timer = time.NewTimer(recheck)
+			tick = timer.C
+		}
 		select {
 		case <-w.changed:
+		case <-tick:
 		case <-ctx.Done():
 			return w.current(), ctx.Err()
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 }
@@ -64,6 +77,9 @@ func listWatchByName[L runtime.Object](name string, list func(context.Context, m
 	return listAndWatch{&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = byName
+			// A consistent read: the reflector asks for resourceVersion "0", which the API server answers from its
+			// watch cache — and under load that cache may not hold the VM this driver has just created.
+			o.ResourceVersion, o.ResourceVersionMatch = "", ""
 			return list(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {

@@ -20,6 +20,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/rancher/machine/libmachine/log"
 )
 
 func main() {
@@ -29,6 +31,8 @@ func main() {
 	flag.IntVar(&o.concurrent, "concurrent", 100, "machines created and removed at once")
 	flag.IntVar(&o.handshakes, "handshakes", 10, "plugin starts to time")
 	flag.Parse()
+	// rancher/machine's RPC client relays the plugin's output through its logger: keep stdout for the table.
+	log.SetOutWriter(os.Stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o, os.Stdout); err != nil {
