@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
@@ -352,49 +351,14 @@ func vmiGone(t *testing.T, b *testbed.Bed, ns, name string) {
 	}
 }
 
-// nothingLeft asserts that no VM, VMI, Secret or PVC remains in ns (PVCs may take a moment to go: the stand-in
-// deletes them while the VM is being deleted, and their protection finalizer is removed after that).
+// nothingLeft asserts that no VM, VMI, Secret or PVC remains in ns.
 func nothingLeft(t *testing.T, b *testbed.Bed, ns string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	vms, err1 := b.Virt.KubevirtV1().VirtualMachines(ns).List(ctx, metav1.ListOptions{})
-	vmis, err2 := b.Virt.KubevirtV1().VirtualMachineInstances(ns).List(ctx, metav1.ListOptions{})
-	secrets, err3 := b.Kube.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
-	if err := firstErr(err1, err2, err3); err != nil {
-		t.Fatal(err)
-	}
-	var left []string
-	for _, vm := range vms.Items {
-		left = append(left, "VM "+vm.Name)
-	}
-	for _, vmi := range vmis.Items {
-		left = append(left, "VMI "+vmi.Name)
-	}
-	for _, s := range secrets.Items {
-		if s.Type != corev1.SecretTypeServiceAccountToken {
-			left = append(left, "Secret "+s.Name)
-		}
-	}
-	pvcs, err := b.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+	left, err := b.Leftovers(context.Background(), ns, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, p := range pvcs.Items {
-		if _, err := b.WaitPVC(ctx, ns, p.Name, "gone", testbed.Gone[*corev1.PersistentVolumeClaim]); err != nil {
-			left = append(left, "PVC "+p.Name)
-		}
 	}
 	if len(left) > 0 {
 		t.Errorf("left behind in namespace %s: %v", ns, left)
 	}
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

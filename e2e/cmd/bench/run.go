@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	kubevirtv1 "kubevirt.io/api/core/v1"
@@ -34,7 +35,8 @@ var standInOpts = standin.Options{PhaseDelay: 50 * time.Millisecond, IPDelay: 20
 
 func simulatedBoot() time.Duration { return 3*standInOpts.PhaseDelay + standInOpts.IPDelay }
 
-const namespace = "default"
+// namespace holds the benchmark's machines and nothing else, so what is left in it is theirs.
+const namespace = "bench"
 
 func run(ctx context.Context, o options, out io.Writer) error {
 	pluginDir, err := rmachine.PluginDir(o.plugin)
@@ -53,6 +55,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	defer bed.Stop()
+	if _, err := bed.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
 	proxy, err := startProxy(bed.AdminConfig())
 	if err != nil {
 		return err
@@ -202,30 +207,9 @@ func measureConcurrent(ctx context.Context, bed *testbed.Bed, newCLI func(string
 	each(func(i int) []string { return []string{"rm", "-y", fmt.Sprintf("many-%d", i)} })
 	rep.concurrentRemoveWall = time.Since(start)
 	rep.concurrentFailures = failed
-	left, err := leftovers(ctx, bed)
-	rep.leftBehind = left
+	left, err := bed.Leftovers(ctx, namespace, 30*time.Second)
+	rep.leftBehind = len(left)
 	return err
-}
-
-// leftovers counts VMs, VMIs, cloud-init Secrets and PVCs still in the namespace (PVCs get a moment to go).
-func leftovers(ctx context.Context, bed *testbed.Bed) (int, error) {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		vms, err1 := bed.Virt.KubevirtV1().VirtualMachines(namespace).List(ctx, metav1.ListOptions{})
-		vmis, err2 := bed.Virt.KubevirtV1().VirtualMachineInstances(namespace).List(ctx, metav1.ListOptions{})
-		secrets, err3 := bed.Kube.CoreV1().Secrets(namespace).List(ctx, metav1.ListOptions{LabelSelector: "harvesterhci.io/creator=docker-machine-driver-harvester"})
-		pvcs, err4 := bed.Kube.CoreV1().PersistentVolumeClaims(namespace).List(ctx, metav1.ListOptions{})
-		for _, err := range []error{err1, err2, err3, err4} {
-			if err != nil {
-				return -1, err
-			}
-		}
-		n := len(vms.Items) + len(vmis.Items) + len(secrets.Items) + len(pvcs.Items)
-		if n == 0 || time.Now().After(deadline) {
-			return n, nil
-		}
-		time.Sleep(time.Second)
-	}
 }
 
 // report holds the figures and prints them.
