@@ -3,13 +3,18 @@ package harvester
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
 
-// labelImageType is set by Harvester's UI on every image: "iso" or "raw_qcow2".
-const labelImageType = "harvesterhci.io/image-type"
+// Harvester's UI sets labelImageType on every image ("iso" or "raw_qcow2") and annotationUploadedImageName
+// on uploaded ones (the file's name).
+const (
+	labelImageType              = "harvesterhci.io/image-type"
+	annotationUploadedImageName = "harvesterhci.io/image-name"
+)
 
 // lookups are the facts a create needs from the cluster, found once (by PreCreateCheck) and reused by Create.
 type lookups struct {
@@ -83,12 +88,18 @@ func checkImage(img *virtualMachineImage) error {
 }
 
 // isISO reports whether an image is an installer ISO: by the image-type label Harvester's UI sets, else by the
-// file name it was made from.
+// file it was made from — the path of its URL, its display name, or the uploaded file's name.
 func isISO(img *virtualMachineImage) bool {
 	if t, ok := img.Labels[labelImageType]; ok {
 		return strings.EqualFold(t, "iso")
 	}
-	for _, name := range []string{img.Spec.DisplayName, img.Spec.URL, img.Status.AppliedURL} {
+	names := []string{img.Spec.DisplayName, img.Annotations[annotationUploadedImageName]}
+	for _, raw := range []string{img.Spec.URL, img.Status.AppliedURL} {
+		if u, err := url.Parse(strings.TrimSpace(raw)); err == nil {
+			names = append(names, u.Path) // a query string (a signed download link) does not hide the file type
+		}
+	}
+	for _, name := range names {
 		if strings.HasSuffix(strings.ToLower(strings.TrimSpace(name)), ".iso") {
 			return true
 		}

@@ -144,3 +144,35 @@ func TestPreCreateCheckZones(t *testing.T) {
 		}
 	}
 }
+
+func TestIsISO(t *testing.T) {
+	img := func(f func(*virtualMachineImage)) *virtualMachineImage {
+		i := &virtualMachineImage{}
+		f(i)
+		return i
+	}
+	tests := []struct {
+		name string
+		img  *virtualMachineImage
+		want bool
+	}{
+		{"label iso", img(func(i *virtualMachineImage) { i.Labels = map[string]string{labelImageType: "iso"} }), true},
+		{"label wins over the name", img(func(i *virtualMachineImage) {
+			i.Labels = map[string]string{labelImageType: "raw_qcow2"}
+			i.Spec.DisplayName = "weird.iso"
+		}), false},
+		{"signed download link", img(func(i *virtualMachineImage) { i.Spec.URL = "https://mirror/leap.iso?X-Amz-Signature=abc" }), true},
+		{"uploaded file", img(func(i *virtualMachineImage) {
+			i.Annotations = map[string]string{annotationUploadedImageName: "Win11.ISO"}
+		}), true},
+		{"cloud image", img(func(i *virtualMachineImage) {
+			i.Spec.URL = "https://cloud-images/jammy.img"
+			i.Spec.DisplayName = "jammy"
+		}), false},
+	}
+	for _, tt := range tests {
+		if got := isISO(tt.img); got != tt.want {
+			t.Errorf("%s: isISO = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
