@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/inter
 TESTENV   := CGO_ENABLED=1
 TESTFLAGS ?= -race -timeout 80m
 
-.PHONY: help demo build test bench deps fmt-check vet unit size release-snapshot clean
+.PHONY: help demo build test bench deps fmt-check vet unit e2e-guest size release-snapshot clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -24,11 +24,13 @@ build: ## build the static plugin binary into bin/
 
 test: fmt-check vet deps unit ## everything CI runs: gofmt check, go vet, all tests with the race detector
 
-deps: ## install and build what the tests run (cloud-init from Debian; etcd, kube-apiserver, rancher-machine, goreleaser from the Go module proxy); idempotent and cached
+deps: ## install and build what the tests run (cloud-init, qemu from Debian; etcd, kube-apiserver, rancher-machine, goreleaser from the Go module proxy; the Debian guest image where it can be built); idempotent and cached
 	cloudinit/testdata/install-cloud-init.sh
 	hack/tools.sh controlplane >/dev/null
 	hack/tools.sh rancher-machine >/dev/null
 	hack/tools.sh goreleaser >/dev/null
+	@if hack/guest-image.sh --check; then hack/guest-image.sh >/dev/null; \
+	else echo "deps: no guest tooling here (needs root, Debian, x86_64): the real-guest tests will be skipped"; fi
 
 fmt-check: ## fail when a Go file is not gofmt-formatted
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -39,6 +41,10 @@ vet: ## go vet
 
 unit: ## go test -race ./... (tools the tests need must be present: DMDH_REQUIRE_TOOLS=1)
 	DMDH_REQUIRE_TOOLS=1 $(TESTENV) $(GO) test $(TESTFLAGS) ./...
+
+e2e-guest: ## only the real-guest tests: the driver's VMs booted under qemu with real cloud-init and qemu-guest-agent
+	hack/guest-image.sh >/dev/null
+	DMDH_REQUIRE_TOOLS=1 $(TESTENV) $(GO) test $(TESTFLAGS) -count=1 -v -run 'RealGuest|TestBoot' ./e2e/guest ./e2e/scenarios
 
 size: build ## print the size of the stripped plugin binary (budget: 30 MB)
 	@bytes=$$(stat -c %s $(BIN)); echo "$(BIN): $$bytes bytes ($$(awk "BEGIN{printf \"%.1f\", $$bytes/1000000}") MB; budget 30 MB)"; \

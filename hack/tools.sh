@@ -72,12 +72,16 @@ rancher-machine)
 	ensure rancher-machine "$here/e2e/tools/rancher-machine" "" \
 		github.com/rancher/machine/cmd/rancher-machine=rancher-machine
 	;;
+guest-image)
+	# not a Go build: the Debian guest the real-guest e2e mode boots (see the script)
+	exec "$here/hack/guest-image.sh"
+	;;
 goreleaser)
 	ensure goreleaser "$here/e2e/tools/goreleaser" "" \
 		github.com/goreleaser/goreleaser/v2=goreleaser
 	;;
 *)
-	echo "usage: $0 controlplane|rancher-machine|goreleaser" >&2
+	echo "usage: $0 controlplane|rancher-machine|goreleaser|guest-image" >&2
 	exit 2
 	;;
 esac

@@ -100,13 +100,25 @@ func (m *machineCLI) run(args ...string) rmachine.Result {
 // done when the driver logs its milestone.
 func (m *machineCLI) runUntil(marker string, args ...string) rmachine.Result {
 	m.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	return m.runUntilWithin(5*time.Minute, marker, args...)
+}
+
+// runUntilWithin is runUntil with a time limit other than 5 minutes.
+func (m *machineCLI) runUntilWithin(limit time.Duration, marker string, args ...string) rmachine.Result {
+	m.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	var until func(string, time.Time) bool
 	if marker != "" {
 		until = func(line string, _ time.Time) bool { return strings.Contains(line, marker) }
 	}
 	return m.Run(ctx, until, args...)
+}
+
+// runWithin runs rancher-machine to the end, within limit.
+func (m *machineCLI) runWithin(limit time.Duration, args ...string) rmachine.Result {
+	m.t.Helper()
+	return m.runUntilWithin(limit, "", args...)
 }
 
 // must runs rancher-machine and fails the test when it fails.
@@ -121,7 +133,8 @@ func (m *machineCLI) must(args ...string) rmachine.Result {
 
 // createArgs are what Rancher's provisioning job passes for a small machine in namespace ns: its install script
 // with --custom-install-script, so rancher-machine leaves the guest to cloud-init and does not provision it over
-// SSH (the stand-in's guests have made-up addresses; real guests are issue 8's), and the machine config's flags.
+// SSH (simulated guests have made-up addresses; real guests are reached through a forwarded port), and the
+// machine config's flags.
 func createArgs(t *testing.T, ns string, extra ...string) []string {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), "install.sh")

@@ -9,8 +9,9 @@
 //     stop on deletion, VM status.printableStatus/created/ready/conditions as virt-controller derives them.
 //   - a storage provisioner: PVCs of an existing storage class become Bound.
 //
-// There are no pods, no virt-launcher and no guest: latencies are imitated with small delays (Options), and
-// failures are injected with annotations (AnnotationInject). Garbage collection of the VMI and of VM-owned
+// There are no pods and no virt-launcher. Guests are simulated, with latencies imitated by small delays (Options)
+// and failures injected with annotations (AnnotationInject), or, for VMs annotated AnnotationGuest, real Linux
+// guests under qemu (realguest.go). Garbage collection of the VMI and of VM-owned
 // Secrets is left to the real kube-controller-manager.
 package standin
 
@@ -59,6 +60,8 @@ type StandIn struct {
 	mu     sync.Mutex
 	clocks map[types.UID]map[string]time.Time // per object, when each stage was first seen
 
+	guests realGuests
+
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -72,7 +75,8 @@ type key struct {
 // Start connects to the cluster cfg points at, waits until its caches are synced and starts the workers. ctx
 // bounds the start-up only: the stand-in runs until Stop.
 func Start(ctx context.Context, cfg *rest.Config, opts Options) (*StandIn, error) {
-	s := &StandIn{opts: opts.withDefaults(), calls: newCallCounter(), clocks: map[types.UID]map[string]time.Time{}}
+	s := &StandIn{opts: opts.withDefaults(), calls: newCallCounter(), clocks: map[types.UID]map[string]time.Time{},
+		guests: realGuests{running: map[types.UID]*runningGuest{}, disks: map[string]string{}}}
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "e2e-standin"
 	cfg.Wrap(s.calls.wrap)
@@ -163,10 +167,12 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*StandIn, error
 	return s, nil
 }
 
-// Stop ends the stand-in and waits for its workers. Objects stay as they are: VMs no longer progress.
+// Stop ends the stand-in and waits for its workers. Objects stay as they are: VMs no longer progress. Real guests
+// are killed and their files removed.
 func (s *StandIn) Stop() {
 	s.cancel()
 	s.wg.Wait()
+	s.guests.shutdown()
 }
 
 // Calls returns how many API requests the stand-in has made, by "VERB resource[/subresource]"

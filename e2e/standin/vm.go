@@ -33,6 +33,9 @@ func (s *StandIn) syncVM(ctx context.Context, namespace, name string) (time.Dura
 		next.add(after)
 	}
 	if vm == nil {
+		if vmi == nil {
+			s.guests.discardDisk(namespace, name)
+		}
 		return next.d, nil
 	}
 	if vm.DeletionTimestamp != nil {

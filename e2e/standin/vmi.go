@@ -75,10 +75,19 @@ func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine,
 			st.Reason = "CrashLoop"
 			break
 		}
+		if s.wantsRealGuest(vm) {
+			s.bootGuest(ctx, upd)
+			after = agentPollWhileAbsent
+			break
+		}
 		setPhase(upd, kubevirtv1.Running)
 		st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionTrue, "", "")
 		st.Interfaces = interfaces(upd, false, false)
 	case kubevirtv1.Running:
+		if s.wantsRealGuest(vm) {
+			after = s.observeGuest(ctx, upd)
+			break
+		}
 		if s.injected(vm, InjectGuestShutdown) {
 			setPhase(upd, kubevirtv1.Succeeded)
 			st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, "PodCompleted", "")
@@ -143,9 +152,12 @@ func (s *StandIn) stopGuest(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
 		grace = *g
 	}
+	if !s.stopRealGuest(vmi, time.Duration(grace)*time.Second) {
+		return 500 * time.Millisecond, nil
+	}
 	delay := s.opts.StopDelay
-	if grace == 0 || vmi.IsFinal() || !vmi.IsRunning() {
-		delay = 0
+	if grace == 0 || vmi.IsFinal() || !vmi.IsRunning() || vmi.Annotations[AnnotationGuestSSH] != "" {
+		delay = 0 // a real guest has just stopped for real
 	}
 	if wait := delay - s.elapsed(vmi.UID, "deleting"); wait > 0 {
 		return wait, nil

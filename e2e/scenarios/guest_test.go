@@ -1,0 +1,289 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/e2e/guest"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
+)
+
+// guestInstallScript stands in for Rancher's installer in a real guest. It records that it ran, whether the user's
+// runcmd ran before it, and whether the agent was already up: Rancher's script must run last.
+const guestInstallScript = `#!/bin/sh
+{
+  echo registered
+  test -e /var/lib/e2e-user-runcmd && echo after-user-runcmd
+  systemctl is-active qemu-guest-agent || true
+} > /var/lib/e2e-install-marker
+`
+
+// guestUserData is what a user puts in --harvester-user-data: a timezone, a user, a command.
+const guestUserData = `#cloud-config
+timezone: Europe/Paris
+users:
+  - default
+  - name: alice
+    shell: /bin/bash
+runcmd:
+  - touch /var/lib/e2e-user-runcmd
+`
+
+// The Rancher flow on a real guest: Create returns once the real qemu-guest-agent reported the address, and the
+// guest booted from the driver's cloud-init is what Rancher needs: named after the machine, the user's user data
+// applied, the agent enabled by cloud-init, Rancher's script run last, the cloud provider kubeconfig in place.
+// Then stop (an ACPI power-off), start (the agent comes back on the same disk) and rm leave nothing behind.
+func TestRealGuestRancherFlow(t *testing.T) {
+	guest.Require(t)
+	t.Parallel() // with the other real-guest test only: guests boot for minutes under TCG
+	b := testbed.Shared(t)
+	ns := b.Namespace(t)
+	annotateNamespace(t, b, ns, standin.AnnotationGuest, standin.GuestReal)
+	cli := newCLI(t, b.AdminKubeconfig())
+	name := "rg1-pool1-abcde-fghij"
+	ctx := context.Background()
+
+	start := time.Now()
+	args := guestCreateArgs(t, ns, "--harvester-user-data", base64.StdEncoding.EncodeToString([]byte(guestUserData)),
+		"--harvester-cluster-name", "rg1", "--harvester-generate-cloud-provider-config",
+		"--harvester-cloud-provider-server", "https://192.0.2.100:6443")
+	r := cli.run(append(args, name)...)
+	if r.Err != nil {
+		t.Fatalf("create: %s\n%s", r, guestConsole(b, ns, name))
+	}
+	t.Logf("create returned after %v (%s)", time.Since(start).Round(time.Second), guest.Accel())
+	vmi := guestVMI(t, b, ns, name)
+	if c := vmiCondition(vmi, kubevirtv1.VirtualMachineInstanceAgentConnected); c == nil || c.Status != corev1.ConditionTrue {
+		t.Fatalf("create returned before the real agent connected: %+v", vmi.Status.Conditions)
+	}
+	if !strings.Contains(r.Output, "is running at 10.0.2.15") {
+		t.Errorf("create did not report the address the guest agent reported:\n%s", r.Output)
+	}
+	if out := cli.must("ip", name).Answer(); out != "10.0.2.15" {
+		t.Errorf("ip: %q", out)
+	}
+
+	sh := guestShell(t, cli, vmi)
+	// cloud-init's last stage (scripts, then the final message) may still run when the agent reports the IP.
+	if out, err := sh.Run("cloud-init status --wait --long"); err != nil {
+		t.Errorf("cloud-init did not finish cleanly: %v\n%s", err, out)
+	}
+	for _, check := range []struct{ what, command, want string }{
+		{"the hostname is the machine name", "hostname", name},
+		{"Rancher's script ran, after the user's runcmd, with the agent already up", "cat /var/lib/e2e-install-marker",
+			"registered\nafter-user-runcmd\nactive"},
+		{"the user's timezone applied", "readlink /etc/localtime", "/usr/share/zoneinfo/Europe/Paris"},
+		{"the user's user exists", "id -un alice", "alice"},
+		{"qemu-guest-agent runs", "systemctl is-active qemu-guest-agent", "active"},
+		// The image ships the agent disabled and nothing else enables it: cloud-init's runcmd did.
+		{"qemu-guest-agent was enabled", "systemctl is-enabled qemu-guest-agent", "enabled"},
+		{"cloud-init's runcmd enabled it", "grep -c 'enable.*qemu-guest-agent' /var/lib/cloud/instance/scripts/runcmd", "1"},
+		{"the CCM kubeconfig is root's, mode 0600", "stat -c '%a %U' /var/lib/rancher/rke2/etc/config-files/cloud-provider-config", "600 root"},
+		{"the CSI kubeconfig is root's, mode 0600", "stat -c '%a %U' /etc/kubernetes/cloud-config", "600 root"},
+	} {
+		out, err := sh.Run(check.command)
+		if got := strings.TrimSpace(out); err != nil || got != check.want {
+			t.Errorf("%s: `%s` gave %q (%v), want %q", check.what, check.command, got, err, check.want)
+		}
+	}
+	token, err := b.Kube.CoreV1().Secrets(ns).Get(ctx, "rg1-token", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/var/lib/rancher/rke2/etc/config-files/cloud-provider-config", "/etc/kubernetes/cloud-config"} {
+		out, err := sh.Run("cat " + path)
+		if err != nil || !strings.Contains(out, "server: https://192.0.2.100:6443") || !strings.Contains(out, string(token.Data["token"])) ||
+			!strings.Contains(out, "namespace: "+ns) {
+			t.Errorf("%s does not hold the guest cluster's scoped kubeconfig (%v):\n%s", path, err, out)
+		}
+	}
+	// The driver's own credential never reaches the guest: its client key is nowhere on the disk.
+	if secret := credentialSecret(t, b); secret != "" {
+		if out, _ := sh.Run("grep -rlF '" + secret + "' /etc /var/lib /root /home /usr/local 2>/dev/null"); strings.TrimSpace(out) != "" {
+			t.Errorf("the driver's credential is in the guest: %s", out)
+		}
+	}
+	sh.Close()
+
+	// stop powers the guest off through ACPI: the VMI goes once the guest is down.
+	cli.must("stop", name)
+	vmiGoneWithin(t, b, ns, name, 3*time.Minute)
+	running := "VM " + ns + "/" + name + " is running at"
+	if r := cli.runUntilWithin(guest.BootBudget(), running, "start", name); !strings.Contains(r.Output, running) {
+		t.Fatalf("start: %s\n%s", r, guestConsole(b, ns, name))
+	}
+	// The same disk boots again; cloud-init does not run its per-instance modules twice, and the agent, enabled
+	// the first time, is back on its own.
+	sh = guestShell(t, cli, guestVMI(t, b, ns, name))
+	if out, err := sh.Run("systemctl is-active qemu-guest-agent; cat /var/lib/e2e-install-marker | head -1"); err != nil || out != "active\nregistered\n" {
+		t.Errorf("after start: %q %v", out, err)
+	}
+	sh.Close()
+
+	cli.must("rm", "-y", name)
+	nothingLeft(t, b, ns)
+	noGuestProcess(t, name)
+}
+
+// With guest-agent injection off, the image's agent never starts: the real guest boots and finishes cloud-init,
+// yet no address is ever reported, and Create fails with the timeout naming the missing agent. Nothing is left.
+func TestRealGuestWithoutAgentTimesOut(t *testing.T) {
+	guest.Require(t)
+	t.Parallel()
+	b := testbed.Shared(t)
+	ns := b.Namespace(t)
+	annotateNamespace(t, b, ns, standin.AnnotationGuest, standin.GuestReal)
+	cli := newCLI(t, b.AdminKubeconfig())
+	name := "rg2-pool1-abcde-fghij"
+	// Long enough for the guest to boot and finish cloud-init here (about 1.5 minutes under TCG, seconds under KVM;
+	// the test checks that it did), short enough not to hold CI for the whole boot budget.
+	timeout := guest.BootBudget() / 2
+	args := guestCreateArgs(t, ns, "--harvester-skip-guest-agent")
+	args = withFlag(args, "--harvester-create-timeout", timeoutSeconds(timeout))
+	done := make(chan rmachine.Result, 1)
+	go func() { done <- cli.runWithin(timeout+2*time.Minute, append(args, name)...) }()
+
+	// While Create waits: the guest is up, cloud-init is done, and the agent is not running.
+	vmi := guestVMI(t, b, ns, name)
+	sh := guestShell(t, cli, vmi)
+	if out, err := sh.Run("cloud-init status --wait --long"); err != nil {
+		t.Errorf("cloud-init did not finish cleanly: %v\n%s", err, out)
+	}
+	if out, _ := sh.Run("systemctl is-active qemu-guest-agent"); strings.TrimSpace(out) == "active" {
+		t.Errorf("qemu-guest-agent runs although the driver did not inject it")
+	}
+	sh.Close()
+
+	r := <-done
+	if r.Err == nil {
+		t.Fatalf("create succeeded without a guest agent: %s", r)
+	}
+	for _, want := range []string{"timed out after", "guest agent not connected", "qemu-guest-agent"} {
+		if !strings.Contains(r.Output, want) {
+			t.Errorf("the error does not say %q:\n%s", want, r.Output)
+		}
+	}
+	nothingLeft(t, b, ns)
+	noGuestProcess(t, name)
+}
+
+// guestCreateArgs are createArgs with the real-guest install script and a create timeout for a real first boot.
+func guestCreateArgs(t *testing.T, ns string, extra ...string) []string {
+	t.Helper()
+	args := createArgs(t, ns, extra...)
+	script := filepath.Join(t.TempDir(), "install.sh")
+	if err := os.WriteFile(script, []byte(guestInstallScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args = withFlag(args, "--custom-install-script", script)
+	return withFlag(args, "--harvester-create-timeout", timeoutSeconds(guest.BootBudget()))
+}
+
+// withFlag sets the value of a flag already in args.
+func withFlag(args []string, flag, value string) []string {
+	out := append([]string{}, args...)
+	for i := range out[:len(out)-1] {
+		if out[i] == flag {
+			out[i+1] = value
+			return out
+		}
+	}
+	panic("withFlag: " + flag + " is not in the arguments")
+}
+
+func timeoutSeconds(d time.Duration) string { return strconv.Itoa(int(d / time.Second)) }
+
+// guestVMI waits for the VMI of a real guest to be running with its SSH port published.
+func guestVMI(t *testing.T, b *testbed.Bed, ns, name string) *kubevirtv1.VirtualMachineInstance {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	vmi, err := b.WaitVMI(ctx, ns, name, "a running real guest", func(vmi *kubevirtv1.VirtualMachineInstance, exists bool) bool {
+		return exists && vmi.Status.Phase == kubevirtv1.Running && vmi.DeletionTimestamp == nil && vmi.Annotations[standin.AnnotationGuestSSH] != ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vmi
+}
+
+// guestShell logs in to the guest as root (the driver's default SSH user) with the key the driver generated.
+func guestShell(t *testing.T, cli *machineCLI, vmi *kubevirtv1.VirtualMachineInstance) *guest.Shell {
+	t.Helper()
+	key, err := os.ReadFile(filepath.Join(cli.Store, "machines", vmi.Name, "id_rsa"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guest.BootBudget())
+	defer cancel()
+	sh, err := guest.DialSSH(ctx, vmi.Annotations[standin.AnnotationGuestSSH], "root", key)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, guest.ConsoleTail(vmi.Annotations[standin.AnnotationGuestConsole], 4000))
+	}
+	return sh
+}
+
+// guestConsole is the tail of the guest's console, for a failure message.
+func guestConsole(b *testbed.Bed, ns, name string) string {
+	vmi, err := b.Virt.KubevirtV1().VirtualMachineInstances(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil || vmi.Annotations[standin.AnnotationGuestConsole] == "" {
+		return "(no guest console)"
+	}
+	return "guest console:\n" + guest.ConsoleTail(vmi.Annotations[standin.AnnotationGuestConsole], 4000)
+}
+
+func vmiCondition(vmi *kubevirtv1.VirtualMachineInstance, typ kubevirtv1.VirtualMachineInstanceConditionType) *kubevirtv1.VirtualMachineInstanceCondition {
+	for i := range vmi.Status.Conditions {
+		if vmi.Status.Conditions[i].Type == typ {
+			return &vmi.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func vmiGoneWithin(t *testing.T, b *testbed.Bed, ns, name string, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	if _, err := b.WaitVMI(ctx, ns, name, "gone", testbed.Gone[*kubevirtv1.VirtualMachineInstance]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// credentialSecret is a piece of the admin kubeconfig's client key, which must never appear in a guest.
+func credentialSecret(t *testing.T, b *testbed.Bed) string {
+	for _, line := range strings.Split(string(b.AdminKubeconfig()), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && (k == "client-key-data" || k == "token") {
+			if v = strings.TrimSpace(v); len(v) >= 32 {
+				from := (len(v) - 32) / 2
+				return v[from : from+32]
+			}
+		}
+	}
+	t.Error("the admin kubeconfig has neither client-key-data nor token")
+	return ""
+}
+
+// noGuestProcess asserts that no qemu process runs for the machine any more.
+func noGuestProcess(t *testing.T, name string) {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), "qemu-system") && strings.Contains(string(b), "\x00-name\x00"+name+"\x00") {
+			t.Errorf("a qemu process still runs for %s (%s)", name, p)
+		}
+	}
+}
