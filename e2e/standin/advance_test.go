@@ -30,7 +30,8 @@ func TestGuestAgentStep(t *testing.T) {
 		t.Run("inject="+c.inject, func(t *testing.T) {
 			vm, vmi := runningVM(c.inject)
 			s := &StandIn{opts: Options{}.withDefaults(), clocks: map[types.UID]map[string]time.Time{},
-				virt: kubevirtfake.NewSimpleClientset(vmi), pvcs: corelisters.NewPersistentVolumeClaimLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, nil))}
+				virt: kubevirtfake.NewSimpleClientset(vmi), pvcs: corelisters.NewPersistentVolumeClaimLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, nil)),
+				namespaces: corelisters.NewNamespaceLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, nil))}
 			got, _, err := s.advanceVMI(context.Background(), vm, vmi)
 			if err != nil {
 				t.Fatal(err)
