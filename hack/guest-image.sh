@@ -12,8 +12,9 @@
 # sources are empty, so cloud-init's package step finds the agent already installed and moves on.
 #
 # The cache key is a hash of the recipe (the build function, suite, mirror, packages): changing it rebuilds,
-# nothing else does (comments included). Override the cache root with DMDH_CACHE. Host packages (debootstrap, qemu, genisoimage) are installed from Debian when missing; building
-# needs root (debootstrap's chroot). Concurrent runs take a lock: one builds, the others wait.
+# nothing else does (comments included). Override the cache root with DMDH_CACHE. Host packages (debootstrap,
+# qemu, genisoimage) are installed from Debian when missing; building needs root (debootstrap's chroot).
+# Concurrent runs take a lock: one builds, the others wait.
 #
 #   hack/guest-image.sh           build if needed, print the directory
 #   hack/guest-image.sh --check   exit 0 when the tooling to build and boot guests is present or installable
@@ -44,6 +45,7 @@ host_tools() { # install the host packages that are missing (Debian only)
 
 if [ "${1:-}" = --check ]; then
 	[ "$(uname -m)" = x86_64 ] || { log "guests are x86_64; this host is $(uname -m)"; exit 1; }
+	[ "$(id -u)" = 0 ] || { log "building the guest image needs root (debootstrap, chroot)"; exit 1; }
 	host_tools
 	exit 0
 fi
@@ -58,11 +60,12 @@ build() { # build <out dir>
 	# pass), so it lays down minbase only and apt installs the rest inside the chroot.
 	debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$tmp/build.log" 2>&1 ||
 		{ tail -20 "$tmp/build.log" >&2; return 1; }
-	mount -t proc proc "$root/proc"
+	# Some maintainer scripts look at /proc; where mounting is not allowed they manage without it.
+	mount -t proc proc "$root/proc" 2>/dev/null || log "cannot mount /proc in the chroot; installing without it"
 	local rc=0
 	chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${packages[@]}" \
 		>>"$tmp/build.log" 2>&1 || rc=$?
-	umount "$root/proc"
+	! mountpoint -q "$root/proc" || umount "$root/proc"
 	[ $rc -eq 0 ] || { tail -20 "$tmp/build.log" >&2; return 1; }
 
 	# Offline guest: no apt sources, so cloud-init's "packages" step is a local no-op for installed packages.
