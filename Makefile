@@ -16,8 +16,8 @@ TESTFLAGS ?= -race -timeout 80m
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
 
-demo: build ## run the driver's main job: a simulated Harvester on this machine, one machine created and removed by the real rancher-machine
-	CGO_ENABLED=0 $(GO) run ./e2e/cmd/demo -plugin $(BIN)
+demo: build ## run the driver's main job: a simulated Harvester on this machine, one machine created and removed by the real rancher-machine (REAL_GUEST=1: booted as a real guest under qemu)
+	CGO_ENABLED=0 $(GO) run ./e2e/cmd/demo -plugin $(BIN) $(if $(REAL_GUEST),-real-guest)
 
 build: ## build the static plugin binary into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/docker-machine-driver-harvester

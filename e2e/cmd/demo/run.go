@@ -12,6 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/e2e/guest"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
@@ -24,7 +25,7 @@ const (
 	installScript = "#!/bin/sh\necho 'Rancher system agent would be installed here'\n"
 )
 
-func run(ctx context.Context, plugin string, out io.Writer) error {
+func run(ctx context.Context, plugin string, realGuest bool, out io.Writer) error {
 	pluginDir, err := rmachine.PluginDir(plugin)
 	if err != nil {
 		return err
@@ -49,6 +50,18 @@ func run(ctx context.Context, plugin string, out io.Writer) error {
 		say("Stopped the simulated Harvester; nothing is left running")
 	}()
 	fmt.Fprintf(out, "   ready in %s; admin kubeconfig %s\n", time.Since(t0).Round(100*time.Millisecond), bed.KubeconfigPath)
+	timeout := "120"
+	if realGuest {
+		say("Real guest: building or finding the Debian guest image (hack/guest-image.sh; about two minutes once)")
+		if _, err := guest.FindImage(ctx); err != nil {
+			return err
+		}
+		if err := realGuests(ctx, bed); err != nil {
+			return err
+		}
+		timeout = fmt.Sprint(int(guest.BootBudget() / time.Second))
+		fmt.Fprintf(out, "   VMs in namespace %s boot under qemu (%s); create waits for the real qemu-guest-agent\n", namespace, guest.Accel())
+	}
 
 	work, err := os.MkdirTemp("", "dmdh-demo-")
 	if err != nil {
@@ -72,7 +85,7 @@ func run(ctx context.Context, plugin string, out io.Writer) error {
 		"--harvester-vm-namespace", namespace, "--harvester-cluster-name", "demo",
 		"--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "20",
 		"--harvester-network-name", "default/vm-untag", "--harvester-cpu-count", "2", "--harvester-memory-size", "4",
-		"--harvester-user-data", userData, machine); err != nil {
+		"--harvester-create-timeout", timeout, "--harvester-user-data", userData, machine); err != nil {
 		return err
 	}
 	say("rancher-machine status / ip")
@@ -85,6 +98,12 @@ func run(ctx context.Context, plugin string, out io.Writer) error {
 	say("What Harvester now holds")
 	if err := summary(ctx, bed, out); err != nil {
 		return err
+	}
+	if realGuest {
+		say("Inside the guest, over SSH with the key the driver generated")
+		if err := inside(ctx, bed, filepath.Join(cli.Store, "machines", machine, "id_rsa"), out); err != nil {
+			return err
+		}
 	}
 	say("Removing the machine (rancher-machine rm -y, as Rancher does)")
 	return cli.run(ctx, "rm", "-y", machine)
