@@ -44,7 +44,7 @@ unit: ## go test -race ./... (tools the tests need must be present: DMDH_REQUIRE
 
 e2e-guest: ## only the real-guest tests: the driver's VMs booted under qemu with real cloud-init and qemu-guest-agent
 	hack/guest-image.sh >/dev/null
-	DMDH_REQUIRE_TOOLS=1 $(TESTENV) $(GO) test $(TESTFLAGS) -count=1 -v -run 'RealGuest|TestBoot' ./e2e/guest ./e2e/scenarios
+	DMDH_REQUIRE_TOOLS=1 $(TESTENV) $(GO) test $(TESTFLAGS) -count=1 -v -run 'RealGuests|TestBoot' ./e2e/guest ./e2e/scenarios
 
 size: build ## print the size of the stripped plugin binary (budget: 30 MB)
 	@bytes=$$(stat -c %s $(BIN)); echo "$(BIN): $$bytes bytes ($$(awk "BEGIN{printf \"%.1f\", $$bytes/1000000}") MB; budget 30 MB)"; \

@@ -41,13 +41,21 @@ runcmd:
   - touch /var/lib/e2e-user-runcmd
 `
 
+// TestRealGuests runs the real-guest scenarios one after the other, and (being parallel) after the package's
+// other tests: without KVM a guest boots for minutes, and two guests sharing a small machine's cores with the rest
+// of the tests would each take several times longer.
+func TestRealGuests(t *testing.T) {
+	guest.Require(t)
+	t.Parallel()
+	t.Run("RancherFlow", testRealGuestRancherFlow)
+	t.Run("WithoutAgentTimesOut", testRealGuestWithoutAgentTimesOut)
+}
+
 // The Rancher flow on a real guest: Create returns once the real qemu-guest-agent reported the address, and the
 // guest booted from the driver's cloud-init is what Rancher needs: named after the machine, the user's user data
 // applied, the agent enabled by cloud-init, Rancher's script run last, the cloud provider kubeconfig in place.
 // Then stop (an ACPI power-off), start (the agent comes back on the same disk) and rm leave nothing behind.
-func TestRealGuestRancherFlow(t *testing.T) {
-	guest.Require(t)
-	t.Parallel() // with the other real-guest test only: guests boot for minutes under TCG
+func testRealGuestRancherFlow(t *testing.T) {
 	b := testbed.Shared(t)
 	ns := b.Namespace(t)
 	annotateNamespace(t, b, ns, standin.AnnotationGuest, standin.GuestReal)
@@ -59,7 +67,7 @@ func TestRealGuestRancherFlow(t *testing.T) {
 	args := guestCreateArgs(t, ns, "--harvester-user-data", base64.StdEncoding.EncodeToString([]byte(guestUserData)),
 		"--harvester-cluster-name", "rg1", "--harvester-generate-cloud-provider-config",
 		"--harvester-cloud-provider-server", "https://192.0.2.100:6443")
-	r := cli.run(append(args, name)...)
+	r := cli.runWithin(guest.BootBudget()+2*time.Minute, append(args, name)...)
 	if r.Err != nil {
 		t.Fatalf("create: %s\n%s", r, guestConsole(b, ns, name))
 	}
@@ -67,6 +75,11 @@ func TestRealGuestRancherFlow(t *testing.T) {
 	vmi := guestVMI(t, b, ns, name)
 	if c := vmiCondition(vmi, kubevirtv1.VirtualMachineInstanceAgentConnected); c == nil || c.Status != corev1.ConditionTrue {
 		t.Fatalf("create returned before the real agent connected: %+v", vmi.Status.Conditions)
+	}
+	if v := vmi.Annotations[standin.AnnotationGuestAgent]; v == "" {
+		t.Errorf("the agent's guest-info version was not recorded")
+	} else {
+		t.Logf("qemu-guest-agent %s", v)
 	}
 	if !strings.Contains(r.Output, "is running at 10.0.2.15") {
 		t.Errorf("create did not report the address the guest agent reported:\n%s", r.Output)
@@ -139,9 +152,7 @@ func TestRealGuestRancherFlow(t *testing.T) {
 
 // With guest-agent injection off, the image's agent never starts: the real guest boots and finishes cloud-init,
 // yet no address is ever reported, and Create fails with the timeout naming the missing agent. Nothing is left.
-func TestRealGuestWithoutAgentTimesOut(t *testing.T) {
-	guest.Require(t)
-	t.Parallel()
+func testRealGuestWithoutAgentTimesOut(t *testing.T) {
 	b := testbed.Shared(t)
 	ns := b.Namespace(t)
 	annotateNamespace(t, b, ns, standin.AnnotationGuest, standin.GuestReal)
@@ -149,7 +160,7 @@ func TestRealGuestWithoutAgentTimesOut(t *testing.T) {
 	name := "rg2-pool1-abcde-fghij"
 	// Long enough for the guest to boot and finish cloud-init here (about 1.5 minutes under TCG, seconds under KVM;
 	// the test checks that it did), short enough not to hold CI for the whole boot budget.
-	timeout := guest.BootBudget() / 2
+	timeout := guest.BootBudget() * 6 / 10
 	args := guestCreateArgs(t, ns, "--harvester-skip-guest-agent")
 	args = withFlag(args, "--harvester-create-timeout", timeoutSeconds(timeout))
 	done := make(chan rmachine.Result, 1)

@@ -31,6 +31,9 @@ const (
 	AnnotationGuestSSH = "e2e.harvesterhci.io/ssh"
 	// AnnotationGuestConsole is set on the VMI of a real guest: the file its serial console is written to.
 	AnnotationGuestConsole = "e2e.harvesterhci.io/console"
+	// AnnotationGuestAgent is set on the VMI of a real guest once its agent answered: the version guest-info
+	// reported (virt-handler keeps it in the VMI's guestosinfo subresource, which the stand-in does not serve).
+	AnnotationGuestAgent = "e2e.harvesterhci.io/guest-agent-version"
 )
 
 const (
@@ -106,7 +109,12 @@ func (s *StandIn) observeGuest(ctx context.Context, upd *kubevirtv1.VirtualMachi
 	}
 	actx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	reported, err := g.machine.Interfaces(actx)
+	// Like virt-handler: guest-info tells whether an agent answers (and which), then the interfaces.
+	info, err := g.machine.AgentInfo(actx)
+	var reported []guest.Interface
+	if err == nil {
+		reported, err = g.machine.Interfaces(actx)
+	}
 	if err != nil {
 		st.Conditions = removeCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected)
 		st.Interfaces = interfaces(upd, false, false)
@@ -114,6 +122,10 @@ func (s *StandIn) observeGuest(ctx context.Context, upd *kubevirtv1.VirtualMachi
 	}
 	st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue, "", "")
 	st.Interfaces = agentInterfaces(upd, reported)
+	if upd.Annotations == nil {
+		upd.Annotations = map[string]string{}
+	}
+	upd.Annotations[AnnotationGuestAgent] = info.Version
 	return agentPollWhileConnected
 }
 
