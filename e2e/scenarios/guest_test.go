@@ -56,10 +56,7 @@ func TestRealGuests(t *testing.T) {
 // applied, the agent enabled by cloud-init, Rancher's script run last, the cloud provider kubeconfig in place.
 // Then stop (an ACPI power-off), start (the agent comes back on the same disk) and rm leave nothing behind.
 func testRealGuestRancherFlow(t *testing.T) {
-	b := testbed.Shared(t)
-	ns := b.Namespace(t)
-	annotateNamespace(t, b, ns, standin.AnnotationGuest, standin.GuestReal)
-	cli := newCLI(t, b.AdminKubeconfig())
+	b, ns, cli := realGuestNamespace(t)
 	name := "rg1-pool1-abcde-fghij"
 	ctx := context.Background()
 
@@ -153,10 +150,7 @@ func testRealGuestRancherFlow(t *testing.T) {
 // With guest-agent injection off, the image's agent never starts: the real guest boots and finishes cloud-init,
 // yet no address is ever reported, and Create fails with the timeout naming the missing agent. Nothing is left.
 func testRealGuestWithoutAgentTimesOut(t *testing.T) {
-	b := testbed.Shared(t)
-	ns := b.Namespace(t)
-	annotateNamespace(t, b, ns, standin.AnnotationGuest, standin.GuestReal)
-	cli := newCLI(t, b.AdminKubeconfig())
+	b, ns, cli := realGuestNamespace(t)
 	name := "rg2-pool1-abcde-fghij"
 	// Long enough for the guest to boot and finish cloud-init here (about 1.5 minutes under TCG, seconds under KVM;
 	// the test checks that it did), short enough not to hold CI for the whole boot budget.
@@ -188,6 +182,15 @@ func testRealGuestWithoutAgentTimesOut(t *testing.T) {
 	}
 	nothingLeft(t, b, ns)
 	noGuestProcess(t, name)
+}
+
+// realGuestNamespace gives a test a namespace of the shared bed whose VMs boot as real guests, and a CLI.
+func realGuestNamespace(t *testing.T) (*testbed.Bed, string, *machineCLI) {
+	t.Helper()
+	b := testbed.Shared(t)
+	ns := b.Namespace(t)
+	annotateNamespace(t, b, ns, standin.AnnotationGuest, standin.GuestReal)
+	return b, ns, newCLI(t, b.AdminKubeconfig())
 }
 
 // guestCreateArgs are createArgs with the real-guest install script and a create timeout for a real first boot.
