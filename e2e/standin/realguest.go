@@ -64,7 +64,13 @@ func (s *StandIn) wantsRealGuest(vm *kubevirtv1.VirtualMachine) bool {
 
 // bootGuest starts the real guest of upd (a VMI about to run) and marks it Running, or Failed with the reason.
 func (s *StandIn) bootGuest(ctx context.Context, upd *kubevirtv1.VirtualMachineInstance) {
-	m, err := s.guests.boot(ctx, s, upd)
+	var m *guest.Machine
+	var err error
+	if g := s.guests.get(upd.UID); g != nil {
+		m = g.machine // booted in an earlier round whose VMI update did not land (a conflict): not twice
+	} else {
+		m, err = s.guests.boot(ctx, s, upd)
+	}
 	if err != nil {
 		s.opts.Logf("standin: vm %s/%s: real guest: %v", upd.Namespace, upd.Name, err)
 		setPhase(upd, kubevirtv1.Failed)
