@@ -78,6 +78,7 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 		out, _ := (typedResource[authorizationv1.SelfSubjectAccessReview]{gvk: authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectAccessReview")}).toUnstructured(&review)
 		return true, out, nil
 	})
+	installListThenWatch(fc.kv)
 	fc.c = &clients{kubevirt: fc.kv.KubevirtV1(), dynamic: fc.dyn, server: "harvester.test:6443"}
 	fc.seed()
 	return fc
