@@ -30,6 +30,18 @@ type Info struct {
 	Version string `json:"version"`
 }
 
+// OSInfo is what guest-get-osinfo reports (os-release and uname, read inside the guest).
+type OSInfo struct {
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	PrettyName    string `json:"pretty-name"`
+	Version       string `json:"version"`
+	VersionID     string `json:"version-id"`
+	KernelRelease string `json:"kernel-release"`
+	KernelVersion string `json:"kernel-version"`
+	Machine       string `json:"machine"`
+}
+
 // agent speaks qemu-guest-agent's protocol (JSON commands over the virtio-serial port, exposed by qemu as a unix
 // socket) the way virt-handler does: guest-sync first, so answers to earlier commands that arrive late are skipped.
 // Without an agent in the guest, qemu still accepts the connection and nothing ever answers: every call has a
@@ -113,4 +125,10 @@ func (a agent) interfaces(ctx context.Context) ([]Interface, error) {
 func (a agent) info(ctx context.Context) (Info, error) {
 	var out Info
 	return out, a.call(ctx, "guest-info", &out)
+}
+
+// osInfo asks the agent which operating system runs.
+func (a agent) osInfo(ctx context.Context) (OSInfo, error) {
+	var out OSInfo
+	return out, a.call(ctx, "guest-get-osinfo", &out)
 }

@@ -45,6 +45,8 @@ func fakeAgent(t *testing.T, silent bool) string {
 					switch cmd.Execute {
 					case "guest-sync":
 						fmt.Fprintf(conn, `{"return": %d}`+"\n", cmd.Arguments.ID)
+					case "guest-get-osinfo":
+						fmt.Fprintln(conn, `{"return": {"id": "debian", "name": "Debian GNU/Linux", "version-id": "12", "kernel-release": "6.1.0-28-cloud-amd64", "machine": "x86_64"}}`)
 					case "guest-network-get-interfaces":
 						fmt.Fprintln(conn, `{"return": [{"name": "eth0", "hardware-address": "52:54:00:00:00:01", "ip-addresses": [{"ip-address-type": "ipv4", "ip-address": "10.0.2.15", "prefix": 24}]}]}`)
 					default:
@@ -64,6 +66,9 @@ func TestAgentSkipsStaleAnswers(t *testing.T) {
 	ifaces, err := a.interfaces(ctx)
 	if err != nil || len(ifaces) != 1 || ifaces[0].IPAddresses[0].Address != "10.0.2.15" || ifaces[0].MAC != "52:54:00:00:00:01" {
 		t.Fatalf("interfaces: %+v %v", ifaces, err)
+	}
+	if info, err := a.osInfo(ctx); err != nil || info.ID != "debian" || info.VersionID != "12" || info.KernelRelease != "6.1.0-28-cloud-amd64" {
+		t.Errorf("osInfo: %+v %v", info, err)
 	}
 	if _, err := a.info(ctx); err == nil || !strings.Contains(err.Error(), "CommandNotFound") {
 		t.Errorf("an agent error must be returned as such: %v", err)

@@ -40,6 +40,8 @@ type Machine struct {
 	Console string
 	// Accel is "kvm" or "tcg".
 	Accel string
+	// Disk is the guest's writable disk (Spec.Disk), which outlives the process.
+	Disk string
 
 	cmd   *exec.Cmd
 	agent agent
@@ -79,6 +81,7 @@ func Boot(ctx context.Context, spec Spec) (*Machine, error) {
 		SSH:     net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		Console: filepath.Join(spec.Dir, "console.log"),
 		Accel:   Accel(),
+		Disk:    spec.Disk,
 		agent:   agent{socket: filepath.Join(spec.Dir, "qga.sock")},
 		qmp:     filepath.Join(spec.Dir, "qmp.sock"),
 		done:    make(chan struct{}),
@@ -144,6 +147,9 @@ func (m *Machine) Interfaces(ctx context.Context) ([]Interface, error) {
 
 // AgentInfo asks the guest agent for its version; it fails while no agent runs in the guest.
 func (m *Machine) AgentInfo(ctx context.Context) (Info, error) { return m.agent.info(ctx) }
+
+// OSInfo asks the guest agent which operating system and kernel run in the guest.
+func (m *Machine) OSInfo(ctx context.Context) (OSInfo, error) { return m.agent.osInfo(ctx) }
 
 // Stop asks the guest to power off (ACPI, as virt-handler does for a graceful shutdown) and waits up to grace for
 // it, then kills it. It returns once the process is gone.

@@ -46,6 +46,9 @@ func TestBootReportsAddressThroughTheAgent(t *testing.T) {
 	if err != nil || info.Version == "" {
 		t.Errorf("guest-info: %+v %v", info, err)
 	}
+	if osInfo, err := m.OSInfo(context.Background()); err != nil || osInfo.ID != "debian" || !strings.HasSuffix(osInfo.KernelRelease, "-cloud-amd64") {
+		t.Errorf("guest-get-osinfo: %+v %v", osInfo, err)
+	}
 	stopped := time.Now()
 	m.Stop(2 * time.Minute)
 	if m.Err() != nil {

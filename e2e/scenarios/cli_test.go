@@ -37,8 +37,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binDir = dir
-	testbed.Main(m, testbed.Options{})
-	os.RemoveAll(dir)
+	testbed.Main(m, testbed.Options{}, func() { os.RemoveAll(dir) })
 }
 
 // setup builds the plugin as it ships (static, trimmed) and finds rancher-machine; it runs once, for the first

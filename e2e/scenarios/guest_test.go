@@ -3,6 +3,8 @@ package scenarios
 import (
 	"context"
 	"encoding/base64"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -78,6 +80,12 @@ func testRealGuestRancherFlow(t *testing.T) {
 	} else {
 		t.Logf("qemu-guest-agent %s", v)
 	}
+	// The agent also tells which system runs, published (like virt-handler does) once it answered; the kernel is
+	// checked inside below.
+	osInfo := guestOSInfo(t, b, ns, name)
+	if osInfo.ID != "debian" || osInfo.VersionID != "12" || osInfo.KernelRelease == "" {
+		t.Errorf("status.guestOSInfo from the agent: %+v", osInfo)
+	}
 	if !strings.Contains(r.Output, "is running at 10.0.2.15") {
 		t.Errorf("create did not report the address the guest agent reported:\n%s", r.Output)
 	}
@@ -92,6 +100,7 @@ func testRealGuestRancherFlow(t *testing.T) {
 	}
 	for _, check := range []struct{ what, command, want string }{
 		{"the hostname is the machine name", "hostname", name},
+		{"the agent reported the running kernel", "uname -r", osInfo.KernelRelease},
 		{"Rancher's script ran, after the user's runcmd, with the agent already up", "cat /var/lib/e2e-install-marker",
 			"registered\nafter-user-runcmd\nactive"},
 		{"the user's timezone applied", "readlink /etc/localtime", "/usr/share/zoneinfo/Europe/Paris"},
@@ -136,15 +145,20 @@ func testRealGuestRancherFlow(t *testing.T) {
 	}
 	// The same disk boots again; cloud-init does not run its per-instance modules twice, and the agent, enabled
 	// the first time, is back on its own.
-	sh = guestShell(t, cli, guestVMI(t, b, ns, name))
+	restarted := guestVMI(t, b, ns, name)
+	sh = guestShell(t, cli, restarted)
 	if out, err := sh.Run("systemctl is-active qemu-guest-agent; cat /var/lib/e2e-install-marker | head -1"); err != nil || out != "active\nregistered\n" {
 		t.Errorf("after start: %q %v", out, err)
 	}
 	sh.Close()
+	if restarted.Annotations[standin.AnnotationGuestDisk] != vmi.Annotations[standin.AnnotationGuestDisk] {
+		t.Errorf("start booted another disk: %s, first %s", restarted.Annotations[standin.AnnotationGuestDisk], vmi.Annotations[standin.AnnotationGuestDisk])
+	}
 
 	cli.must("rm", "-y", name)
 	nothingLeft(t, b, ns)
 	noGuestProcess(t, name)
+	guestFilesGone(t, vmi, restarted)
 }
 
 // With guest-agent injection off, the image's agent never starts: the real guest boots and finishes cloud-init,
@@ -182,6 +196,7 @@ func testRealGuestWithoutAgentTimesOut(t *testing.T) {
 	}
 	nothingLeft(t, b, ns)
 	noGuestProcess(t, name)
+	guestFilesGone(t, vmi)
 }
 
 // realGuestNamespace gives a test a namespace of the shared bed whose VMs boot as real guests, and a CLI.
@@ -231,6 +246,21 @@ func guestVMI(t *testing.T, b *testbed.Bed, ns, name string) *kubevirtv1.Virtual
 		t.Fatal(err)
 	}
 	return vmi
+}
+
+// guestOSInfo waits for the VMI's status.guestOSInfo, filled from the agent's guest-get-osinfo.
+func guestOSInfo(t *testing.T, b *testbed.Bed, ns, name string) kubevirtv1.VirtualMachineInstanceGuestOSInfo {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	vmi, err := b.WaitVMI(ctx, ns, name, "guestOSInfo from the agent", func(vmi *kubevirtv1.VirtualMachineInstance, exists bool) bool {
+		return exists && vmi.Status.GuestOSInfo.ID != ""
+	})
+	if err != nil {
+		t.Error(err)
+		return kubevirtv1.VirtualMachineInstanceGuestOSInfo{}
+	}
+	return vmi.Status.GuestOSInfo
 }
 
 // guestShell logs in to the guest as root (the driver's default SSH user) with the key the driver generated.
@@ -299,5 +329,37 @@ func noGuestProcess(t *testing.T, name string) {
 		if err == nil && strings.Contains(string(b), "qemu-system") && strings.Contains(string(b), "\x00-name\x00"+name+"\x00") {
 			t.Errorf("a qemu process still runs for %s (%s)", name, p)
 		}
+	}
+}
+
+// guestFilesGone asserts that the files the stand-in kept for these boots of a real guest — each boot's directory
+// (seed, sockets, console log) and the VM's disk — are removed soon after the machine is.
+func guestFilesGone(t *testing.T, boots ...*kubevirtv1.VirtualMachineInstance) {
+	t.Helper()
+	var files []string
+	for _, vmi := range boots {
+		console, disk := vmi.Annotations[standin.AnnotationGuestConsole], vmi.Annotations[standin.AnnotationGuestDisk]
+		if console == "" || disk == "" {
+			t.Errorf("VMI %s/%s does not name its guest's files: %v", vmi.Namespace, vmi.Name, vmi.Annotations)
+			return
+		}
+		files = append(files, filepath.Dir(console), disk)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var left []string
+		for _, f := range files {
+			if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
+				left = append(left, f)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("files of the real guest left behind a minute after rm: %s", strings.Join(left, ", "))
+			return
+		}
+		time.Sleep(time.Second)
 	}
 }

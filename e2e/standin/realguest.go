@@ -31,6 +31,8 @@ const (
 	AnnotationGuestSSH = "e2e.harvesterhci.io/ssh"
 	// AnnotationGuestConsole is set on the VMI of a real guest: the file its serial console is written to.
 	AnnotationGuestConsole = "e2e.harvesterhci.io/console"
+	// AnnotationGuestDisk is set on the VMI of a real guest: its disk file, removed when the VM goes.
+	AnnotationGuestDisk = "e2e.harvesterhci.io/disk"
 	// AnnotationGuestAgent is set on the VMI of a real guest once its agent answered: the version guest-info
 	// reported (virt-handler keeps it in the VMI's guestosinfo subresource, which the stand-in does not serve).
 	AnnotationGuestAgent = "e2e.harvesterhci.io/guest-agent-version"
@@ -83,6 +85,7 @@ func (s *StandIn) bootGuest(ctx context.Context, upd *kubevirtv1.VirtualMachineI
 	}
 	upd.Annotations[AnnotationGuestSSH] = m.SSH
 	upd.Annotations[AnnotationGuestConsole] = m.Console
+	upd.Annotations[AnnotationGuestDisk] = m.Disk
 	setPhase(upd, kubevirtv1.Running)
 	upd.Status.Conditions = setCondition(upd.Status.Conditions, kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionTrue, "", "")
 	upd.Status.Interfaces = interfaces(upd, false, false)
@@ -132,7 +135,23 @@ func (s *StandIn) observeGuest(ctx context.Context, upd *kubevirtv1.VirtualMachi
 		upd.Annotations = map[string]string{}
 	}
 	upd.Annotations[AnnotationGuestAgent] = info.Version
+	if st.GuestOSInfo.ID == "" {
+		// Once per VMI, as virt-handler fills it on the agent's first answer.
+		octx, cancel := context.WithTimeout(ctx, time.Second)
+		if osInfo, err := g.machine.OSInfo(octx); err == nil {
+			st.GuestOSInfo = guestOSInfo(osInfo)
+		}
+		cancel()
+	}
 	return agentPollWhileConnected
+}
+
+// guestOSInfo is status.guestOSInfo as virt-handler fills it from guest-get-osinfo.
+func guestOSInfo(info guest.OSInfo) kubevirtv1.VirtualMachineInstanceGuestOSInfo {
+	return kubevirtv1.VirtualMachineInstanceGuestOSInfo{
+		ID: info.ID, Name: info.Name, PrettyName: info.PrettyName, Version: info.Version, VersionID: info.VersionID,
+		KernelRelease: info.KernelRelease, KernelVersion: info.KernelVersion, Machine: info.Machine,
+	}
 }
 
 // agentInterfaces is status.interfaces for the VMI's NICs with what the agent reported for the guest interface of

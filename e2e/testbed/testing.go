@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,21 +49,48 @@ func StartT(t testing.TB, opts Options) *Bed {
 var shared struct {
 	once sync.Once
 	opts Options
+	mu   sync.Mutex // guards bed, which a signal may stop while tests run
 	bed  *Bed
 	err  error
 }
 
-// Main runs a test package with one bed shared by its tests (see Shared), stopped after the last test. Call it
-// from TestMain: func TestMain(m *testing.M) { testbed.Main(m, testbed.Options{}) }.
-func Main(m *testing.M, opts Options) {
+// Main runs a test package with one bed shared by its tests (see Shared), stops it after the last test, and then
+// runs atExit (the package's own temporary files, say). Call it from TestMain:
+// func TestMain(m *testing.M) { testbed.Main(m, testbed.Options{}) }.
+//
+// An interrupt or a termination (Ctrl-C, a CI job cancelled) stops the bed and runs atExit too before the process
+// exits, so no server, guest or temporary file outlives the tests. (go test's own -timeout panics without
+// cleanup; the servers and guests still die with the process, their files stay in $TMPDIR.)
+func Main(m *testing.M, opts Options, atExit ...func()) {
 	shared.opts = opts
-	code := m.Run()
-	if shared.bed != nil {
-		if code != 0 {
-			fmt.Fprintln(os.Stderr, shared.bed.ControlPlane.Logs(40))
-		}
-		shared.bed.Stop()
+	var once sync.Once
+	cleanup := func(failed bool) {
+		once.Do(func() {
+			shared.mu.Lock()
+			bed := shared.bed
+			shared.mu.Unlock()
+			if bed != nil {
+				if failed {
+					fmt.Fprintln(os.Stderr, bed.ControlPlane.Logs(40))
+				}
+				bed.Stop()
+			}
+			for _, f := range atExit {
+				f()
+			}
+		})
 	}
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-signals
+		fmt.Fprintf(os.Stderr, "testbed: %v: stopping the test bed\n", sig)
+		cleanup(false)
+		os.Exit(1)
+	}()
+	code := m.Run()
+	signal.Stop(signals)
+	cleanup(code != 0)
 	os.Exit(code)
 }
 
@@ -77,7 +106,10 @@ func Shared(t testing.TB) *Bed {
 		if opts.Logf == nil {
 			opts.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 		}
-		shared.bed, shared.err = Start(ctx, opts)
+		bed, err := Start(ctx, opts)
+		shared.mu.Lock()
+		shared.bed, shared.err = bed, err
+		shared.mu.Unlock()
 	})
 	if shared.err != nil {
 		t.Fatalf("start the shared test bed: %v", shared.err)
