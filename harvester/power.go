@@ -87,8 +87,8 @@ func (d *Driver) Restart() error {
 }
 
 // Kill powers the machine off at once, without a guest shutdown, and waits until its VMI is gone. It asks
-// KubeVirt's stop subresource for a zero grace period; where that API is not served it stops through the VM
-// object and deletes the VMI with a zero grace period.
+// KubeVirt's stop subresource for a zero grace period; where that API is not served it does what virt-api does
+// behind it: the VMI's grace period becomes 0, then the VM is halted (and the VMI deleted with no grace).
 func (d *Driver) Kill() error {
 	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 	defer cancel()
@@ -110,10 +110,17 @@ func (d *Driver) Kill() error {
 	case err == nil:
 	case apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
 		debugf("KubeVirt's stop subresource is not served here (%v); killing through the VM object", err)
+		// KubeVirt powers a VMI off within spec.terminationGracePeriodSeconds, whatever grace a delete asks for:
+		// virt-api's stop handler shortens that field first, and so does this.
+		patch := []byte(`{"spec":{"terminationGracePeriodSeconds":0}}`)
+		_, err := c.kubevirt.VirtualMachineInstances(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		if err != nil && !isGone(err, "virtualmachineinstances", name) {
+			return apiError(c, "set a zero grace period on VMI", ns+"/"+name, err)
+		}
 		if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyHalted); err != nil {
 			return err
 		}
-		err := c.kubevirt.VirtualMachineInstances(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(0))})
+		err = c.kubevirt.VirtualMachineInstances(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(0))})
 		if err != nil && !isGone(err, "virtualmachineinstances", name) {
 			return apiError(c, "delete VMI", ns+"/"+name, err)
 		}

@@ -32,6 +32,16 @@ func (fc *fakeCluster) vmi() *kubevirtv1.VirtualMachineInstance {
 	return vmi
 }
 
+// vmiFromTracker reads the VMI from inside a reactor, where the fake's lock is held and its client cannot be used.
+func (fc *fakeCluster) vmiFromTracker() *kubevirtv1.VirtualMachineInstance {
+	obj, err := fc.kv.Tracker().Get(kubevirtv1.SchemeGroupVersion.WithResource("virtualmachineinstances"), "default", "m1")
+	if err != nil {
+		return nil
+	}
+	vmi, _ := obj.(*kubevirtv1.VirtualMachineInstance)
+	return vmi
+}
+
 func (fc *fakeCluster) runStrategy() kubevirtv1.VirtualMachineRunStrategy {
 	vm, err := fc.kv.KubevirtV1().VirtualMachines("default").Get(context.Background(), "m1", metav1.GetOptions{})
 	if err != nil || vm.Spec.RunStrategy == nil {
@@ -153,11 +163,21 @@ func TestKillWithoutTheSubresourceAPI(t *testing.T) {
 		}
 		return false, nil, nil
 	})
+	// KubeVirt powers off within the VMI's own grace period: that must be 0 before the VM is halted.
+	var graceBeforeHalt atomic.Int64
+	graceBeforeHalt.Store(-1)
+	fc.kv.PrependReactor("patch", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if vmi := fc.vmiFromTracker(); vmi != nil && vmi.Spec.TerminationGracePeriodSeconds != nil {
+			graceBeforeHalt.Store(*vmi.Spec.TerminationGracePeriodSeconds)
+		}
+		return false, nil, nil
+	})
 	if err := d.Kill(); err != nil {
 		t.Fatalf("Kill: %v", err)
 	}
-	if fc.vmi() != nil || fc.runStrategy() != kubevirtv1.RunStrategyHalted || deleteGrace.Load() != 0 {
-		t.Errorf("after Kill: VMI %v, runStrategy %s, VMI delete grace %d", fc.vmi(), fc.runStrategy(), deleteGrace.Load())
+	if fc.vmi() != nil || fc.runStrategy() != kubevirtv1.RunStrategyHalted || deleteGrace.Load() != 0 || graceBeforeHalt.Load() != 0 {
+		t.Errorf("after Kill: VMI %v, runStrategy %s, VMI delete grace %d, VMI grace period when halted %d",
+			fc.vmi(), fc.runStrategy(), deleteGrace.Load(), graceBeforeHalt.Load())
 	}
 }
 

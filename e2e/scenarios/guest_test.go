@@ -145,20 +145,51 @@ func testRealGuestRancherFlow(t *testing.T) {
 	}
 	// The same disk boots again; cloud-init does not run its per-instance modules twice, and the agent, enabled
 	// the first time, is back on its own.
-	restarted := guestVMI(t, b, ns, name)
-	sh = guestShell(t, cli, restarted)
-	if out, err := sh.Run("systemctl is-active qemu-guest-agent; cat /var/lib/e2e-install-marker | head -1"); err != nil || out != "active\nregistered\n" {
-		t.Errorf("after start: %q %v", out, err)
+	started := guestVMI(t, b, ns, name)
+	if started.Annotations[standin.AnnotationGuestDisk] != vmi.Annotations[standin.AnnotationGuestDisk] {
+		t.Errorf("start booted another disk: %s, first %s", started.Annotations[standin.AnnotationGuestDisk], vmi.Annotations[standin.AnnotationGuestDisk])
 	}
-	sh.Close()
-	if restarted.Annotations[standin.AnnotationGuestDisk] != vmi.Annotations[standin.AnnotationGuestDisk] {
-		t.Errorf("start booted another disk: %s, first %s", restarted.Annotations[standin.AnnotationGuestDisk], vmi.Annotations[standin.AnnotationGuestDisk])
+	bootID := func(vmi *kubevirtv1.VirtualMachineInstance, when string) string {
+		t.Helper()
+		sh := guestShell(t, cli, vmi)
+		defer sh.Close()
+		out, err := sh.Run("systemctl is-active qemu-guest-agent; head -1 /var/lib/e2e-install-marker; cat /proc/sys/kernel/random/boot_id")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if err != nil || len(lines) != 3 || lines[0] != "active" || lines[1] != "registered" {
+			t.Fatalf("%s: %q %v", when, out, err)
+		}
+		return lines[2]
+	}
+	firstBoot := bootID(started, "after start")
+
+	// restart powers the guest off and boots it again: a new VMI, a new boot of the same disk.
+	if r := cli.runUntilWithin(guest.BootBudget()+3*time.Minute, running, "restart", name); !strings.Contains(r.Output, running) {
+		t.Fatalf("restart: %s\n%s", r, guestConsole(b, ns, name))
+	}
+	rebooted := guestVMI(t, b, ns, name)
+	if rebooted.UID == started.UID {
+		t.Errorf("restart left the same VMI (%s)", started.UID)
+	}
+	if bootID(rebooted, "after restart") == firstBoot {
+		t.Errorf("restart did not reboot the guest (same boot id %s)", firstBoot)
+	}
+
+	// kill powers the guest off at once: the VMI's grace period is 0 by the time it goes (what KubeVirt's
+	// stop --grace-period 0 does), so the stand-in ends qemu without an ACPI shutdown.
+	zeroGrace := watchForZeroGrace(t, b, rebooted)
+	cli.must("kill", name)
+	if err := <-zeroGrace; err != nil {
+		t.Errorf("kill did not ask for an immediate power-off: %v", err)
+	}
+	noGuestProcess(t, name)
+	if out := cli.must("status", name).Answer(); out != "Stopped" {
+		t.Errorf("status after kill: %q", out)
 	}
 
 	cli.must("rm", "-y", name)
 	nothingLeft(t, b, ns)
 	noGuestProcess(t, name)
-	guestFilesGone(t, vmi, restarted)
+	guestFilesGone(t, vmi, started, rebooted)
 }
 
 // With guest-agent injection off, the image's agent never starts: the real guest boots and finishes cloud-init,

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/credential"
@@ -94,11 +96,16 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 	if r := cli.runUntil(running, "restart", name); !strings.Contains(r.Output, running) {
 		t.Fatalf("restart: %s", r)
 	}
-	if second := vmiRunning(t, b, ns, name); second.UID == first.UID {
+	second := vmiRunning(t, b, ns, name)
+	if second.UID == first.UID {
 		t.Fatalf("restart left the same VMI (%s)", first.UID)
 	}
 
+	zeroGrace := watchForZeroGrace(t, b, second)
 	cli.must("kill", name)
+	if err := <-zeroGrace; err != nil {
+		t.Errorf("kill did not ask for an immediate power-off: %v", err)
+	}
 	vmiGone(t, b, ns, name)
 
 	cli.must("rm", "-y", name)
@@ -311,6 +318,41 @@ func TestConcurrentMachines(t *testing.T) {
 }
 
 func machineName(i int) string { return "pool-" + string(rune('a'+i)) + "-x" }
+
+// watchForZeroGrace watches vmi from the version read, and reports nil once it is seen with a zero grace period,
+// or an error when it goes (or two minutes pass) without.
+func watchForZeroGrace(t *testing.T, b *testbed.Bed, vmi *kubevirtv1.VirtualMachineInstance) <-chan error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	w, err := b.Virt.KubevirtV1().VirtualMachineInstances(vmi.Namespace).Watch(ctx, metav1.ListOptions{
+		FieldSelector: "metadata.name=" + vmi.Name, ResourceVersion: vmi.ResourceVersion,
+	})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	result := make(chan error, 1)
+	go func() {
+		defer cancel()
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			seen, ok := ev.Object.(*kubevirtv1.VirtualMachineInstance)
+			if !ok {
+				continue
+			}
+			if g := seen.Spec.TerminationGracePeriodSeconds; g != nil && *g == 0 {
+				result <- nil
+				return
+			}
+			if ev.Type == watch.Deleted {
+				result <- fmt.Errorf("VMI deleted with grace period %v", seen.Spec.TerminationGracePeriodSeconds)
+				return
+			}
+		}
+		result <- fmt.Errorf("no zero grace period seen: %w", ctx.Err())
+	}()
+	return result
+}
 
 // annotateNamespace sets a stand-in knob for every VM the driver will create in ns.
 func annotateNamespace(t *testing.T, b *testbed.Bed, ns, key, value string) {
