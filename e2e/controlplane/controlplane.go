@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/kubeconfig"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/ownedtemp"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
 )
 
@@ -59,6 +60,9 @@ type ControlPlane struct {
 	stopped   bool
 }
 
+// dirPrefix names the temporary directories of control planes (package ownedtemp sweeps those of dead runs).
+const dirPrefix = "dmdh-controlplane-"
+
 // Start launches etcd, kube-apiserver and kube-controller-manager and returns once the API server answers
 // /readyz and the controller manager has started its controllers. On error nothing is left running and the
 // error carries the tail of the failing server's log.
@@ -66,7 +70,6 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	sweepStaleDirs()
 	cp = &ControlPlane{opts: opts, bin: opts.BinDir, dir: opts.Dir}
 	if cp.bin == "" {
 		if cp.bin, err = repo.ToolDir(ctx, "controlplane", BinEnv); err != nil {
@@ -74,7 +77,7 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 		}
 	}
 	if cp.dir == "" {
-		if cp.dir, err = newOwnedDir(); err != nil {
+		if cp.dir, err = ownedtemp.Dir(dirPrefix); err != nil {
 			return nil, err
 		}
 		cp.ownDir = true

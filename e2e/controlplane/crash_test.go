@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/ownedtemp"
 )
 
 // crashEnv, when set, makes TestKilledTestLeavesNothing act as the child that starts a control plane and dies.
@@ -74,7 +76,7 @@ func TestKilledTestLeavesNothing(t *testing.T) {
 	if _, err := os.Stat(r.Dir); err != nil {
 		t.Fatalf("the killed child's directory should still be there before the sweep: %v", err)
 	}
-	sweepStaleDirs()
+	ownedtemp.Sweep(dirPrefix)
 	if _, err := os.Stat(r.Dir); !os.IsNotExist(err) {
 		t.Errorf("sweep left %s behind (stat: %v)", r.Dir, err)
 	}

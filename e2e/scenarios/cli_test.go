@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/ownedtemp"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
 	// These tests build the plugin with `go build`, which go test's result cache cannot see; importing the
 	// driver makes this test binary, and so the cache key, change whenever the driver does.
@@ -32,7 +33,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "dmdh-scenarios-")
+	dir, err := ownedtemp.Dir("dmdh-scenarios-")
 	if err != nil {
 		panic(err)
 	}

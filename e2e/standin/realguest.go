@@ -16,6 +16,7 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/guest"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/ownedtemp"
 )
 
 // Real guests: a VM (or its namespace) annotated AnnotationGuest=GuestReal runs as a real Linux guest under qemu
@@ -220,7 +221,7 @@ func (r *realGuests) boot(ctx context.Context, s *StandIn, vmi *kubevirtv1.Virtu
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.root == "" {
-		if r.root, err = os.MkdirTemp("", "dmdh-guests-"); err != nil {
+		if r.root, err = ownedtemp.Dir("dmdh-guests-"); err != nil {
 			return nil, err
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/ownedtemp"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
@@ -67,7 +68,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	work, err := os.MkdirTemp("", "dmdh-bench-")
+	work, err := ownedtemp.Dir("dmdh-bench-")
 	if err != nil {
 		return err
 	}

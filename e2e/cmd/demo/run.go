@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/guest"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/ownedtemp"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
@@ -63,7 +64,7 @@ func run(ctx context.Context, plugin string, realGuest bool, out io.Writer) erro
 		fmt.Fprintf(out, "   VMs in namespace %s boot under qemu (%s); create waits for the real qemu-guest-agent\n", namespace, guest.Accel())
 	}
 
-	work, err := os.MkdirTemp("", "dmdh-demo-")
+	work, err := ownedtemp.Dir("dmdh-demo-")
 	if err != nil {
 		return err
 	}
