@@ -78,7 +78,11 @@ func (lw *listThenWatch) park(a k8stesting.Action) (bool, runtime.Object, error)
 			}
 			kept = append(kept, p)
 		}
-		lw.parked[k] = kept
+		if len(kept) == 0 {
+			delete(lw.parked, k)
+		} else {
+			lw.parked[k] = kept
+		}
 	}
 	lw.parked[key] = append(lw.parked[key], parkedWatch{w, now})
 	return false, nil, nil
@@ -98,7 +102,11 @@ func (lw *listThenWatch) claim(a k8stesting.Action) (bool, watch.Interface, erro
 		return false, nil, nil
 	}
 	// Watches parked at one version saw the same state and get the same events since: any will do.
-	lw.parked[key] = ws[1:]
+	if len(ws) == 1 {
+		delete(lw.parked, key)
+	} else {
+		lw.parked[key] = ws[1:]
+	}
 	return true, ws[0].w, nil
 }
 

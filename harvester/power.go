@@ -110,24 +110,33 @@ func (d *Driver) Kill() error {
 	case err == nil:
 	case apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
 		debugf("KubeVirt's stop subresource is not served here (%v); killing through the VM object", err)
-		// KubeVirt powers a VMI off within spec.terminationGracePeriodSeconds, whatever grace a delete asks for:
-		// virt-api's stop handler shortens that field first, and so does this.
-		patch := []byte(`{"spec":{"terminationGracePeriodSeconds":0}}`)
-		_, err := c.kubevirt.VirtualMachineInstances(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
-		if err != nil && !isGone(err, "virtualmachineinstances", name) {
-			return apiError(c, "set a zero grace period on VMI", ns+"/"+name, err)
-		}
-		if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyHalted); err != nil {
+		if err := d.killThroughVMObject(ctx, c); err != nil {
 			return err
-		}
-		err = c.kubevirt.VirtualMachineInstances(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(0))})
-		if err != nil && !isGone(err, "virtualmachineinstances", name) {
-			return apiError(c, "delete VMI", ns+"/"+name, err)
 		}
 	default:
 		return apiError(c, "stop VM", ns+"/"+name, err)
 	}
 	return d.waitNoVMI(ctx, c)
+}
+
+// killThroughVMObject is Kill where KubeVirt's stop subresource is not served. KubeVirt powers a VMI off within
+// spec.terminationGracePeriodSeconds, whatever grace a delete asks for: virt-api's stop handler shortens that
+// field first, and so does this, before halting the VM and deleting the VMI with no grace.
+func (d *Driver) killThroughVMObject(ctx context.Context, c *clients) error {
+	ns, name := d.namespace(), d.MachineName
+	vmis := c.kubevirt.VirtualMachineInstances(ns)
+	patch := []byte(`{"spec":{"terminationGracePeriodSeconds":0}}`)
+	if _, err := vmis.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !isGone(err, "virtualmachineinstances", name) {
+		return apiError(c, "set a zero grace period on VMI", ns+"/"+name, err)
+	}
+	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyHalted); err != nil {
+		return err
+	}
+	err := vmis.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(0))})
+	if err != nil && !isGone(err, "virtualmachineinstances", name) {
+		return apiError(c, "delete VMI", ns+"/"+name, err)
+	}
+	return nil
 }
 
 // halt sets runStrategy Halted and waits until the VMI is gone.

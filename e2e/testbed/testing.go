@@ -60,7 +60,8 @@ var shared struct {
 //
 // An interrupt or a termination (Ctrl-C, a CI job cancelled) stops the bed and runs atExit too before the process
 // exits, so no server, guest or temporary file outlives the tests. (go test's own -timeout panics without
-// cleanup; the servers and guests still die with the process, their files stay in $TMPDIR.)
+// cleanup: the servers and guests still die with the process, and the next run removes their directories, see
+// package ownedtemp.)
 func Main(m *testing.M, opts Options, atExit ...func()) {
 	shared.opts = opts
 	var once sync.Once
