@@ -63,13 +63,13 @@ complete() { # complete <dir> <package=binary>...: every binary is present
 
 case "${1:-}" in
 controlplane)
-	ensure controlplane "$here/e2e/tools/controlplane" "$k8s_ldflags" \
+	ensure controlplane "$here/hack/tools/controlplane" "$k8s_ldflags" \
 		go.etcd.io/etcd/server/v3=etcd \
 		k8s.io/kubernetes/cmd/kube-apiserver=kube-apiserver \
 		k8s.io/kubernetes/cmd/kube-controller-manager=kube-controller-manager
 	;;
 rancher-machine)
-	ensure rancher-machine "$here/e2e/tools/rancher-machine" "" \
+	ensure rancher-machine "$here/hack/tools/rancher-machine" "" \
 		github.com/rancher/machine/cmd/rancher-machine=rancher-machine
 	;;
 guest-image)
@@ -77,7 +77,7 @@ guest-image)
 	exec "$here/hack/guest-image.sh"
 	;;
 goreleaser)
-	ensure goreleaser "$here/e2e/tools/goreleaser" "" \
+	ensure goreleaser "$here/hack/tools/goreleaser" "" \
 		github.com/goreleaser/goreleaser/v2=goreleaser
 	;;
 *)

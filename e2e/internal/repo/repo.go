@@ -15,7 +15,7 @@ import (
 )
 
 // Root returns the repository root: the nearest directory, upwards from the working directory (or, failing that,
-// from this source file), that holds both go.mod and hack/tools.sh. Nested modules such as e2e/tools/* have a
+// from this source file), that holds both go.mod and hack/tools.sh. Nested modules such as hack/tools/* have a
 // go.mod but no hack/, so they are passed over.
 func Root() (string, error) {
 	var starts []string

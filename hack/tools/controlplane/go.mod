@@ -1,7 +1,7 @@
 // Module controlplane pins the real etcd, kube-apiserver and kube-controller-manager that the
 // e2e test bed runs. It is built by hack/tools.sh into a cache outside the work tree; it is never
 // part of the plugin's own module graph.
-module github.com/harvester/docker-machine-driver-harvester/e2e/tools/controlplane
+module github.com/harvester/docker-machine-driver-harvester/hack/tools/controlplane
 
 go 1.26.0
 

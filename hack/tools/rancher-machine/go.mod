@@ -1,6 +1,6 @@
 // Module ranchermachine pins the real rancher-machine CLI that drives the plugin in the e2e test bed.
 // Kept apart from the plugin's module: its graph pulls every cloud SDK rancher/machine supports.
-module github.com/harvester/docker-machine-driver-harvester/e2e/tools/rancher-machine
+module github.com/harvester/docker-machine-driver-harvester/hack/tools/rancher-machine
 
 go 1.26
 

@@ -1,6 +1,6 @@
 // Module goreleaser pins the goreleaser that `make release-snapshot` runs. Built by hack/tools.sh into the
 // cache; kept apart from the plugin's module graph.
-module github.com/harvester/docker-machine-driver-harvester/e2e/tools/goreleaser
+module github.com/harvester/docker-machine-driver-harvester/hack/tools/goreleaser
 
 go 1.26.1
 
