@@ -28,12 +28,31 @@ build() { # build <wrapper dir> <out dir> <ldflags> <package=binary>...
 		cd "$src"
 		for spec in "$@"; do
 			local pkg=${spec%%=*} bin=${spec##*=}
-			echo "tools.sh: building $bin ($pkg)" >&2
-			go build -trimpath -ldflags "-s -w $ldflags" -o "$tmp/$bin" "$pkg"
+			echo "tools.sh: building $bin ($pkg); a first build takes minutes" >&2
+			local start=$SECONDS rc=0
+			heartbeat "$bin" >/dev/null &
+			local beat=$!
+			go build -trimpath -ldflags "-s -w $ldflags" -o "$tmp/$bin" "$pkg" || rc=$?
+			kill "$beat" 2>/dev/null || true
+			wait "$beat" 2>/dev/null || true
+			[ "$rc" = 0 ] || { echo "tools.sh: building $bin failed (exit $rc)" >&2; exit "$rc"; }
+			echo "tools.sh: built $bin in $((SECONDS - start)) s" >&2
 		done
-	)
+	) || { rm -rf "$tmp"; return 1; }
 	rm -rf "$out"
 	mv "$tmp" "$out"
+}
+
+heartbeat() { # heartbeat <binary>: a progress line every 30 s while go build, which prints nothing, runs
+	local start=$SECONDS nap
+	# Killed with TERM when the build ends: take the sleep along, or it would hold the caller's pipes open.
+	trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+	while :; do
+		sleep 30 >/dev/null &
+		nap=$!
+		wait "$nap"
+		echo "tools.sh: still building $1 ($((SECONDS - start)) s so far)" >&2
+	done
 }
 
 ensure() { # ensure <name> <wrapper dir> <ldflags> <package=binary>...: print the cache dir, building it if needed

@@ -3,7 +3,8 @@ package harvester
 import "github.com/harvester/docker-machine-driver-harvester/cloudinit"
 
 // Where the guest's Harvester cloud provider and CSI driver find their kubeconfig: the CCM's --cloud-config
-// default, and the file Rancher's system-agent plan writes for RKE2's bundled charts (CONTRACT.md §6.3). A plan
+// default, and the file Rancher's system-agent plan writes for RKE2's bundled charts (Rancher's RKE2
+// cluster form, rancher/dashboard, sets the harvester-cloud-provider chart's cloudConfigPath to it). A plan
 // that later writes the RKE2 path owns it from then on; at first boot, when cloud-init runs, it has not yet.
 const (
 	guestCloudConfigPath     = "/etc/kubernetes/cloud-config"

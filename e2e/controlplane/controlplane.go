@@ -38,9 +38,17 @@ type Options struct {
 	// Install CRDs here: the garbage collector discovers resources when it starts and then only every 30 s, so
 	// owners of kinds it has not discovered yet are not collected until then.
 	BeforeControllerManager func(ctx context.Context, admin *rest.Config) error
+	// StartTimeout bounds the servers' start-up, from etcd's launch to the controller manager's readiness
+	// (BeforeControllerManager included); zero means DefaultStartTimeout. Finding or building the binaries comes
+	// first and is not bounded (see repo.ToolDir).
+	StartTimeout time.Duration
 	// Logf receives one line per step; nil discards them.
 	Logf func(format string, args ...any)
 }
+
+// DefaultStartTimeout is the start-up bound when Options.StartTimeout is zero: about 10 s on an idle machine,
+// well under a minute on a loaded 2-core one.
+const DefaultStartTimeout = 3 * time.Minute
 
 // ControlPlane is a running etcd + kube-apiserver + kube-controller-manager.
 type ControlPlane struct {
@@ -64,70 +72,85 @@ type ControlPlane struct {
 const dirPrefix = "dmdh-controlplane-"
 
 // Start launches etcd, kube-apiserver and kube-controller-manager and returns once the API server answers
-// /readyz and the controller manager has started its controllers. On error nothing is left running and the
-// error carries the tail of the failing server's log.
-func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
+// /readyz and the controller manager has started its controllers. The binaries are found (built on a first run)
+// before the start-up bound, Options.StartTimeout, begins. On error nothing is left running and the error
+// carries the tail of the servers' logs.
+func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	cp = &ControlPlane{opts: opts, bin: opts.BinDir, dir: opts.Dir}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = DefaultStartTimeout
+	}
+	cp := &ControlPlane{opts: opts, bin: opts.BinDir, dir: opts.Dir}
 	if cp.bin == "" {
+		var err error
 		if cp.bin, err = repo.ToolDir(ctx, "controlplane", BinEnv); err != nil {
 			return nil, err
 		}
 	}
-	if cp.dir == "" {
-		if cp.dir, err = ownedtemp.Dir(dirPrefix); err != nil {
-			return nil, err
+	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+	if err := cp.start(ctx); err != nil {
+		// cp, not the caller's nil result, still knows the directory and the processes to report and stop.
+		logs := cp.Logs(30)
+		cp.Stop()
+		if logs != "" {
+			return nil, fmt.Errorf("%w\n%s", err, logs)
 		}
-		cp.ownDir = true
-	} else if err = os.MkdirAll(cp.dir, 0o700); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			err = fmt.Errorf("%w\n%s", err, cp.Logs(30))
-			cp.Stop()
-			cp = nil
-		}
-	}()
+	return cp, nil
+}
 
+// start does Start's work after the binaries are found; on error the caller stops what it started.
+func (cp *ControlPlane) start(ctx context.Context) error {
+	if cp.dir == "" {
+		dir, err := ownedtemp.Dir(dirPrefix)
+		if err != nil {
+			return err
+		}
+		cp.dir, cp.ownDir = dir, true
+	} else if err := os.MkdirAll(cp.dir, 0o700); err != nil {
+		return err
+	}
+	var err error
 	if cp.pki, err = newPKI(cp.dir); err != nil {
-		return nil, err
+		return err
 	}
 	cp.adminToken = randomToken()
 	tokens := fmt.Sprintf("%s,%s,%s-uid,\"system:masters\"\n", cp.adminToken, AdminUser, AdminUser)
 	if err = os.WriteFile(cp.path("tokens.csv"), []byte(tokens), 0o600); err != nil {
-		return nil, err
+		return err
 	}
 	ports, err := freePorts(3)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cp.etcdPort, cp.etcdPeerPort, cp.apiPort = ports[0], ports[1], ports[2]
 
 	t0 := time.Now()
 	if err = cp.startEtcd(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	cp.opts.Logf("controlplane: etcd ready on 127.0.0.1:%d after %v", cp.etcdPort, time.Since(t0).Round(time.Millisecond))
 	t1 := time.Now()
 	if err = cp.StartAPIServer(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	cp.opts.Logf("controlplane: kube-apiserver ready on %s after %v", cp.URL(), time.Since(t1).Round(time.Millisecond))
-	if opts.BeforeControllerManager != nil {
-		if err = opts.BeforeControllerManager(ctx, cp.AdminConfig()); err != nil {
-			return nil, err
+	if cp.opts.BeforeControllerManager != nil {
+		if err = cp.opts.BeforeControllerManager(ctx, cp.AdminConfig()); err != nil {
+			return err
 		}
 	}
 	t2 := time.Now()
 	if err = cp.startControllerManager(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	cp.opts.Logf("controlplane: kube-controller-manager running after %v (start-up %v in all)",
 		time.Since(t2).Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
-	return cp, nil
+	return nil
 }
 
 // URL is the API server's address, https://127.0.0.1:<port>. It stays the same across RestartAPIServer.
@@ -160,6 +183,9 @@ func (cp *ControlPlane) Dir() string { return cp.dir }
 
 // Logs returns the last n lines of each server's log, for failure messages.
 func (cp *ControlPlane) Logs(n int) string {
+	if cp.dir == "" {
+		return "" // nothing was started
+	}
 	var b strings.Builder
 	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
 		path := cp.path(name + ".log")

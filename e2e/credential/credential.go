@@ -1,5 +1,5 @@
 // Package credential hands out restricted identities the way Harvester's POST /v1/harvester/kubeconfig does
-// (CONTRACT.md §6.2): a ServiceAccount, a kubernetes.io/service-account-token Secret that kube-controller-manager
+// (harvester/harvester pkg/api/kubeconfig/generate_handler.go): a ServiceAccount, a kubernetes.io/service-account-token Secret that kube-controller-manager
 // fills, RBAC bindings to ClusterRoles, and a kubeconfig with the token. Deleting the Secret revokes the token,
 // which is how the tests rotate credentials.
 package credential

@@ -15,7 +15,8 @@ const (
 
 // interfaces is status.interfaces for the VMI's NICs, in spec order. Before the guest agent connects only the
 // domain is known (name, MAC). With the agent come the guest's interface name and, when withIP, its addresses:
-// bridge NICs on VM networks get addresses only from the agent (CONTRACT.md §5.9).
+// bridge NICs on VM networks get addresses only from the agent (kubevirt/kubevirt
+// pkg/network/setup/netstat.go: the domain gives name and MAC, the guest agent the addresses).
 func interfaces(vmi *kubevirtv1.VirtualMachineInstance, agent, withIP bool) []kubevirtv1.VirtualMachineInstanceNetworkInterface {
 	var out []kubevirtv1.VirtualMachineInstanceNetworkInterface
 	for i, nic := range vmi.Spec.Domain.Devices.Interfaces {

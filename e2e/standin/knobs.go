@@ -37,7 +37,7 @@ const (
 	InjectGuestShutdown = "guest-shutdown"
 )
 
-// Harvester's and KubeVirt's names the stand-in honours (CONTRACT.md §5).
+// Harvester's names the stand-in honours (harvester/harvester pkg/util/constants.go).
 const (
 	annotationVolumeClaimTemplates = "harvesterhci.io/volumeClaimTemplates"
 	annotationRemovedPVCs          = "harvesterhci.io/removedPersistentVolumeClaims"

@@ -62,7 +62,7 @@ func (s *StandIn) ensurePVCs(ctx context.Context, vm *kubevirtv1.VirtualMachine)
 
 // removePVCs deletes the PVCs named in removedPersistentVolumeClaims, as Harvester's VM OnRemove handler does
 // (removePVCInRemovedPVCsAnnotation). Harvester gives removeAllPersistentVolumeClaims no meaning: the node driver
-// turns it into the removed list itself (CONTRACT.md §5.10), so it is ignored here too.
+// turns it into the removed list itself (harvester/remove.go), so it is ignored here too.
 func (s *StandIn) removePVCs(ctx context.Context, vm *kubevirtv1.VirtualMachine) error {
 	for _, name := range strings.Split(vm.Annotations[annotationRemovedPVCs], ",") {
 		name = strings.TrimSpace(name)

@@ -46,7 +46,8 @@ func insufficientMemory(n int) string {
 
 // copyTopology is Harvester's VMI controller (ReconcileFromHostLabels): for VMIs created by the node driver it
 // copies the host's zone, region and hostname labels into VMI annotations, where the guest cluster's cloud
-// provider reads them (CONTRACT.md §5.2, §6.4).
+// provider reads them (harvester/harvester pkg/controller/master/virtualmachine/vmi_controller.go;
+// harvester/cloud-provider-harvester pkg/cloud-controller-manager/instance.go).
 func (s *StandIn) copyTopology(vmi *kubevirtv1.VirtualMachineInstance, nodeName string) {
 	node, err := s.nodes.Get(nodeName)
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package standin imitates, in-process, the controllers KubeVirt and Harvester run around a VirtualMachine,
-// to the extent CONTRACT.md §5 describes them and nothing more:
+// to the extent the node driver relies on them and nothing more:
 //
 //   - Harvester's VM controller: PVCs from the harvesterhci.io/volumeClaimTemplates annotation (not owned by
 //     the VM), and on deletion the PVCs named in harvesterhci.io/removedPersistentVolumeClaims; the

@@ -183,7 +183,7 @@ func TestDeletedVMIIsReplaced(t *testing.T) {
 	}
 }
 
-// Deleting the VM with propagationPolicy Foreground (CONTRACT.md §5.10) removes its VMI and its cloud-init Secret
+// Deleting the VM with propagationPolicy Foreground (as harvester/remove.go does) removes its VMI and its cloud-init Secret
 // (garbage collector) and the PVCs named in removedPersistentVolumeClaims (Harvester); other PVCs stay, and
 // removeAllPersistentVolumeClaims alone removes nothing: the driver has to name the claims.
 func TestForegroundDeleteCleansUp(t *testing.T) {

@@ -55,7 +55,8 @@ type Bed struct {
 	opts Options
 }
 
-// Start brings up the whole bed; on error nothing is left running.
+// Start brings up the whole bed; on error nothing is left running. Callers need not bound it: building the
+// servers on a first run is not bounded (it may take tens of minutes), their start-up is (a few minutes).
 func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
@@ -72,10 +73,14 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 		opts.Logf("testbed: CRDs established after %v", time.Since(t0).Round(time.Millisecond))
 		return nil
 	}
+	// Finds (on a first run, builds) the servers, then starts them within cpOpts.StartTimeout.
 	cp, err := controlplane.Start(ctx, cpOpts)
 	if err != nil {
 		return nil, err
 	}
+	// The rest of the start-up (clients, seeding, the stand-in) gets a bound of its own.
+	ctx, cancel := context.WithTimeout(ctx, controlplane.DefaultStartTimeout)
+	defer cancel()
 	b = &Bed{ControlPlane: cp, opts: opts}
 	defer func() {
 		if err != nil {

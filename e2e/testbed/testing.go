@@ -31,9 +31,7 @@ func StartT(t testing.TB, opts Options) *Bed {
 	if opts.Logf == nil {
 		opts.Logf = t.Logf
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	b, err := Start(ctx, opts)
+	b, err := Start(context.Background(), opts) // Start bounds the servers' start-up itself
 	if err != nil {
 		t.Fatalf("start the test bed: %v", err)
 	}
@@ -101,13 +99,11 @@ func Shared(t testing.TB) *Bed {
 	t.Helper()
 	RequireControlPlane(t)
 	shared.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
 		opts := shared.opts
 		if opts.Logf == nil {
 			opts.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 		}
-		bed, err := Start(ctx, opts)
+		bed, err := Start(context.Background(), opts) // Start bounds the servers' start-up itself
 		shared.mu.Lock()
 		shared.bed, shared.err = bed, err
 		shared.mu.Unlock()
@@ -150,9 +146,7 @@ func RequireControlPlane(t testing.TB) {
 	if testing.Short() {
 		t.Skip("needs a real control plane (skipped with -short)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
-	if _, err := repo.ToolDir(ctx, "controlplane", controlplane.BinEnv); err != nil {
+	if _, err := repo.ToolDir(context.Background(), "controlplane", controlplane.BinEnv); err != nil {
 		if os.Getenv(RequireToolsEnv) == "1" {
 			t.Fatalf("control-plane binaries: %v", err)
 		}

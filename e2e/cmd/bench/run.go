@@ -49,9 +49,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(os.Stderr, "bench: starting the simulated Harvester")
-	startCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	bed, err := testbed.Start(startCtx, testbed.Options{StandIn: standInOpts})
-	cancel()
+	bed, err := testbed.Start(ctx, testbed.Options{StandIn: standInOpts})
 	if err != nil {
 		return err
 	}

@@ -35,9 +35,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	t0 := time.Now()
-	startCtx, cancel := context.WithTimeout(ctx, 30*time.Minute) // a first run builds the servers
-	bed, err := testbed.Start(startCtx, testbed.Options{SharedCRDs: *sharedCRDs, StandIn: so, Logf: logf})
-	cancel()
+	bed, err := testbed.Start(ctx, testbed.Options{SharedCRDs: *sharedCRDs, StandIn: so, Logf: logf})
 	if err != nil {
 		return err
 	}

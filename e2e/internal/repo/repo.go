@@ -67,16 +67,34 @@ type toolResult struct {
 
 // ToolDir returns the directory holding the binaries of one hack/tools.sh target ("controlplane",
 // "rancher-machine"): the value of envVar when that is set, else what `hack/tools.sh <name>` prints. The script
-// builds the binaries when they are missing (minutes on a fresh machine; its progress goes to stderr) and is a
-// no-op afterwards.
+// builds the binaries when they are missing (tens of minutes on a fresh 2-core machine; its progress goes to
+// stderr) and is a no-op afterwards.
+//
+// A deadline on ctx never cuts a build short, only a cancellation does (an interrupt, say): callers bound the
+// start-up of what they run with the binaries, and a first build must not count against that bound.
 func ToolDir(ctx context.Context, name, envVar string) (string, error) {
 	if dir := os.Getenv(envVar); dir != "" {
 		return dir, nil
 	}
 	v, _ := toolDirs.LoadOrStore(name, &toolResult{})
 	r := v.(*toolResult)
-	r.once.Do(func() { r.dir, r.err = runTools(ctx, name) })
+	r.once.Do(func() {
+		buildCtx, stop := withoutDeadline(ctx)
+		defer stop()
+		r.dir, r.err = runTools(buildCtx, name)
+	})
 	return r.dir, r.err
+}
+
+// withoutDeadline returns a context that ends when parent is cancelled but not when parent's deadline passes.
+func withoutDeadline(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	stop := context.AfterFunc(parent, func() {
+		if errors.Is(parent.Err(), context.Canceled) {
+			cancel()
+		}
+	})
+	return ctx, func() { stop(); cancel() }
 }
 
 func runTools(ctx context.Context, name string) (string, error) {
