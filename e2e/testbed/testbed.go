@@ -81,10 +81,11 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	// The rest of the start-up (clients, seeding, the stand-in) gets a bound of its own.
 	ctx, cancel := context.WithTimeout(ctx, controlplane.DefaultStartTimeout)
 	defer cancel()
-	b = &Bed{ControlPlane: cp, opts: opts}
+	started := &Bed{ControlPlane: cp, opts: opts}
+	b = started
 	defer func() {
 		if err != nil {
-			b.Stop()
+			started.Stop() // not b: `return nil, err` has set it to nil by now
 			b = nil
 		}
 	}()
