@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,23 +12,20 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/internal/testenv"
 )
 
 // cloudInit returns the path of the real cloud-init (Debian's 22.4 package in CI). Without it the tests that
-// need it fail when DMDH_REQUIRE_TOOLS=1 (make test, CI) and are skipped otherwise.
+// need it fail under `make test` and are skipped otherwise (testenv.Unavailable).
 func cloudInit(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("cloud-init")
-	if err == nil {
-		return path
+	if err != nil {
+		testenv.Unavailable(t, "cloud-init", errors.New("not installed: run cloudinit/testdata/install-cloud-init.sh "+
+			"(apt-get install -y --no-install-recommends cloud-init)"))
 	}
-	msg := "cloud-init is not installed: run cloudinit/testdata/install-cloud-init.sh " +
-		"(apt-get install -y --no-install-recommends cloud-init)"
-	if os.Getenv("DMDH_REQUIRE_TOOLS") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
+	return path
 }
 
 // cloudInitPython is the interpreter cloud-init runs with (its #! line), which can import cloudinit.
