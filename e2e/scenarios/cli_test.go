@@ -56,12 +56,8 @@ func setup() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	dir, err := repo.ToolDir(ctx, "rancher-machine", "DMDH_RANCHER_MACHINE_BIN")
-	if err != nil {
-		return err
-	}
-	rancherMachine = filepath.Join(dir, "rancher-machine")
-	return nil
+	rancherMachine, err = rmachine.Find(ctx)
+	return err
 }
 
 // machineCLI runs rancher-machine for one test: its own machine store and environment.
