@@ -5,10 +5,11 @@ import (
 
 	"flag"
 	"fmt"
-	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
 	"io"
 	"os"
 	"time"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
 )
 
 // CloudProviderConfigCommand runs `docker-machine-driver-harvester cloud-provider-config`, which replaces
@@ -72,7 +73,7 @@ guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2) or 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	kubeconfig, err := c.ensureCloudProviderAccount(ctx, CloudProviderAccount{Namespace: *namespace, ServiceAccount: *account, Server: *server})
+	kubeconfig, err := ensureCloudProviderAccount(ctx, c, CloudProviderAccount{Namespace: *namespace, ServiceAccount: *account, Server: *server})
 	if err != nil {
 		fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
 		return 1

@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvester/docker-machine-driver-harvester/internal/golden"
 	"gopkg.in/yaml.v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/internal/golden"
 )
 
 func TestParseCloudProviderFlags(t *testing.T) {
@@ -84,7 +86,7 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	secret, err := fc.c.secrets().get(ctx, "default", "gc1-pool1-a-b-cloudinit")
+	secret, err := kube.Secrets.Of(fc.c).Get(ctx, "default", "gc1-pool1-a-b-cloudinit")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 	if err := rmDriver(fc, "gc1-pool1-a-b", "gc1").Remove(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fc.c.serviceAccounts().get(ctx, "default", "gc1"); err != nil {
+	if _, err := kube.ServiceAccounts.Of(fc.c).Get(ctx, "default", "gc1"); err != nil {
 		t.Errorf("remove deleted the guest cluster's cloud provider account: %v", err)
 	}
 }
@@ -121,7 +123,7 @@ func TestPreCreateCheckCloudProviderAccess(t *testing.T) {
 	if err := d.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "may not create clusterrolebindings") {
 		t.Fatalf("PreCreateCheck: %v", err)
 	}
-	if _, err := fc.c.serviceAccounts().list(context.Background(), "default", metav1.ListOptions{}); err != nil {
+	if _, err := kube.ServiceAccounts.Of(fc.c).List(context.Background(), "default", metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

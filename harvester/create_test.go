@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 const secretUserData = "#cloud-config\nwrite_files: [{path: /etc/marker, content: user-data-secret-marker}]\n"
@@ -50,7 +52,7 @@ func TestCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := fc.c.secrets().get(ctx, "default", "m1-cloudinit")
+	secret, err := kube.Secrets.Of(fc.c).Get(ctx, "default", "m1-cloudinit")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,13 +283,13 @@ func TestCreateReplacesOnlyStaleSecrets(t *testing.T) {
 	ctx := context.Background()
 	stale := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m1-cloudinit", Namespace: "default",
 		Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: "m1"}}, Data: map[string][]byte{"userdata": []byte("old")}}
-	fc.ok(fc.c.secrets().create(ctx, "default", stale))
+	fc.ok(kube.Secrets.Of(fc.c).Create(ctx, "default", stale))
 	d := newTestDriver(t, fc, "m1", createOptions())
 	if err := d.Create(); err != nil {
 		t.Fatalf("a stale Secret of a killed create must be replaced: %v", err)
 	}
 	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m2-cloudinit", Namespace: "default"}}
-	fc.ok(fc.c.secrets().create(ctx, "default", foreign))
+	fc.ok(kube.Secrets.Of(fc.c).Create(ctx, "default", foreign))
 	d2 := newTestDriver(t, fc, "m2", createOptions())
 	if err := d2.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "is not a leftover of this driver") {
 		t.Fatalf("PreCreateCheck must refuse a foreign Secret: %v", err)
@@ -295,7 +297,7 @@ func TestCreateReplacesOnlyStaleSecrets(t *testing.T) {
 	if err := d2.Create(); err == nil {
 		t.Fatal("Create overwrote a Secret it did not make")
 	}
-	if got, err := fc.c.secrets().get(ctx, "default", "m2-cloudinit"); err != nil || got.Labels[LabelCreator] != "" {
+	if got, err := kube.Secrets.Of(fc.c).Get(ctx, "default", "m2-cloudinit"); err != nil || got.Labels[LabelCreator] != "" {
 		t.Errorf("the foreign Secret was touched: %v %+v", err, got)
 	}
 }

@@ -1,9 +1,10 @@
 package harvester
 
 import (
+	"github.com/rancher/machine/libmachine/drivers"
+
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
-	"github.com/rancher/machine/libmachine/drivers"
 )
 
 // parseCloudInit reads the three cloud-init inputs: the user's user data and network data (text or base64), and

@@ -3,8 +3,9 @@ package harvester
 import (
 	"fmt"
 
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // parseKubeconfig reads --harvester-kubeconfig-content: a kubeconfig as YAML or base64 of YAML. Empty is valid

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // stopTimeout bounds a stop: KubeVirt gives the guest its termination grace period (180 s by default) to shut
@@ -48,10 +50,10 @@ func (d *Driver) Start() error {
 // needsHaltBeforeStart reports whether a VM that should run will not be started by KubeVirt without first
 // passing through Halted: its strategy is not Halted, yet it has no live VMI.
 func needsHaltBeforeStart(s snapshot) bool {
-	if s.vm.Spec.RunStrategy != nil && *s.vm.Spec.RunStrategy == kubevirtv1.RunStrategyHalted {
+	if s.VM.Spec.RunStrategy != nil && *s.VM.Spec.RunStrategy == kubevirtv1.RunStrategyHalted {
 		return false
 	}
-	return s.vmi == nil || s.vmi.IsFinal()
+	return s.VMI == nil || s.VMI.IsFinal()
 }
 
 // Stop shuts the machine down gracefully and waits until its VMI is gone.
@@ -98,7 +100,7 @@ func (d *Driver) Kill() error {
 	}
 	ns, name := d.namespace(), d.MachineName
 	infof("Killing VM %s/%s", ns, name)
-	err = c.kubevirt.VirtualMachines(ns).Stop(ctx, name, &kubevirtv1.StopOptions{GracePeriod: ptrTo(int64(0))})
+	err = c.VirtualMachines(ns).Stop(ctx, name, &kubevirtv1.StopOptions{GracePeriod: ptrTo(int64(0))})
 	if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
 		// Either the VM is gone or this API server does not serve subresources.kubevirt.io; client-go words a
 		// 404 for the path just like one for the VM (naming the VM), so the VM itself tells which.
@@ -114,7 +116,7 @@ func (d *Driver) Kill() error {
 			return err
 		}
 	default:
-		return apiError(c, "stop VM", ns+"/"+name, err)
+		return c.Explain("stop VM", ns+"/"+name, err)
 	}
 	return d.waitNoVMI(ctx, c)
 }
@@ -122,25 +124,25 @@ func (d *Driver) Kill() error {
 // killThroughVMObject is Kill where KubeVirt's stop subresource is not served. KubeVirt powers a VMI off within
 // spec.terminationGracePeriodSeconds, whatever grace a delete asks for: virt-api's stop handler shortens that
 // field first, and so does this, before halting the VM and deleting the VMI with no grace.
-func (d *Driver) killThroughVMObject(ctx context.Context, c *clients) error {
+func (d *Driver) killThroughVMObject(ctx context.Context, c kube.Interface) error {
 	ns, name := d.namespace(), d.MachineName
-	vmis := c.kubevirt.VirtualMachineInstances(ns)
+	vmis := c.VirtualMachineInstances(ns)
 	patch := []byte(`{"spec":{"terminationGracePeriodSeconds":0}}`)
-	if _, err := vmis.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !isGone(err, "virtualmachineinstances", name) {
-		return apiError(c, "set a zero grace period on VMI", ns+"/"+name, err)
+	if _, err := vmis.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !kube.IsGone(err, "virtualmachineinstances", name) {
+		return c.Explain("set a zero grace period on VMI", ns+"/"+name, err)
 	}
 	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyHalted); err != nil {
 		return err
 	}
 	err := vmis.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(0))})
-	if err != nil && !isGone(err, "virtualmachineinstances", name) {
-		return apiError(c, "delete VMI", ns+"/"+name, err)
+	if err != nil && !kube.IsGone(err, "virtualmachineinstances", name) {
+		return c.Explain("delete VMI", ns+"/"+name, err)
 	}
 	return nil
 }
 
 // halt sets runStrategy Halted and waits until the VMI is gone.
-func (d *Driver) halt(ctx context.Context, c *clients) error {
+func (d *Driver) halt(ctx context.Context, c kube.Interface) error {
 	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyHalted); err != nil {
 		return err
 	}
@@ -149,24 +151,24 @@ func (d *Driver) halt(ctx context.Context, c *clients) error {
 
 // setRunStrategy sets the VM's runStrategy. spec.running is cleared: KubeVirt rejects a VM with both, and
 // VMs made by old driver versions may still carry it.
-func (d *Driver) setRunStrategy(ctx context.Context, c *clients, rs kubevirtv1.VirtualMachineRunStrategy) error {
+func (d *Driver) setRunStrategy(ctx context.Context, c kube.Interface, rs kubevirtv1.VirtualMachineRunStrategy) error {
 	ns, name := d.namespace(), d.MachineName
 	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"running": nil, "runStrategy": rs}})
-	_, err := c.kubevirt.VirtualMachines(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := c.VirtualMachines(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	switch {
 	case err == nil:
 		debugf("VM %s/%s: runStrategy %s", ns, name, rs)
 		return nil
-	case isGone(err, "virtualmachines", name):
+	case kube.IsGone(err, "virtualmachines", name):
 		return d.errNoVM()
 	}
-	return apiError(c, "set runStrategy "+string(rs)+" on VM", ns+"/"+name, err)
+	return c.Explain("set runStrategy "+string(rs)+" on VM", ns+"/"+name, err)
 }
 
 // waitNoVMI waits, by watch, until the VM has no VMI.
-func (d *Driver) waitNoVMI(ctx context.Context, c *clients) error {
+func (d *Driver) waitNoVMI(ctx context.Context, c kube.Interface) error {
 	ns, name := d.namespace(), d.MachineName
-	last, err := c.waitFor(ctx, ns, name, 0, func(s snapshot) (bool, error) { return s.vmi == nil, nil })
+	last, err := waitFor(ctx, c, ns, name, 0, func(s snapshot) (bool, error) { return s.VMI == nil, nil })
 	if err != nil {
 		return fmt.Errorf("waiting for VM %s/%s to stop: %w; last seen: %s", ns, name, err, describe(last))
 	}
@@ -175,9 +177,9 @@ func (d *Driver) waitNoVMI(ctx context.Context, c *clients) error {
 }
 
 // observeVM is observe for operations on an existing machine: a missing VM is an error.
-func (d *Driver) observeVM(ctx context.Context) (snapshot, *clients, error) {
+func (d *Driver) observeVM(ctx context.Context) (snapshot, kube.Interface, error) {
 	s, c, err := d.observe(ctx)
-	if err == nil && s.vm == nil {
+	if err == nil && s.VM == nil {
 		err = d.errNoVM()
 	}
 	return s, c, err

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 func TestPreCreateCheckCreatesNothing(t *testing.T) {
@@ -38,17 +40,17 @@ func TestPreCreateCheckCreatesNothing(t *testing.T) {
 func TestPreCreateCheckReportsEveryProblem(t *testing.T) {
 	fc := newFakeCluster(t)
 	captureLog(t)
-	fc.addImage("default", "installer", readyImage, func(img *virtualMachineImage) { img.Labels[labelImageType] = "iso" })
-	fc.addImage("default", "legacy-iso", readyImage, func(img *virtualMachineImage) {
-		delete(img.Labels, labelImageType)
+	fc.addImage("default", "installer", readyImage, func(img *kube.VirtualMachineImage) { img.Labels[kube.LabelImageType] = "iso" })
+	fc.addImage("default", "legacy-iso", readyImage, func(img *kube.VirtualMachineImage) {
+		delete(img.Labels, kube.LabelImageType)
 		img.Spec.DisplayName = "SLES-15-SP6.ISO"
 	})
-	fc.addImage("default", "importing", func(img *virtualMachineImage) { img.Status.Progress = 42 })
-	fc.addImage("default", "broken", readyImage, func(img *virtualMachineImage) {
-		img.Status.Conditions = append(img.Status.Conditions, harvesterCondition{Type: conditionRetryLimitExceeded, Status: corev1.ConditionTrue, Message: "404 from the download URL"})
+	fc.addImage("default", "importing", func(img *kube.VirtualMachineImage) { img.Status.Progress = 42 })
+	fc.addImage("default", "broken", readyImage, func(img *kube.VirtualMachineImage) {
+		img.Status.Conditions = append(img.Status.Conditions, kube.Condition{Type: kube.ConditionRetryLimitExceeded, Status: corev1.ConditionTrue, Message: "404 from the download URL"})
 	})
 	ctx := context.Background()
-	fc.ok(fc.c.keyPairs().create(ctx, "default", &keyPair{ObjectMeta: metav1.ObjectMeta{Name: "unchecked", Namespace: "default"}}))
+	fc.ok(kube.KeyPairs.Of(fc.c).Create(ctx, "default", &kube.KeyPair{ObjectMeta: metav1.ObjectMeta{Name: "unchecked", Namespace: "default"}}))
 	fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: "default"}}, metav1.CreateOptions{}))
 	fc.denied["delete virtualmachines"] = true
 
@@ -81,6 +83,20 @@ func TestPreCreateCheckReportsEveryProblem(t *testing.T) {
 	}
 	if !strings.HasPrefix(err.Error(), "cannot create the machine on Harvester (10 problems)") {
 		t.Errorf("title: %v", err)
+	}
+}
+
+// The readiness wait lists and watches the VM and its VMI: a credential that may not is refused before anything
+// is made, in the order the needs are declared.
+func TestPreCreateCheckAsksForWhatTheWaitNeeds(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	fc.denied["watch virtualmachines"] = true
+	fc.denied["list virtualmachineinstances"] = true
+	d := newTestDriver(t, fc, "m1", createOptions())
+	err := d.PreCreateCheck()
+	if err == nil || !strings.Contains(err.Error(), "--harvester-kubeconfig-content: the credential may not watch virtualmachines and list virtualmachineinstances in namespace default") {
+		t.Fatalf("PreCreateCheck: %v", err)
 	}
 }
 
@@ -125,7 +141,7 @@ func TestPreCreateCheckZones(t *testing.T) {
 		"host2": {corev1.LabelTopologyZone: "zone-b", corev1.LabelTopologyRegion: "us-east"},
 		"host3": {},
 	} {
-		fc.ok(fc.c.nodes().create(ctx, "", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}))
+		fc.ok(kube.Nodes.Of(fc.c).Create(ctx, "", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}))
 	}
 	tests := []struct {
 		zones, regions, want string
@@ -146,26 +162,26 @@ func TestPreCreateCheckZones(t *testing.T) {
 }
 
 func TestIsISO(t *testing.T) {
-	img := func(f func(*virtualMachineImage)) *virtualMachineImage {
-		i := &virtualMachineImage{}
+	img := func(f func(*kube.VirtualMachineImage)) *kube.VirtualMachineImage {
+		i := &kube.VirtualMachineImage{}
 		f(i)
 		return i
 	}
 	tests := []struct {
 		name string
-		img  *virtualMachineImage
+		img  *kube.VirtualMachineImage
 		want bool
 	}{
-		{"label iso", img(func(i *virtualMachineImage) { i.Labels = map[string]string{labelImageType: "iso"} }), true},
-		{"label wins over the name", img(func(i *virtualMachineImage) {
-			i.Labels = map[string]string{labelImageType: "raw_qcow2"}
+		{"label iso", img(func(i *kube.VirtualMachineImage) { i.Labels = map[string]string{kube.LabelImageType: "iso"} }), true},
+		{"label wins over the name", img(func(i *kube.VirtualMachineImage) {
+			i.Labels = map[string]string{kube.LabelImageType: "raw_qcow2"}
 			i.Spec.DisplayName = "weird.iso"
 		}), false},
-		{"signed download link", img(func(i *virtualMachineImage) { i.Spec.URL = "https://mirror/leap.iso?X-Amz-Signature=abc" }), true},
-		{"uploaded file", img(func(i *virtualMachineImage) {
-			i.Annotations = map[string]string{annotationUploadedImageName: "Win11.ISO"}
+		{"signed download link", img(func(i *kube.VirtualMachineImage) { i.Spec.URL = "https://mirror/leap.iso?X-Amz-Signature=abc" }), true},
+		{"uploaded file", img(func(i *kube.VirtualMachineImage) {
+			i.Annotations = map[string]string{kube.AnnotationUploadedImageName: "Win11.ISO"}
 		}), true},
-		{"cloud image", img(func(i *virtualMachineImage) {
+		{"cloud image", img(func(i *kube.VirtualMachineImage) {
 			i.Spec.URL = "https://cloud-images/jammy.img"
 			i.Spec.DisplayName = "jammy"
 		}), false},
