@@ -65,7 +65,7 @@ func restConfig(kubeconfig []byte) (*rest.Config, error) {
 		}
 		if len(raw.Clusters) == 0 {
 			return nil, fmt.Errorf("no Harvester credential: pass --%s (or set $%s), or point $KUBECONFIG at a Harvester kubeconfig",
-				FlagKubeconfigContent, envVar(FlagKubeconfigContent))
+				FlagKubeconfigContent, EnvVar(FlagKubeconfigContent))
 		}
 		cfg, err = clientcmd.NewDefaultClientConfig(*raw, nil).ClientConfig()
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
@@ -79,6 +80,24 @@ var cloudProviderAccess = []kube.Access{
 	{Resource: "serviceaccounts", Verb: "create"},
 	{Group: rbacv1.GroupName, Resource: "rolebindings", Verb: "create"},
 	{Group: rbacv1.GroupName, Resource: "clusterrolebindings", Verb: "create", ClusterScoped: true},
+}
+
+// EnsureCloudProviderAccount connects to Harvester with kubeconfig (nil: $KUBECONFIG or ~/.kube/config) and
+// makes the guest cluster's account there (see ensureCloudProviderAccount). It replaces
+// harvester/cloud-provider-harvester's generate_addon.sh; the cloud-provider-config subcommand runs it.
+func EnsureCloudProviderAccount(ctx context.Context, kubeconfig []byte, a CloudProviderAccount) ([]byte, error) {
+	c, err := connect(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return ensureCloudProviderAccount(ctx, c, a)
+}
+
+// CloudProviderCloudConfig renders a #cloud-config that writes a cloud provider kubeconfig to the guest's
+// cloud provider paths, as the driver writes it (with forRKE2, also RKE2's drop-in that turns the Harvester cloud
+// provider on): a snippet for user data written by hand.
+func CloudProviderCloudConfig(kubeconfig []byte, forRKE2 bool) ([]byte, error) {
+	return cloudinit.WriteFilesConfig(cloudProviderFiles(kubeconfig, forRKE2))
 }
 
 // ensureCloudProviderAccount makes, idempotently, the guest cluster's identity in Harvester — ServiceAccount,

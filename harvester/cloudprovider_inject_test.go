@@ -129,13 +129,11 @@ func TestPreCreateCheckCloudProviderAccess(t *testing.T) {
 }
 
 func TestRenderCloudProviderGolden(t *testing.T) {
-	var stdout, stderr strings.Builder
-	code := RenderCommand([]string{"--machine-name", "gc1-pool1-abcde-fghij", "--harvester-cluster-name", "gc1",
+	out, err := renderArgs(t, "gc1-pool1-abcde-fghij", "--harvester-cluster-name", "gc1",
 		"--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "40", "--harvester-network-name", "default/vm-untag",
-		"--harvester-generate-cloud-provider-config", "--harvester-cloud-provider-for-rke2", "--harvester-zone", "zone-a",
-	}, func(string) (string, bool) { return "", false }, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("render exited %d: %s", code, stderr.String())
+		"--harvester-generate-cloud-provider-config", "--harvester-cloud-provider-for-rke2", "--harvester-zone", "zone-a")
+	if err != nil {
+		t.Fatalf("render: %v", err)
 	}
-	golden.Assert(t, "render/cloud-provider.yaml", []byte(stdout.String()))
+	golden.Assert(t, "render/cloud-provider.yaml", out)
 }

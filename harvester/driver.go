@@ -94,7 +94,7 @@ func (d *Driver) UnmarshalJSON(data []byte) error {
 		if kc := parseKubeconfig(&p, opts.String(FlagKubeconfigContent)); kc != nil {
 			d.kubeconfig, d.credentialErr = kc, nil
 		} else if err := p.err(); err != nil {
-			d.credentialErr = fmt.Errorf("%v (from the command line or $%s)", err, envVar(FlagKubeconfigContent))
+			d.credentialErr = fmt.Errorf("%v (from the command line or $%s)", err, EnvVar(FlagKubeconfigContent))
 		}
 	}
 	return nil

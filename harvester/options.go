@@ -89,7 +89,7 @@ func ParseArgs(args []string, lookupEnv func(string) (string, bool), extra func(
 	for _, f := range flagTable {
 		env, fromEnv := "", false
 		if !given[f.name] && lookupEnv != nil {
-			env, fromEnv = lookupEnv(envVar(f.name))
+			env, fromEnv = lookupEnv(EnvVar(f.name))
 		}
 		switch f.kind {
 		case stringFlag:
@@ -102,7 +102,7 @@ func ParseArgs(args []string, lookupEnv func(string) (string, bool), extra func(
 			if fromEnv {
 				n, err := strconv.Atoi(env)
 				if err != nil {
-					return nil, fmt.Errorf("$%s: must be a whole number, got %q", envVar(f.name), env)
+					return nil, fmt.Errorf("$%s: must be a whole number, got %q", EnvVar(f.name), env)
 				}
 				o[f.name] = n
 			}
@@ -111,7 +111,7 @@ func ParseArgs(args []string, lookupEnv func(string) (string, bool), extra func(
 			if fromEnv {
 				b, err := strconv.ParseBool(env)
 				if err != nil {
-					return nil, fmt.Errorf("$%s: must be true or false, got %q", envVar(f.name), env)
+					return nil, fmt.Errorf("$%s: must be true or false, got %q", EnvVar(f.name), env)
 				}
 				o[f.name] = b
 			}
