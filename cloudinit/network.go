@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )
 
 const flagNetworkData = "--harvester-network-data"
@@ -37,7 +39,7 @@ func ValidateNetworkData(b []byte) error {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s: holds more than one YAML document; cloud-init reads one", flagNetworkData)
 	}
-	if err := checkTree(&doc, newWalker()); err != nil {
+	if err := yamlnode.CheckTree(&doc, yamlnode.NewWalker()); err != nil {
 		return fmt.Errorf("%s: %w", flagNetworkData, err)
 	}
 	c := &netCheck{}
@@ -73,31 +75,31 @@ func (c *netCheck) err() error {
 // (stages.Init._remove_top_level_network_key) and treats `config: disabled` as "configure nothing"
 // (net.is_disabled_cfg).
 func (c *netCheck) document(top *yaml.Node) {
-	top = resolve(top)
+	top = yamlnode.Resolve(top)
 	if top.Kind != yaml.MappingNode {
-		c.addf("", "must be a mapping with a version key, not %s", kindName(top))
+		c.addf("", "must be a mapping with a version key, not %s", yamlnode.KindName(top))
 		return
 	}
 	path := ""
-	if n := get(top, "network"); n != nil {
+	if n := yamlnode.Get(top, "network"); n != nil {
 		path = "network"
 		if top = n; top.Kind != yaml.MappingNode {
-			c.addf(path, "must be a mapping with a version key, not %s", kindName(top))
+			c.addf(path, "must be a mapping with a version key, not %s", yamlnode.KindName(top))
 			return
 		}
 	}
-	if s, ok := scalarText(get(top, "config")); ok && s == "disabled" {
+	if s, ok := yamlnode.ScalarText(yamlnode.Get(top, "config")); ok && s == "disabled" {
 		return
 	}
-	version := get(top, "version")
+	version := yamlnode.Get(top, "version")
 	// parse_net_config_data compares the version with the integers 1 and 2: "1" would configure nothing.
 	switch v, ok := intValue(version); {
-	case version != nil && version.ShortTag() != tagInt:
-		c.addf(joinPath(path, "version"), "must be the number 1 or 2, not %s", show(version))
+	case version != nil && version.ShortTag() != yamlnode.TagInt:
+		c.addf(yamlnode.JoinPath(path, "version"), "must be the number 1 or 2, not %s", show(version))
 	case version == nil:
-		c.addf(joinPath(path, "version"), "is required (1 or 2)")
+		c.addf(yamlnode.JoinPath(path, "version"), "is required (1 or 2)")
 	case !ok || (v != 1 && v != 2):
-		c.addf(joinPath(path, "version"), "must be the number 1 or 2, not %s", show(version))
+		c.addf(yamlnode.JoinPath(path, "version"), "must be the number 1 or 2, not %s", show(version))
 	case v == 1:
 		c.v1(top, path)
 	default:
@@ -107,13 +109,13 @@ func (c *netCheck) document(top *yaml.Node) {
 
 // show is a node as quoted in a problem.
 func show(n *yaml.Node) string {
-	if s, ok := scalarText(n); ok {
-		if resolve(n).ShortTag() == tagStr {
+	if s, ok := yamlnode.ScalarText(n); ok {
+		if yamlnode.Resolve(n).ShortTag() == yamlnode.TagStr {
 			return strconv.Quote(s)
 		}
 		return s
 	}
-	return kindName(n)
+	return yamlnode.KindName(n)
 }
 
 func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
@@ -121,8 +123,8 @@ func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
 // intValue reads an integer scalar, or a string of digits (PyYAML reads `"100"` as a string and cloud-init
 // passes it on, so both end up in the rendered files alike).
 func intValue(n *yaml.Node) (int, bool) {
-	s, ok := scalarText(n)
-	if !ok || (resolve(n).ShortTag() != tagInt && resolve(n).ShortTag() != tagStr) {
+	s, ok := yamlnode.ScalarText(n)
+	if !ok || (yamlnode.Resolve(n).ShortTag() != yamlnode.TagInt && yamlnode.Resolve(n).ShortTag() != yamlnode.TagStr) {
 		return 0, false
 	}
 	v, err := strconv.Atoi(strings.TrimSpace(s))
@@ -131,8 +133,8 @@ func intValue(n *yaml.Node) (int, bool) {
 
 // boolValue reads a boolean, including YAML 1.1's yes/no/on/off, which PyYAML reads as booleans (not y/n).
 func boolValue(n *yaml.Node) (bool, bool) {
-	s, ok := scalarText(n)
-	if !ok || (resolve(n).ShortTag() != tagBool && resolve(n).ShortTag() != tagStr) {
+	s, ok := yamlnode.ScalarText(n)
+	if !ok || (yamlnode.Resolve(n).ShortTag() != yamlnode.TagBool && yamlnode.Resolve(n).ShortTag() != yamlnode.TagStr) {
 		return false, false
 	}
 	switch strings.ToLower(s) {
@@ -146,19 +148,19 @@ func boolValue(n *yaml.Node) (bool, bool) {
 
 // nonEmptyString reports whether n is a scalar other than null with some text.
 func nonEmptyString(n *yaml.Node) bool {
-	s, ok := scalarText(n)
-	return ok && !isNull(n) && strings.TrimSpace(s) != ""
+	s, ok := yamlnode.ScalarText(n)
+	return ok && !yamlnode.IsNull(n) && strings.TrimSpace(s) != ""
 }
 
 // items returns the entries of list n, or reports that n is not a list (of what, if what is given).
 func (c *netCheck) items(n *yaml.Node, path, what string) []*yaml.Node {
-	if n = resolve(n); n.Kind == yaml.SequenceNode {
+	if n = yamlnode.Resolve(n); n.Kind == yaml.SequenceNode {
 		return n.Content
 	}
 	if what != "" {
 		what = " of " + what
 	}
-	c.addf(path, "must be a list%s, not %s", what, kindName(n))
+	c.addf(path, "must be a list%s, not %s", what, yamlnode.KindName(n))
 	return nil
 }
 
@@ -170,7 +172,7 @@ func (c *netCheck) stringList(n *yaml.Node, path string) []string {
 			c.addf(index(path, i), "must be a name, not %s", show(e))
 			continue
 		}
-		s, _ := scalarText(e)
+		s, _ := yamlnode.ScalarText(e)
 		out = append(out, s)
 	}
 	return out
@@ -178,22 +180,22 @@ func (c *netCheck) stringList(n *yaml.Node, path string) []string {
 
 // mappingEntries calls fn for each key of mapping n, in order.
 func (c *netCheck) mappingEntries(n *yaml.Node, path string, fn func(key string, v *yaml.Node, path string)) {
-	n = resolve(n)
+	n = yamlnode.Resolve(n)
 	if n.Kind != yaml.MappingNode {
-		c.addf(path, "must be a mapping, not %s", kindName(n))
+		c.addf(path, "must be a mapping, not %s", yamlnode.KindName(n))
 		return
 	}
-	ps, err := pairs(n, newWalker())
+	ps, err := yamlnode.Pairs(n, yamlnode.NewWalker())
 	if err != nil {
 		c.addf(path, "%s", err)
 		return
 	}
 	for _, p := range ps {
-		k, ok := scalarText(p[0])
+		k, ok := yamlnode.ScalarText(p[0])
 		if !ok {
 			c.addf(path, "has a key that is not a name")
 			continue
 		}
-		fn(k, p[1], joinPath(path, k))
+		fn(k, p[1], yamlnode.JoinPath(path, k))
 	}
 }

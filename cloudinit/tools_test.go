@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 	"github.com/harvester/docker-machine-driver-harvester/internal/testenv"
 )
 
@@ -318,8 +319,8 @@ func TestDriverStringsAsCloudInitReadsThem(t *testing.T) {
 	words := append([]string{"root", "ubuntu", "/bin/bash", "root:root", "0600", "m1.example.com", "a b", "ssh-rsa AAAA+/= x@y",
 		"y", "n", "NO", "True", "null", "Null", "~", "=", "1_000", "0x1f", "0o17", "1:30", "12:30:00", "2001-01-01",
 		"-", "--now", "a: b", "a #b", "é", "trailing ", "tab\t"}, nastyPasswords...)
-	doc := mapNode()
-	set(doc, "x-strings", strSeq(words...))
+	doc := yamlnode.Map()
+	yamlnode.Set(doc, "x-strings", yamlnode.StrSeq(words...))
 	body, err := encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc}})
 	if err != nil {
 		t.Fatal(err)
@@ -330,7 +331,7 @@ func TestDriverStringsAsCloudInitReadsThem(t *testing.T) {
 	}
 	for i, w := range words {
 		if got[i] != w {
-			t.Errorf("strNode(%q) reads back as %#v in PyYAML", w, got[i])
+			t.Errorf("yamlnode.Str(%q) reads back as %#v in PyYAML", w, got[i])
 		}
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // Flags named in errors, so the caller can report each problem against the flag at fault.
@@ -85,7 +87,7 @@ func readUser(b []byte, forceJinjaPart bool) (*userParts, error) {
 func (u *userParts) addConfig(body []byte) error {
 	doc, err := parseConfig(body)
 	if err == nil {
-		err = checkTree(doc, newWalker())
+		err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", flagUserData, err)
@@ -105,7 +107,7 @@ func (u *userParts) addJinja(b []byte, forcePart bool) error {
 		doc, err := parseConfig(body)
 		switch {
 		case err == nil && jinjaInScalars(body, doc):
-			if err := checkTree(doc, newWalker()); err != nil {
+			if err := yamlnode.CheckTree(doc, yamlnode.NewWalker()); err != nil {
 				return fmt.Errorf("%s: %w", flagUserData, err)
 			}
 			u.configs, u.jinja = append(u.configs, doc), true
@@ -140,7 +142,7 @@ func (u *userParts) readMIME(b []byte) error {
 			}
 			doc, err := parseConfig(body)
 			if err == nil {
-				err = checkTree(doc, newWalker())
+				err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
 			}
 			if err != nil {
 				return fmt.Errorf("MIME part %d (text/cloud-config): %w", i+1, err)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // UserData renders the user data the guest boots with: a #cloud-config document (with a leading
@@ -90,7 +92,7 @@ func readRancher(b []byte) (*yaml.Node, error) {
 	}
 	doc, err := parseConfig(body)
 	if err == nil {
-		err = checkTree(doc, newWalker())
+		err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flagCloudConfig, err)
@@ -102,7 +104,7 @@ func readRancher(b []byte) (*yaml.Node, error) {
 // rules see every key, and which may be changed without touching doc.
 func flattenTop(doc *yaml.Node, flag string) (*yaml.Node, error) {
 	top := doc.Content[0]
-	ps, err := pairs(top, newWalker())
+	ps, err := yamlnode.Pairs(top, yamlnode.NewWalker())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
