@@ -1,5 +1,6 @@
-// Package cloudinit renders the user data a Harvester VM boots with, and checks network data. It is pure: no
-// clock, randomness, network or files; the same Input always gives the same bytes.
+// Package cloudinit renders the user data a Harvester VM boots with; package networkconfig beside it checks
+// network data. Both are pure: no clock, randomness, network or files; the same Input always gives the same
+// bytes.
 //
 // # Inputs
 //
@@ -96,7 +97,7 @@
 //
 // # Network data
 //
-// ValidateNetworkData checks version 1 and version 2 network-config the way cloud-init 22.4's
+// Package networkconfig checks version 1 and version 2 network-config the way cloud-init 22.4's
 // NetworkStateInterpreter and renderers need it, naming the field at fault; the document itself is used
 // unchanged and always travels in the cloud-init Secret.
 package cloudinit

@@ -3,7 +3,7 @@ package harvester
 import (
 	"github.com/rancher/machine/libmachine/drivers"
 
-	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/networkconfig"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
@@ -24,9 +24,9 @@ func parseCloudInit(p *problems, opts drivers.DriverOptions, machineName string,
 		p.addErr(FlagUserData, err)
 	}
 	if raw := opts.String(FlagNetworkData); raw != "" {
-		network, _ = userdata.DecodeBase64OrPlain(raw, userdata.IsNetworkData)
-		if err := cloudinit.ValidateNetworkData(network); err != nil {
-			p.addErr(FlagNetworkData, err)
+		network, _ = userdata.DecodeBase64OrPlain(raw, networkconfig.IsNetworkData)
+		if err := networkconfig.Validate(network); err != nil {
+			p.addf(FlagNetworkData, "%v", err)
 		}
 	}
 	return user, rancher, network

@@ -92,10 +92,6 @@ func IsUserData(b []byte) bool {
 	return isYAMLMapping(b)
 }
 
-// IsNetworkData reports whether b parses as a YAML (or JSON) mapping, the shape of every cloud-init
-// network-config. It is the `valid` check DecodeBase64OrPlain needs for --harvester-network-data.
-func IsNetworkData(b []byte) bool { return isYAMLMapping(b) }
-
 // isYAMLMapping reports whether b is one YAML document whose top level is a non-empty mapping.
 func isYAMLMapping(b []byte) bool {
 	var doc yaml.Node

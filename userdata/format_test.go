@@ -91,26 +91,6 @@ func TestIsUserData(t *testing.T) {
 	}
 }
 
-func TestIsNetworkData(t *testing.T) {
-	tests := []struct {
-		in   string
-		want bool
-	}{
-		{"version: 2\nethernets: {}\n", true},
-		{`{"version": 1, "config": []}`, true},
-		{"network:\n  version: 1\n", true},
-		{"", false},
-		{"- a", false},
-		{"just text", false},
-		{"a: [", false},
-	}
-	for _, tt := range tests {
-		if got := IsNetworkData([]byte(tt.in)); got != tt.want {
-			t.Errorf("IsNetworkData(%q) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-}
-
 // Base64-encoded user data of any format is decoded when IsUserData is the check; a literal is kept.
 func TestDecodeBase64OrPlainWithIsUserData(t *testing.T) {
 	for _, plain := range []string{"#!/bin/sh\necho hi\n", "## template: jinja\n#cloud-config\n", "packages: [x]\n"} {

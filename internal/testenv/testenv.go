@@ -4,7 +4,9 @@
 package testenv
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"testing"
 )
 
@@ -22,4 +24,16 @@ func Unavailable(t testing.TB, tool string, why error) {
 		t.Fatalf("%s: %v", tool, why)
 	}
 	t.Skipf("%s unavailable (set %s=1 to fail instead): %v", tool, RequireToolsEnv, why)
+}
+
+// CloudInit returns the path of the real cloud-init (Debian's 22.4 package in CI), which the cloudinit tests
+// run their output through; without it the test is Unavailable.
+func CloudInit(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath("cloud-init")
+	if err != nil {
+		Unavailable(t, "cloud-init", errors.New("not installed: run cloudinit/testdata/install-cloud-init.sh "+
+			"(apt-get install -y --no-install-recommends cloud-init)"))
+	}
+	return path
 }

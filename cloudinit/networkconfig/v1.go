@@ -1,4 +1,4 @@
-package cloudinit
+package networkconfig
 
 import (
 	"net/netip"

@@ -1,4 +1,6 @@
-package cloudinit
+// Package networkconfig checks a cloud-init network-config (version 1 or 2) the way cloud-init 22.4 reads it,
+// and returns every problem with the path of the field at fault. It is pure: it reads only the document.
+package networkconfig
 
 import (
 	"bytes"
@@ -13,18 +15,50 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )
 
-const flagNetworkData = "--harvester-network-data"
+// maxShown is how many problems an Error's text lists.
+const maxShown = 5
 
-// maxNetworkProblems is how many problems one error lists.
-const maxNetworkProblems = 5
+// Problem is one thing wrong in a network-config: where (a path such as network.config[1].subnets[0].type; ""
+// for the document as a whole) and what.
+type Problem struct {
+	Path    string
+	Message string
+}
 
-// ValidateNetworkData checks a cloud-init network-config (version 1 or 2, with or without a top-level
-// `network:` key) and returns an error naming the field at fault, e.g.
-// "--harvester-network-data: network.config[1].subnets[0].type: …". It checks what cloud-init 22.4's
-// NetworkStateInterpreter (cloudinit/net/network_state.py) and the renderers need, and that addresses, gateways
-// and MAC addresses parse; the document is used unchanged. Empty data is valid (cloud-init then falls back to
-// DHCP on the first NIC).
-func ValidateNetworkData(b []byte) error {
+func (p Problem) String() string {
+	if p.Path == "" {
+		return p.Message
+	}
+	return p.Path + ": " + p.Message
+}
+
+// Error is what Validate found wrong in a network-config. It says nothing of where the document came from: the
+// caller knows which input it read.
+type Error struct {
+	Problems []Problem
+}
+
+// Error lists the first problems, and how many more there are.
+func (e *Error) Error() string {
+	list := e.Problems
+	more := ""
+	if len(list) > maxShown {
+		more = fmt.Sprintf("; and %d more", len(list)-maxShown)
+		list = list[:maxShown]
+	}
+	texts := make([]string, len(list))
+	for i, p := range list {
+		texts[i] = p.String()
+	}
+	return strings.Join(texts, "; ") + more
+}
+
+// Validate checks a cloud-init network-config (version 1 or 2, with or without a top-level `network:` key). Every
+// problem is returned in an *Error, each naming the field at fault, e.g. network.config[1].subnets[0].type. It
+// checks what cloud-init 22.4's NetworkStateInterpreter (cloudinit/net/network_state.py) and the renderers need,
+// and that addresses, gateways and MAC addresses parse; the document is used unchanged. Empty data is valid
+// (cloud-init then falls back to DHCP on the first NIC).
+func Validate(b []byte) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
@@ -33,42 +67,35 @@ func ValidateNetworkData(b []byte) error {
 	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
 		return nil // comments only
 	} else if err != nil {
-		return fmt.Errorf("%s: not valid YAML or JSON: %s", flagNetworkData, strings.TrimPrefix(err.Error(), "yaml: "))
+		return document("not valid YAML or JSON: " + strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%s: holds more than one YAML document; cloud-init reads one", flagNetworkData)
+		return document("holds more than one YAML document; cloud-init reads one")
 	}
 	if err := yamlnode.CheckTree(&doc, yamlnode.NewWalker()); err != nil {
-		return fmt.Errorf("%s: %w", flagNetworkData, err)
+		return document(err.Error())
 	}
 	c := &netCheck{}
 	c.document(doc.Content[0])
-	return c.err()
-}
-
-// netCheck collects the problems of one network-config.
-type netCheck struct{ problems []string }
-
-func (c *netCheck) addf(path, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	if path != "" {
-		msg = path + ": " + msg
-	}
-	c.problems = append(c.problems, msg)
-}
-
-func (c *netCheck) err() error {
 	if len(c.problems) == 0 {
 		return nil
 	}
-	list := c.problems
-	more := ""
-	if len(list) > maxNetworkProblems {
-		more = fmt.Sprintf("; and %d more", len(list)-maxNetworkProblems)
-		list = list[:maxNetworkProblems]
-	}
-	return fmt.Errorf("%s: %s%s", flagNetworkData, strings.Join(list, "; "), more)
+	return &Error{Problems: c.problems}
+}
+
+// document is an Error about the document as a whole.
+func document(msg string) error { return &Error{Problems: []Problem{{Message: msg}}} }
+
+// IsNetworkData reports whether b parses as a YAML (or JSON) mapping, the shape of every cloud-init
+// network-config: the check userdata.DecodeBase64OrPlain needs to tell base64 from a literal document.
+func IsNetworkData(b []byte) bool { return yamlnode.IsMapping(b) }
+
+// netCheck collects the problems of one network-config.
+type netCheck struct{ problems []Problem }
+
+func (c *netCheck) addf(path, format string, args ...any) {
+	c.problems = append(c.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
 // document checks the top level. cloud-init drops a top-level `network` key
