@@ -30,7 +30,7 @@ type userParts struct {
 
 // retypedTypes are the part types cloud-init re-types by their first line (user_data.py TYPE_NEEDED plus
 // text/x-shellscript, which _process_msg re-checks).
-var retypedTypes = map[string]bool{"text/plain": true, "text/x-not-multipart": true, userdata.TypeShellScript: true}
+var retypedTypes = map[string]bool{"text/plain": true, "text/x-not-multipart": true, TypeShellScript: true}
 
 // gzipTypes are the content types whose payload cloud-init inflates (user_data.py DECOMP_TYPES).
 var gzipTypes = map[string]bool{
@@ -53,8 +53,8 @@ func readUser(b []byte, forceJinjaPart bool) (*userParts, error) {
 		}
 		b = inflated
 	}
-	kind := userdata.ContentType(b)
-	if userdata.IsMIME(b) {
+	kind := ContentType(b)
+	if IsMIME(b) {
 		err := u.readMIME(b)
 		if err == nil {
 			return u, nil
@@ -67,13 +67,13 @@ func readUser(b []byte, forceJinjaPart bool) (*userParts, error) {
 		u = &userParts{}
 	}
 	switch kind {
-	case userdata.TypeCloudConfig:
+	case TypeCloudConfig:
 		rest, _ := splitHeader(b, headerCloudConfig)
 		return u, u.addConfig(rest)
-	case userdata.TypeJinja:
+	case TypeJinja:
 		return u, u.addJinja(b, forceJinjaPart)
 	case "":
-		if userdata.IsUserData(b) { // a YAML mapping without the #cloud-config line, as the reference accepted
+		if IsUserData(b) { // a YAML mapping without the #cloud-config line, as the reference accepted
 			return u, u.addConfig(b)
 		}
 		return nil, fmt.Errorf("%s: not a format cloud-init reads: start it with #cloud-config (YAML), "+
@@ -116,7 +116,7 @@ func (u *userParts) addJinja(b []byte, forcePart bool) error {
 			return fmt.Errorf("%s: %w", flagUserData, err)
 		}
 	}
-	u.parts = append(u.parts, textPart(userdata.TypeJinja, b, [2]string{"Merge-Type", mergeHeader}))
+	u.parts = append(u.parts, textPart(TypeJinja, b, [2]string{"Merge-Type", mergeHeader}))
 	u.opaqueTemplate = true
 	return nil
 }
@@ -135,7 +135,7 @@ func (u *userParts) readMIME(b []byte) error {
 			return fmt.Errorf("MIME part %d: %w", i+1, err)
 		}
 		switch {
-		case typ == userdata.TypeCloudConfig:
+		case typ == TypeCloudConfig:
 			body := payload
 			if rest, ok := splitHeader(payload, headerCloudConfig); ok {
 				body = rest
@@ -148,10 +148,10 @@ func (u *userParts) readMIME(b []byte) error {
 				return fmt.Errorf("MIME part %d (text/cloud-config): %w", i+1, err)
 			}
 			u.configs = append(u.configs, doc)
-		case typ == userdata.TypeJinja && !l.hasHeader("Merge-Type") && !l.hasHeader("X-Merge-Type"):
+		case typ == TypeJinja && !l.hasHeader("Merge-Type") && !l.hasHeader("X-Merge-Type"):
 			u.parts = append(u.parts, l.passThrough([2]string{"Merge-Type", mergeHeader}))
 			u.opaqueTemplate = true
-		case typ == userdata.TypeJinja:
+		case typ == TypeJinja:
 			u.parts = append(u.parts, l.passThrough())
 			u.opaqueTemplate = true
 		default:
@@ -180,7 +180,7 @@ func (l leaf) effectiveType() (string, []byte, error) {
 		typ = "text/plain"
 	}
 	if retypedTypes[typ] {
-		if t := userdata.ContentType(payload); t != "" {
+		if t := ContentType(payload); t != "" {
 			typ = t
 		}
 	}

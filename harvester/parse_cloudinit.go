@@ -3,6 +3,7 @@ package harvester
 import (
 	"github.com/rancher/machine/libmachine/drivers"
 
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/networkconfig"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
@@ -13,11 +14,11 @@ import (
 // not use is reported now instead of surfacing as a guest that never joins.
 func parseCloudInit(p *problems, opts drivers.DriverOptions, machineName string, ssh SSHConfig) (user, rancher, network []byte) {
 	if raw := opts.String(FlagUserData); raw != "" {
-		user, _ = userdata.DecodeBase64OrPlain(raw, userdata.IsUserData)
+		user, _ = userdata.DecodeBase64OrPlain(raw, cloudinit.IsUserData)
 	}
-	rancher, err := userdata.ReadCloudConfigFlag(opts.String(FlagCloudConfig))
+	rancher, err := userdata.ReadFileOrInline(opts.String(FlagCloudConfig))
 	if err != nil {
-		p.addErr(FlagCloudConfig, err)
+		p.addf(FlagCloudConfig, "%v", err)
 	}
 	probe := &Config{MachineName: machineName, SSH: ssh, InstallGuestAgent: true, UserData: user, RancherUserData: rancher}
 	if _, err := renderUserData(probe, nil, nil); err != nil {

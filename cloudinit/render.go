@@ -7,7 +7,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // UserData renders the user data the guest boots with: a #cloud-config document (with a leading
@@ -82,8 +81,8 @@ func readRancher(b []byte) (*yaml.Node, error) {
 		return nil, nil
 	}
 	body, ok := splitHeader(b, headerCloudConfig)
-	switch kind := userdata.ContentType(b); {
-	case kind == userdata.TypeCloudConfig && ok:
+	switch kind := ContentType(b); {
+	case kind == TypeCloudConfig && ok:
 	case kind == "":
 		body = b
 	default:
@@ -126,16 +125,16 @@ func compose(u *userParts, body []byte) []byte {
 		doc = append([]byte(headerJinja+"\n"), doc...)
 	}
 	if len(u.parts) == 0 {
-		if !userdata.IsMIME(doc) {
+		if !IsMIME(doc) {
 			return doc
 		}
 		// cloud-init reads any user data with "mime-version:" in its first 4096 bytes as a MIME message
 		// (user_data.convert_string), which would garble this cloud-config: send it as a MIME part instead.
-		typ := userdata.TypeCloudConfig
+		typ := TypeCloudConfig
 		if u.jinja {
-			typ = userdata.TypeJinja
+			typ = TypeJinja
 		}
 		return writeMIME([]part{textPart(typ, doc)})
 	}
-	return writeMIME(append([]part{textPart(userdata.TypeCloudConfig, doc)}, u.parts...))
+	return writeMIME(append([]part{textPart(TypeCloudConfig, doc)}, u.parts...))
 }

@@ -159,7 +159,7 @@ func absent(t *testing.T, m map[string]any, keys ...string) {
 	}
 }
 
-func gzipped(t *testing.T, s string) []byte {
+func gzipped(t testing.TB, s string) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	w := gzip.NewWriter(&b)
