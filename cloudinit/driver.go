@@ -2,6 +2,7 @@ package cloudinit
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -61,10 +62,8 @@ func driverDoc(in Input, id identity, user []*yaml.Node, others []*yaml.Node) (*
 		yamlnode.Set(doc, "users", usersFor(sshUser, pubKeys, user))
 	}
 	if in.SSHPassword != "" {
-		if strings.ContainsAny(in.SSHPassword, "\r\n\x00") {
-			// distros.Distro.chpasswd pipes "name:password" lines to chpasswd(8): a line break would end the
-			// password there and make the rest a malformed line.
-			return nil, fmt.Errorf("%s: contains a line break or NUL, which chpasswd cannot set", flagSSHPassword)
+		if err := checkPassword(in.SSHPassword); err != nil {
+			return nil, err
 		}
 		yamlnode.Set(doc, "chpasswd", passwordFor(sshUser, in.SSHPassword))
 		yamlnode.Set(doc, "ssh_pwauth", yamlnode.Bool(true))
@@ -149,6 +148,15 @@ func passwordFor(name, password string) *yaml.Node {
 	return ch
 }
 
+// checkPassword refuses a password chpasswd cannot set: distros.Distro.chpasswd pipes "name:password" lines to
+// chpasswd(8), so a line break would end the password there and make the rest a malformed line.
+func checkPassword(password string) error {
+	if strings.ContainsAny(password, "\r\n\x00") {
+		return inPart(PartSSHPassword, errors.New("contains a line break or NUL, which chpasswd cannot set"))
+	}
+	return nil
+}
+
 // writeFiles renders the driver's files, base64-encoded so any bytes survive YAML.
 func writeFiles(files []File) (*yaml.Node, error) {
 	if len(files) == 0 {
@@ -157,7 +165,7 @@ func writeFiles(files []File) (*yaml.Node, error) {
 	out := yamlnode.Seq()
 	for i, f := range files {
 		if !strings.HasPrefix(f.Path, "/") {
-			return nil, fmt.Errorf("cloudinit: write_files[%d]: path %q is not absolute", i, f.Path)
+			return nil, at(PartWriteFiles, fmt.Sprintf("write_files[%d]", i), fmt.Errorf("path %q is not absolute", f.Path))
 		}
 		e := yamlnode.Map()
 		yamlnode.Set(e, "path", yamlnode.Str(f.Path))

@@ -1,7 +1,7 @@
 package cloudinit
 
 import (
-	"fmt"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -34,7 +34,7 @@ func placeHostname(hostname string, rancher *yaml.Node, user []*yaml.Node) (name
 		if v := yamlnode.Remove(top, "hostname"); v != nil && !yamlnode.IsNull(v) {
 			s, ok := yamlnode.ScalarText(v)
 			if !ok || strings.TrimSpace(s) == "" {
-				return "", false, "", fmt.Errorf("%s: hostname: must be a non-empty string", flagCloudConfig)
+				return "", false, "", at(PartRancher, "hostname", errors.New("must be a non-empty string"))
 			}
 			hostname = s
 		}

@@ -19,7 +19,7 @@ var listSections = map[string]bool{
 // source is one cloud-config document taking part in a merge. Sources are passed in the order their list
 // entries are concatenated; order sets the key order of the result and rank which scalar wins (lower first).
 type source struct {
-	flag  string // the flag the document came from, named in errors
+	part  Part // the input the document came from, named in errors
 	order int
 	rank  int
 }
@@ -87,7 +87,7 @@ func (m *merger) merge(vals []value, path string) (*yaml.Node, error) {
 	case kinds[yaml.SequenceNode] && listSections[path]:
 		for _, v := range present {
 			if k := yamlnode.Resolve(v.node).Kind; k != yaml.SequenceNode {
-				return nil, fmt.Errorf("%s: %s: must be a list, not %s", v.src.flag, path, yamlnode.KindName(v.node))
+				return nil, at(v.src.part, path, fmt.Errorf("must be a list, not %s", yamlnode.KindName(v.node)))
 			}
 		}
 	}
@@ -119,7 +119,7 @@ func (m *merger) mappings(vals []value, path string) (*yaml.Node, error) {
 	for _, v := range byOrder {
 		ps, err := yamlnode.Pairs(yamlnode.Resolve(v.node), m.w)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s", v.src.flag, err)
+			return nil, inPart(v.src.part, err)
 		}
 		for _, p := range ps {
 			name, ok := yamlnode.ScalarText(p[0])
@@ -170,7 +170,7 @@ func (m *merger) sequences(vals []value, path string) (*yaml.Node, error) {
 				}
 				same, err := yamlnode.Equal(prev.node, n, m.w)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %s: %s", v.src.flag, path, err)
+					return nil, at(v.src.part, path, err)
 				}
 				if same {
 					continue next
@@ -233,12 +233,12 @@ func normalizeUsersGroups(vals []value, path string) ([]value, error) {
 			seq := yamlnode.Seq()
 			ps, err := yamlnode.Pairs(n, yamlnode.NewWalker())
 			if err != nil {
-				return nil, fmt.Errorf("%s: %s: %s", v.src.flag, path, err)
+				return nil, at(v.src.part, path, err)
 			}
 			for _, p := range ps {
 				entry, err := normalizedEntry(p, path)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %s: %s", v.src.flag, path, err)
+					return nil, at(v.src.part, path, err)
 				}
 				if entry != nil {
 					seq.Content = append(seq.Content, entry)

@@ -2,6 +2,7 @@ package cloudinit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,13 +10,6 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
-)
-
-// Flags named in errors, so the caller can report each problem against the flag at fault.
-const (
-	flagUserData    = "--harvester-user-data"
-	flagCloudConfig = "--harvester-cloud-config"
-	flagSSHPassword = "--harvester-ssh-password"
 )
 
 // userParts is the user's user data taken apart: cloud-config documents to merge with the driver's and
@@ -49,7 +43,7 @@ func readUser(b []byte, forceJinjaPart bool) (*userParts, error) {
 	if userdata.IsGzip(b) {
 		inflated, err := userdata.Gunzip(b)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", flagUserData, err)
+			return nil, inPart(PartUser, err)
 		}
 		b = inflated
 	}
@@ -60,7 +54,7 @@ func readUser(b []byte, forceJinjaPart bool) (*userParts, error) {
 			return u, nil
 		}
 		if kind == "" {
-			return nil, fmt.Errorf("%s: %w", flagUserData, err)
+			return nil, inPart(PartUser, err)
 		}
 		// A document that only mentions "MIME-Version:" (say, a script that writes a mail) is taken by its
 		// first line. cloud-init would try it as MIME; the output wraps it in a proper MIME message instead.
@@ -76,8 +70,8 @@ func readUser(b []byte, forceJinjaPart bool) (*userParts, error) {
 		if IsUserData(b) { // a YAML mapping without the #cloud-config line, as the reference accepted
 			return u, u.addConfig(b)
 		}
-		return nil, fmt.Errorf("%s: not a format cloud-init reads: start it with #cloud-config (YAML), "+
-			"#! (a script) or ## template: jinja, or send a MIME multipart message", flagUserData)
+		return nil, inPart(PartUser, errors.New("not a format cloud-init reads: start it with #cloud-config (YAML), "+
+			"#! (a script) or ## template: jinja, or send a MIME multipart message"))
 	}
 	u.parts = append(u.parts, textPart(kind, b))
 	return u, nil
@@ -90,7 +84,7 @@ func (u *userParts) addConfig(body []byte) error {
 		err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", flagUserData, err)
+		return inPart(PartUser, err)
 	}
 	u.configs = append(u.configs, doc)
 	return nil
@@ -108,12 +102,12 @@ func (u *userParts) addJinja(b []byte, forcePart bool) error {
 		switch {
 		case err == nil && jinjaInScalars(body, doc):
 			if err := yamlnode.CheckTree(doc, yamlnode.NewWalker()); err != nil {
-				return fmt.Errorf("%s: %w", flagUserData, err)
+				return inPart(PartUser, err)
 			}
 			u.configs, u.jinja = append(u.configs, doc), true
 			return nil
 		case err != nil && !hasJinja(string(body)):
-			return fmt.Errorf("%s: %w", flagUserData, err)
+			return inPart(PartUser, err)
 		}
 	}
 	u.parts = append(u.parts, textPart(TypeJinja, b, [2]string{"Merge-Type", mergeHeader}))
@@ -132,7 +126,7 @@ func (u *userParts) readMIME(b []byte) error {
 	for i, l := range leaves {
 		typ, payload, err := l.effectiveType()
 		if err != nil {
-			return fmt.Errorf("MIME part %d: %w", i+1, err)
+			return at(PartUser, fmt.Sprintf("MIME part %d", i+1), err)
 		}
 		switch {
 		case typ == TypeCloudConfig:
@@ -145,7 +139,7 @@ func (u *userParts) readMIME(b []byte) error {
 				err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
 			}
 			if err != nil {
-				return fmt.Errorf("MIME part %d (text/cloud-config): %w", i+1, err)
+				return at(PartUser, fmt.Sprintf("MIME part %d (text/cloud-config)", i+1), err)
 			}
 			u.configs = append(u.configs, doc)
 		case typ == TypeJinja && !l.hasHeader("Merge-Type") && !l.hasHeader("X-Merge-Type"):

@@ -56,9 +56,7 @@ func (d *Driver) Create() error {
 	if err != nil {
 		return err
 	}
-	facts := looked.facts
-	facts.PVCSuffix = randomSuffix()
-	vm, err := BuildVirtualMachine(cfg, facts)
+	vm, err := BuildVirtualMachine(cfg, looked.facts, randomSuffix())
 	if err != nil {
 		return err
 	}

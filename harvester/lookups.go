@@ -25,7 +25,7 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 	}
 	cfg := d.cfg
 	var p problems
-	l := &lookups{facts: Facts{ImageStorageClasses: map[Ref]string{}, HasNetworkData: len(cfg.NetworkData) > 0}}
+	l := &lookups{facts: Facts{ImageStorageClasses: map[Ref]string{}}}
 	for _, disk := range cfg.Disks {
 		if disk.Image == nil {
 			continue

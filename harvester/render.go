@@ -16,7 +16,7 @@ const (
 // a create learns (each image's storage class, the claim name suffix, the generated SSH key) are placeholders.
 // The Secret shows its data as stringData, so the user data a node will boot with can be read as is.
 func Render(cfg *Config) ([]byte, error) {
-	facts := Facts{ImageStorageClasses: map[Ref]string{}, PVCSuffix: placeholderPVCSuffix, HasNetworkData: len(cfg.NetworkData) > 0}
+	facts := Facts{ImageStorageClasses: map[Ref]string{}}
 	for _, d := range cfg.Disks {
 		if d.Image != nil {
 			facts.ImageStorageClasses[*d.Image] = fmt.Sprintf("<storage class of image %s>", d.Image)
@@ -31,7 +31,7 @@ func Render(cfg *Config) ([]byte, error) {
 		return nil, err
 	}
 	secret := BuildCloudInitSecret(cfg, userData, cfg.NetworkData)
-	vm, err := BuildVirtualMachine(cfg, facts)
+	vm, err := BuildVirtualMachine(cfg, facts, placeholderPVCSuffix)
 	if err != nil {
 		return nil, err
 	}
