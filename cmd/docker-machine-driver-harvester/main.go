@@ -8,10 +8,11 @@ import (
 	"io"
 	"os"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
-	"github.com/harvester/docker-machine-driver-harvester/internal/version"
 	"github.com/rancher/machine/libmachine/drivers/plugin"
 	"github.com/rancher/machine/libmachine/drivers/plugin/localbinary"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/harvester/docker-machine-driver-harvester/internal/version"
 )
 
 func main() {

@@ -16,10 +16,11 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/ownedtemp"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
-	// These tests build the plugin with `go build`, which go test's result cache cannot see; importing the
-	// driver makes this test binary, and so the cache key, change whenever the driver does.
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
+
+	// These tests build the plugin with `go build`, which go test's result cache cannot see; importing the
+	// driver makes this test binary, and so the cache key, change whenever the driver does.
 	_ "github.com/harvester/docker-machine-driver-harvester/harvester"
 )
 
