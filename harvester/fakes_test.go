@@ -155,6 +155,14 @@ func (fc *fakeCluster) objects() (vms, vmis, secrets int) {
 	return len(vmList.Items), len(vmiList.Items), len(secretList)
 }
 
+// nothingLeft fails t when a VM, a VMI or a Secret exists.
+func (fc *fakeCluster) nothingLeft(t *testing.T) {
+	t.Helper()
+	if vms, vmis, secrets := fc.objects(); vms+vmis+secrets != 0 {
+		t.Errorf("left behind: %d VMs, %d VMIs, %d Secrets", vms, vmis, secrets)
+	}
+}
+
 // vmiShape decides what the imitated KubeVirt reports for a VM's VMI: its phase, its interfaces, the VM's
 // printableStatus. nil means a healthy VM that runs with 10.0.0.5 on nic-0 at once.
 type vmiShape func(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus

@@ -24,28 +24,7 @@ const stopTimeout = 10 * time.Minute
 // strategy, so a VM whose guest shut itself down (VMI Succeeded) is started by passing through Halted.
 
 // Start powers the machine on and waits until it runs with an IP.
-func (d *Driver) Start() error {
-	timeout := d.createTimeout()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+stopTimeout)
-	defer cancel()
-	s, c, err := d.observeVM(ctx)
-	if err != nil {
-		return err
-	}
-	if _, _, ok := readyAddresses(s); ok {
-		return nil
-	}
-	infof("Starting VM %s/%s", d.namespace(), d.MachineName)
-	if needsHaltBeforeStart(s) {
-		if err := d.halt(ctx, c); err != nil {
-			return err
-		}
-	}
-	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyRerunOnFailure); err != nil {
-		return err
-	}
-	return d.waitUntilReady(ctx, c, timeout)
-}
+func (d *Driver) Start() error { return d.boot(false) }
 
 // needsHaltBeforeStart reports whether a VM that should run will not be started by KubeVirt without first
 // passing through Halted: its strategy is not Halted, yet it has no live VMI.
@@ -58,49 +37,64 @@ func needsHaltBeforeStart(s snapshot) bool {
 
 // Stop shuts the machine down gracefully and waits until its VMI is gone.
 func (d *Driver) Stop() error {
+	return d.powerOff(func(ctx context.Context, c kube.Interface) error {
+		infof("Stopping VM %s/%s", d.namespace(), d.MachineName)
+		return d.halt(ctx, c)
+	})
+}
+
+// powerOff runs a power-off (off) with the client, within stopTimeout.
+func (d *Driver) powerOff(off func(context.Context, kube.Interface) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 	defer cancel()
 	c, err := d.api()
 	if err != nil {
 		return err
 	}
-	infof("Stopping VM %s/%s", d.namespace(), d.MachineName)
-	return d.halt(ctx, c)
+	return off(ctx, c)
 }
 
 // Restart stops the machine and starts it again; it is done when a new VMI runs with an IP.
-func (d *Driver) Restart() error {
+func (d *Driver) Restart() error { return d.boot(true) }
+
+// boot starts the VM — with restart, after halting it — and waits until it runs with an IP.
+func (d *Driver) boot(restart bool) error {
 	timeout := d.createTimeout()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+stopTimeout)
 	defer cancel()
-	_, c, err := d.observeVM(ctx)
+	s, c, err := d.observeVM(ctx)
 	if err != nil {
 		return err
 	}
-	infof("Restarting VM %s/%s", d.namespace(), d.MachineName)
-	if err := d.halt(ctx, c); err != nil {
-		return err
+	switch _, _, ready := readyAddresses(s); {
+	case restart:
+		infof("Restarting VM %s/%s", d.namespace(), d.MachineName)
+	case ready:
+		return nil
+	default:
+		infof("Starting VM %s/%s", d.namespace(), d.MachineName)
+	}
+	if restart || needsHaltBeforeStart(s) {
+		if err := d.halt(ctx, c); err != nil {
+			return err
+		}
 	}
 	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyRerunOnFailure); err != nil {
 		return err
 	}
-	// The old VMI is gone (halt waited for it), so the one that becomes ready is new.
+	// After a halt the old VMI is gone (halt waited for it), so the one that becomes ready is new.
 	return d.waitUntilReady(ctx, c, timeout)
 }
 
 // Kill powers the machine off at once, without a guest shutdown, and waits until its VMI is gone. It asks
 // KubeVirt's stop subresource for a zero grace period; where that API is not served it does what virt-api does
 // behind it: the VMI's grace period becomes 0, then the VM is halted (and the VMI deleted with no grace).
-func (d *Driver) Kill() error {
-	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
-	defer cancel()
-	c, err := d.api()
-	if err != nil {
-		return err
-	}
+func (d *Driver) Kill() error { return d.powerOff(d.kill) }
+
+func (d *Driver) kill(ctx context.Context, c kube.Interface) error {
 	ns, name := d.namespace(), d.MachineName
 	infof("Killing VM %s/%s", ns, name)
-	err = c.VirtualMachines(ns).Stop(ctx, name, &kubevirtv1.StopOptions{GracePeriod: ptrTo(int64(0))})
+	err := c.VirtualMachines(ns).Stop(ctx, name, &kubevirtv1.StopOptions{GracePeriod: ptrTo(int64(0))})
 	if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
 		// Either the VM is gone or this API server does not serve subresources.kubevirt.io; client-go words a
 		// 404 for the path just like one for the VM (naming the VM), so the VM itself tells which.

@@ -86,17 +86,39 @@ func TestPreCreateCheckReportsEveryProblem(t *testing.T) {
 	}
 }
 
-// The readiness wait lists and watches the VM and its VMI: a credential that may not is refused before anything
-// is made, in the order the needs are declared.
-func TestPreCreateCheckAsksForWhatTheWaitNeeds(t *testing.T) {
-	fc := newFakeCluster(t)
-	captureLog(t)
-	fc.denied["watch virtualmachines"] = true
-	fc.denied["list virtualmachineinstances"] = true
-	d := newTestDriver(t, fc, "m1", createOptions())
-	err := d.PreCreateCheck()
-	if err == nil || !strings.Contains(err.Error(), "--harvester-kubeconfig-content: the credential may not watch virtualmachines and list virtualmachineinstances in namespace default") {
-		t.Fatalf("PreCreateCheck: %v", err)
+// PreCreateCheck's answer for a credential that may not do what the machine needs, one Harvester rejects, and a
+// namespace that does not exist.
+func TestPreCreateCheckRefuses(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		setup func(fc *fakeCluster)
+		opts  Options
+		want  []string
+	}{
+		// The readiness wait lists and watches the VM and its VMI: a credential that may not is refused before
+		// anything is made, in the order the needs are declared.
+		{"what the wait needs", func(fc *fakeCluster) {
+			fc.denied["watch virtualmachines"] = true
+			fc.denied["list virtualmachineinstances"] = true
+		}, createOptions(),
+			[]string{"--harvester-kubeconfig-content: the credential may not watch virtualmachines and list virtualmachineinstances in namespace default"}},
+		{"a bad credential", func(fc *fakeCluster) { fc.failOn("get", "namespaces", apierrors.NewUnauthorized("token expired")) }, createOptions(),
+			[]string{"rejected the credential (401 Unauthorized)", "update the Harvester cloud credential"}},
+		{"a missing namespace", func(*fakeCluster) {},
+			with(createOptions(), FlagVMNamespace, "team-x", FlagImageName, "default/ubuntu", FlagNetworkName, "default/vlan1"),
+			[]string{"--harvester-vm-namespace: namespace team-x does not exist in Harvester"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fc := newFakeCluster(t)
+			captureLog(t)
+			tt.setup(fc)
+			err := newTestDriver(t, fc, "m1", tt.opts).PreCreateCheck()
+			for _, want := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("PreCreateCheck: %v; want %q", err, want)
+				}
+			}
+		})
 	}
 }
 
@@ -108,27 +130,6 @@ func TestPreCreateCheckTellsAPIFailuresFromAbsence(t *testing.T) {
 	err := d.PreCreateCheck()
 	if err == nil || !strings.Contains(err.Error(), "cannot read image default/ubuntu: the credential is not allowed to") || strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("a 403 must be reported as a 403, not as absence: %v", err)
-	}
-}
-
-func TestPreCreateCheckStopsAtABadCredential(t *testing.T) {
-	fc := newFakeCluster(t)
-	captureLog(t)
-	fc.failOn("get", "namespaces", apierrors.NewUnauthorized("token expired"))
-	d := newTestDriver(t, fc, "m1", createOptions())
-	err := d.PreCreateCheck()
-	if err == nil || !strings.Contains(err.Error(), "rejected the credential (401 Unauthorized)") || !strings.Contains(err.Error(), "update the Harvester cloud credential") {
-		t.Fatalf("PreCreateCheck: %v", err)
-	}
-}
-
-func TestPreCreateCheckMissingNamespace(t *testing.T) {
-	fc := newFakeCluster(t)
-	captureLog(t)
-	d := newTestDriver(t, fc, "m1", with(createOptions(), FlagVMNamespace, "team-x", FlagImageName, "default/ubuntu", FlagNetworkName, "default/vlan1"))
-	err := d.PreCreateCheck()
-	if err == nil || !strings.Contains(err.Error(), "--harvester-vm-namespace: namespace team-x does not exist in Harvester") {
-		t.Fatalf("PreCreateCheck: %v", err)
 	}
 }
 

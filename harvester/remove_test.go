@@ -90,28 +90,30 @@ func TestRemoveAllWhenRancherDeletesTheCluster(t *testing.T) {
 	}
 }
 
+// driverSecret makes the cloud-init Secret this driver makes for machine vm, without its VM.
+func (fc *fakeCluster) driverSecret(vm string) {
+	fc.ok(kube.Secrets.Of(fc.c).Create(context.Background(), "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: cloudInitSecretName(vm), Namespace: "default", Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: vm}}}))
+}
+
 func TestRemoveIsIdempotent(t *testing.T) {
 	fc := newFakeCluster(t)
 	captureLog(t)
 	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false}, nil)
-	fc.ok(kube.Secrets.Of(fc.c).Create(context.Background(), "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-		Name: "m1-cloudinit", Namespace: "default", Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: "m1"}}}))
+	fc.driverSecret("m1")
 	for i := 0; i < 3; i++ {
 		if err := rmDriver(fc, "m1", "").Remove(); err != nil {
 			t.Fatalf("remove #%d: %v", i+1, err)
 		}
 	}
-	if vms, vmis, secrets := fc.objects(); vms+vmis+secrets != 0 {
-		t.Errorf("left behind: %d VMs, %d VMIs, %d Secrets", vms, vmis, secrets)
-	}
+	fc.nothingLeft(t)
 }
 
 func TestRemoveCleansUpAfterACreateThatDied(t *testing.T) {
 	// State is saved before Create; a create killed between the Secret and the VM leaves only the Secret.
 	fc := newFakeCluster(t)
 	captureLog(t)
-	fc.ok(kube.Secrets.Of(fc.c).Create(context.Background(), "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-		Name: "m1-cloudinit", Namespace: "default", Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: "m1"}}}))
+	fc.driverSecret("m1")
 	if err := rmDriver(fc, "m1", "").Remove(); err != nil {
 		t.Fatal(err)
 	}

@@ -94,27 +94,28 @@ func (r Resource[T]) List(ctx context.Context, ns string, opts metav1.ListOption
 }
 
 func (r Resource[T]) Create(ctx context.Context, ns string, obj *T) (*T, error) {
-	u, err := r.ToUnstructured(obj)
-	if err != nil {
-		return nil, err
-	}
-	created, err := r.In(ns).Create(ctx, u, metav1.CreateOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return FromUnstructured[T](created)
+	return r.send(obj, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return r.In(ns).Create(ctx, u, metav1.CreateOptions{})
+	})
 }
 
 func (r Resource[T]) Update(ctx context.Context, ns string, obj *T) (*T, error) {
+	return r.send(obj, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return r.In(ns).Update(ctx, u, metav1.UpdateOptions{})
+	})
+}
+
+// send converts obj, makes the call with it and converts what the API server returned.
+func (r Resource[T]) send(obj *T, call func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) (*T, error) {
 	u, err := r.ToUnstructured(obj)
 	if err != nil {
 		return nil, err
 	}
-	updated, err := r.In(ns).Update(ctx, u, metav1.UpdateOptions{})
+	got, err := call(u)
 	if err != nil {
 		return nil, err
 	}
-	return FromUnstructured[T](updated)
+	return FromUnstructured[T](got)
 }
 
 func (r Resource[T]) MergePatch(ctx context.Context, ns, name string, patch []byte) error {
