@@ -109,14 +109,14 @@ func ensureCloudProviderAccount(ctx context.Context, c kube.Interface, a CloudPr
 		return nil, err
 	}
 	ns, name := a.Namespace, a.ServiceAccount
-	if _, err := kube.Namespaces.Of(c).Get(ctx, "", ns); err != nil {
+	if _, err := kube.Get(ctx, c, kube.Namespaces, "", ns); err != nil {
 		if kube.IsGone(err, "namespaces", ns) {
 			return nil, fmt.Errorf("namespace %s does not exist in Harvester", ns)
 		}
 		return nil, c.Explain("read namespace", ns, err)
 	}
 	for _, role := range []string{clusterRoleCloudProvider, clusterRoleCSIDriver} {
-		if _, err := kube.ClusterRoles.Of(c).Get(ctx, "", role); err != nil {
+		if _, err := kube.Get(ctx, c, kube.ClusterRoles, "", role); err != nil {
 			if kube.IsGone(err, "clusterroles", role) {
 				return nil, fmt.Errorf("ClusterRole %s does not exist: is this Harvester (v1.1 or later)?", role)
 			}
@@ -131,20 +131,20 @@ func ensureCloudProviderAccount(ctx context.Context, c kube.Interface, a CloudPr
 		}
 	}
 
-	sa, err := kube.ServiceAccounts.Of(c).CreateOrGet(ctx, ns, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
+	sa, err := kube.CreateOrGet(ctx, c, kube.ServiceAccounts, ns, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
 	if err != nil {
 		return nil, c.Explain("create ServiceAccount", ns+"/"+name, err)
 	}
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}}
 	bindingName := ns + "-" + name
-	if err := ensureBinding(ctx, kube.RoleBindings.Of(c), ns, &rbacv1.RoleBinding{
+	if err := ensureBinding(ctx, c, kube.RoleBindings, ns, &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: bindingName, Namespace: ns, OwnerReferences: []metav1.OwnerReference{saOwner(sa)}},
 		Subjects:   subject,
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRoleCloudProvider},
 	}, func(rb *rbacv1.RoleBinding) (*[]rbacv1.Subject, rbacv1.RoleRef) { return &rb.Subjects, rb.RoleRef }); err != nil {
 		return nil, c.Explain("bind the cloud provider role to", ns+"/"+name, err)
 	}
-	if err := ensureBinding(ctx, kube.ClusterRoleBindings.Of(c), "", &rbacv1.ClusterRoleBinding{
+	if err := ensureBinding(ctx, c, kube.ClusterRoleBindings, "", &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: bindingName, OwnerReferences: []metav1.OwnerReference{saOwner(sa)}},
 		Subjects:   subject,
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRoleCSIDriver},
@@ -155,7 +155,7 @@ func ensureCloudProviderAccount(ctx context.Context, c kube.Interface, a CloudPr
 	}
 	// Since Kubernetes 1.24 a token Secret must be asked for; kube-controller-manager fills it in.
 	tokenName := name + "-token"
-	_, err = kube.Secrets.Of(c).CreateOrGet(ctx, ns, &corev1.Secret{
+	_, err = kube.CreateOrGet(ctx, c, kube.Secrets, ns, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: tokenName, Namespace: ns,
 			Annotations: map[string]string{corev1.ServiceAccountNameKey: name}, OwnerReferences: []metav1.OwnerReference{saOwner(sa)}},
 		Type: corev1.SecretTypeServiceAccountToken,
@@ -178,15 +178,15 @@ func saOwner(sa *corev1.ServiceAccount) metav1.OwnerReference {
 
 // ensureBinding creates a (Cluster)RoleBinding, or makes an existing one include the subject. A binding of that
 // name to another role is an error: a roleRef cannot be changed.
-func ensureBinding[T any](ctx context.Context, r kube.Resource[T], ns string, want *T, parts func(*T) (*[]rbacv1.Subject, rbacv1.RoleRef)) error {
-	got, err := r.CreateOrGet(ctx, ns, want)
+func ensureBinding[T any](ctx context.Context, c kube.Interface, k kube.Kind[T], ns string, want *T, parts func(*T) (*[]rbacv1.Subject, rbacv1.RoleRef)) error {
+	got, err := kube.CreateOrGet(ctx, c, k, ns, want)
 	if err != nil {
 		return err
 	}
 	gotSubjects, gotRef := parts(got)
 	wantSubjects, wantRef := parts(want)
 	if gotRef != wantRef {
-		u, _ := r.ToUnstructured(got)
+		u, _ := kube.ToUnstructured(k, got)
 		return fmt.Errorf("%s %s exists but binds %s %s, not %s; delete it and run again", u.GetKind(), u.GetName(), gotRef.Kind, gotRef.Name, wantRef.Name)
 	}
 	for _, s := range *gotSubjects {
@@ -195,13 +195,13 @@ func ensureBinding[T any](ctx context.Context, r kube.Resource[T], ns string, wa
 		}
 	}
 	*gotSubjects = append(*gotSubjects, (*wantSubjects)[0])
-	_, err = r.Update(ctx, ns, got)
+	_, err = kube.Update(ctx, c, k, ns, got)
 	return err
 }
 
 // discoverVIP reads Harvester's virtual IP the way Harvester's kubeconfig endpoint does.
 func discoverVIP(ctx context.Context, c kube.Interface) (string, error) {
-	cm, err := kube.ConfigMaps.Of(c).Get(ctx, harvesterSystemNamespace, vipConfigMapName)
+	cm, err := kube.Get(ctx, c, kube.ConfigMaps, harvesterSystemNamespace, vipConfigMapName)
 	if err != nil {
 		return "", fmt.Errorf("cannot discover Harvester's VIP from ConfigMap %s/%s (%v); give the server as https://<Harvester VIP>:6443",
 			harvesterSystemNamespace, vipConfigMapName, scrubNotFound(c.Explain("read ConfigMap", harvesterSystemNamespace+"/"+vipConfigMapName, err)))

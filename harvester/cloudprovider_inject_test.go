@@ -86,7 +86,7 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	secret, err := kube.Secrets.Of(fc.c).Get(ctx, "default", "gc1-pool1-a-b-cloudinit")
+	secret, err := kube.Get(ctx, fc.c, kube.Secrets, "default", "gc1-pool1-a-b-cloudinit")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 	if err := rmDriver(fc, "gc1-pool1-a-b", "gc1").Remove(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kube.ServiceAccounts.Of(fc.c).Get(ctx, "default", "gc1"); err != nil {
+	if _, err := kube.Get(ctx, fc.c, kube.ServiceAccounts, "default", "gc1"); err != nil {
 		t.Errorf("remove deleted the guest cluster's cloud provider account: %v", err)
 	}
 }
@@ -123,7 +123,7 @@ func TestPreCreateCheckCloudProviderAccess(t *testing.T) {
 	if err := d.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "may not create clusterrolebindings") {
 		t.Fatalf("PreCreateCheck: %v", err)
 	}
-	if _, err := kube.ServiceAccounts.Of(fc.c).List(context.Background(), "default", metav1.ListOptions{}); err != nil {
+	if _, err := kube.List(context.Background(), fc.c, kube.ServiceAccounts, "default", metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

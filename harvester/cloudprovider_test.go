@@ -21,10 +21,10 @@ import (
 func (fc *fakeCluster) harvesterRBAC() {
 	ctx := context.Background()
 	for _, role := range []string{clusterRoleCloudProvider, clusterRoleCSIDriver} {
-		fc.ok(kube.ClusterRoles.Of(fc.c).Create(ctx, "", &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}}))
+		fc.ok(kube.Create(ctx, fc.c, kube.ClusterRoles, "", &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}}))
 	}
-	fc.ok(kube.Namespaces.Of(fc.c).Create(ctx, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: harvesterSystemNamespace}}))
-	fc.ok(kube.ConfigMaps.Of(fc.c).Create(ctx, harvesterSystemNamespace, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: vipConfigMapName}, Data: map[string]string{"ip": "192.168.10.100"}}))
+	fc.ok(kube.Create(ctx, fc.c, kube.Namespaces, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: harvesterSystemNamespace}}))
+	fc.ok(kube.Create(ctx, fc.c, kube.ConfigMaps, harvesterSystemNamespace, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: vipConfigMapName}, Data: map[string]string{"ip": "192.168.10.100"}}))
 	fc.dyn.PrependReactor("create", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		u := a.(k8stesting.CreateAction).GetObject().(*unstructured.Unstructured)
 		if u.Object["type"] != string(corev1.SecretTypeServiceAccountToken) {
@@ -32,13 +32,13 @@ func (fc *fakeCluster) harvesterRBAC() {
 		}
 		ns, name := u.GetNamespace(), u.GetName()
 		go func() { // not from inside the reactor: the fake holds its lock
-			eventually(fc.t, "the token Secret exists", func() bool { _, err := kube.Secrets.Of(fc.c).Get(ctx, ns, name); return err == nil })
-			s, _ := kube.Secrets.Of(fc.c).Get(ctx, ns, name)
+			eventually(fc.t, "the token Secret exists", func() bool { _, err := kube.Get(ctx, fc.c, kube.Secrets, ns, name); return err == nil })
+			s, _ := kube.Get(ctx, fc.c, kube.Secrets, ns, name)
 			if filled(s) {
 				return // a create that failed with AlreadyExists: the controller has nothing to do
 			}
 			s.Data = map[string][]byte{"token": []byte("sa-token-" + name), "ca.crt": []byte("harvester-ca")}
-			if _, err := kube.Secrets.Of(fc.c).Update(ctx, ns, s); err != nil {
+			if _, err := kube.Update(ctx, fc.c, kube.Secrets, ns, s); err != nil {
 				fc.t.Errorf("token controller: %v", err)
 			}
 		}()
@@ -65,11 +65,11 @@ func TestCloudProviderAccount(t *testing.T) {
 		user == nil || user.Token != "sa-token-gc8-token" || kctx == nil || kctx.Namespace != "default" || cfg.CurrentContext != "default" {
 		t.Fatalf("kubeconfig:\n%s", first)
 	}
-	rb, err := kube.RoleBindings.Of(fc.c).Get(ctx, "default", "default-gc8")
+	rb, err := kube.Get(ctx, fc.c, kube.RoleBindings, "default", "default-gc8")
 	if err != nil || rb.RoleRef.Name != clusterRoleCloudProvider || len(rb.Subjects) != 1 || rb.Subjects[0].Name != "gc8" {
 		t.Fatalf("RoleBinding: %v %+v", err, rb)
 	}
-	crb, err := kube.ClusterRoleBindings.Of(fc.c).Get(ctx, "", "default-gc8")
+	crb, err := kube.Get(ctx, fc.c, kube.ClusterRoleBindings, "", "default-gc8")
 	if err != nil || crb.RoleRef.Name != clusterRoleCSIDriver || len(crb.Subjects) != 1 {
 		t.Fatalf("ClusterRoleBinding: %v %+v", err, crb)
 	}
@@ -91,7 +91,7 @@ func TestCloudProviderAccountRejects(t *testing.T) {
 	fc.harvesterRBAC()
 	captureLog(t)
 	ctx := context.Background()
-	fc.ok(kube.RoleBindings.Of(fc.c).Create(ctx, "default", &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "default-taken", Namespace: "default"},
+	fc.ok(kube.Create(ctx, fc.c, kube.RoleBindings, "default", &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "default-taken", Namespace: "default"},
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"}}))
 	tests := []struct {
 		acct CloudProviderAccount

@@ -106,8 +106,7 @@ var createAccess = []kube.Access{
 // without its cloud-init; it gets its owner once the VM (and its UID) exists.
 func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *corev1.Secret, vm *kubevirtv1.VirtualMachine, made *created) error {
 	ns := d.cfg.Namespace
-	secrets := kube.Secrets.Of(c)
-	_, err := secrets.Create(ctx, ns, secret)
+	_, err := kube.Create(ctx, c, kube.Secrets, ns, secret)
 	if apierrors.IsAlreadyExists(err) {
 		err = replaceStaleSecret(ctx, c, secret)
 	}
@@ -125,7 +124,7 @@ func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *co
 	debugf("Created VirtualMachine %s/%s (uid %s)", ns, vm.Name, got.UID)
 
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{vmOwnerReference(got)}}})
-	if err := secrets.MergePatch(ctx, ns, secret.Name, patch); err != nil {
+	if err := kube.MergePatch(ctx, c, kube.Secrets, ns, secret.Name, patch); err != nil {
 		return c.Explain("hand the cloud-init Secret to its VM", ns+"/"+secret.Name, err)
 	}
 	return nil
@@ -133,8 +132,7 @@ func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *co
 
 // replaceStaleSecret overwrites the cloud-init Secret a killed create left behind, and nothing else.
 func replaceStaleSecret(ctx context.Context, c kube.Interface, secret *corev1.Secret) error {
-	secrets := kube.Secrets.Of(c)
-	old, err := secrets.Get(ctx, secret.Namespace, secret.Name)
+	old, err := kube.Get(ctx, c, kube.Secrets, secret.Namespace, secret.Name)
 	if err != nil {
 		return err
 	}
@@ -143,7 +141,7 @@ func replaceStaleSecret(ctx context.Context, c kube.Interface, secret *corev1.Se
 	}
 	fresh := secret.DeepCopy()
 	fresh.ResourceVersion = old.ResourceVersion
-	_, err = secrets.Update(ctx, secret.Namespace, fresh)
+	_, err = kube.Update(ctx, c, kube.Secrets, secret.Namespace, fresh)
 	return err
 }
 

@@ -52,7 +52,7 @@ func TestCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := kube.Secrets.Of(fc.c).Get(ctx, "default", "m1-cloudinit")
+	secret, err := kube.Get(ctx, fc.c, kube.Secrets, "default", "m1-cloudinit")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,13 +281,13 @@ func TestCreateReplacesOnlyStaleSecrets(t *testing.T) {
 	ctx := context.Background()
 	stale := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m1-cloudinit", Namespace: "default",
 		Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: "m1"}}, Data: map[string][]byte{"userdata": []byte("old")}}
-	fc.ok(kube.Secrets.Of(fc.c).Create(ctx, "default", stale))
+	fc.ok(kube.Create(ctx, fc.c, kube.Secrets, "default", stale))
 	d := newTestDriver(t, fc, "m1", createOptions())
 	if err := d.Create(); err != nil {
 		t.Fatalf("a stale Secret of a killed create must be replaced: %v", err)
 	}
 	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m2-cloudinit", Namespace: "default"}}
-	fc.ok(kube.Secrets.Of(fc.c).Create(ctx, "default", foreign))
+	fc.ok(kube.Create(ctx, fc.c, kube.Secrets, "default", foreign))
 	d2 := newTestDriver(t, fc, "m2", createOptions())
 	if err := d2.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "is not a leftover of this driver") {
 		t.Fatalf("PreCreateCheck must refuse a foreign Secret: %v", err)
@@ -295,7 +295,7 @@ func TestCreateReplacesOnlyStaleSecrets(t *testing.T) {
 	if err := d2.Create(); err == nil {
 		t.Fatal("Create overwrote a Secret it did not make")
 	}
-	if got, err := kube.Secrets.Of(fc.c).Get(ctx, "default", "m2-cloudinit"); err != nil || got.Labels[LabelCreator] != "" {
+	if got, err := kube.Get(ctx, fc.c, kube.Secrets, "default", "m2-cloudinit"); err != nil || got.Labels[LabelCreator] != "" {
 		t.Errorf("the foreign Secret was touched: %v %+v", err, got)
 	}
 }

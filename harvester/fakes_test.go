@@ -77,7 +77,7 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 		}
 		attrs := review.Spec.ResourceAttributes
 		review.Status.Allowed = !fc.denied[attrs.Verb+" "+attrs.Resource]
-		out, _ := kube.AccessReviews.ToUnstructured(&review)
+		out, _ := kube.ToUnstructured(kube.AccessReviews, &review)
 		return true, out, nil
 	})
 	installListThenWatch(fc.kv)
@@ -89,12 +89,12 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 // seed creates a namespace, a ready cloud image with its storage class, a blank-disk storage class, a network.
 func (fc *fakeCluster) seed() {
 	ctx := context.Background()
-	fc.ok(kube.Namespaces.Of(fc.c).Create(ctx, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}))
+	fc.ok(kube.Create(ctx, fc.c, kube.Namespaces, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}))
 	fc.addImage("default", "ubuntu", readyImage)
 	for _, class := range []string{"longhorn-ubuntu", "longhorn"} {
-		fc.ok(kube.StorageClasses.Of(fc.c).Create(ctx, "", &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Provisioner: "driver.longhorn.io"}))
+		fc.ok(kube.Create(ctx, fc.c, kube.StorageClasses, "", &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Provisioner: "driver.longhorn.io"}))
 	}
-	fc.ok(kube.Networks.Of(fc.c).Create(ctx, "default", &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "vlan1", Namespace: "default"}}))
+	fc.ok(kube.Create(ctx, fc.c, kube.Networks, "default", &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "vlan1", Namespace: "default"}}))
 }
 
 func readyImage(img *kube.VirtualMachineImage) {
@@ -110,7 +110,7 @@ func (fc *fakeCluster) addImage(ns, name string, shape ...func(*kube.VirtualMach
 	for _, f := range shape {
 		f(img)
 	}
-	fc.ok(kube.Images.Of(fc.c).Create(context.Background(), ns, img))
+	fc.ok(kube.Create(context.Background(), fc.c, kube.Images, ns, img))
 }
 
 // ok fails the test on a seeding error: fc.ok(client call).
@@ -148,7 +148,7 @@ func (fc *fakeCluster) objects() (vms, vmis, secrets int) {
 	if err != nil {
 		fc.t.Fatal(err)
 	}
-	secretList, err := kube.Secrets.Of(fc.c).List(ctx, "", metav1.ListOptions{})
+	secretList, err := kube.List(ctx, fc.c, kube.Secrets, "", metav1.ListOptions{})
 	if err != nil {
 		fc.t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 		if _, done := l.facts.ImageStorageClasses[*disk.Image]; done {
 			continue
 		}
-		img, err := kube.Images.Of(c).Get(ctx, disk.Image.Namespace, disk.Image.Name)
+		img, err := kube.Get(ctx, c, kube.Images, disk.Image.Namespace, disk.Image.Name)
 		if err != nil {
 			p.addf(disk.flag, "%v", describeLookupError(c, "image", *disk.Image, err))
 			continue
@@ -45,7 +45,7 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 		l.facts.ImageStorageClasses[*disk.Image] = img.Status.StorageClassName
 	}
 	if ref := cfg.SSH.KeyPair; ref != nil {
-		kp, err := kube.KeyPairs.Of(c).Get(ctx, ref.Namespace, ref.Name)
+		kp, err := kube.Get(ctx, c, kube.KeyPairs, ref.Namespace, ref.Name)
 		if err != nil {
 			p.addf(FlagKeyPairName, "%v", describeLookupError(c, "key pair", *ref, err))
 		} else if !kube.ConditionTrue(kp.Status.Conditions, kube.ConditionValidated) || kp.Spec.PublicKey == "" {

@@ -39,7 +39,7 @@ func (d *Driver) PreCreateCheck() error {
 	// The first read also proves the credential; when it fails for any reason but absence, nothing else would
 	// work either, so that one error is the whole answer.
 	var p problems
-	if _, err := kube.Namespaces.Of(c).Get(ctx, "", cfg.Namespace); err != nil {
+	if _, err := kube.Get(ctx, c, kube.Namespaces, "", cfg.Namespace); err != nil {
 		switch {
 		case kube.IsGone(err, "namespaces", cfg.Namespace):
 			p.addf(FlagVMNamespace, "namespace %s does not exist in Harvester", cfg.Namespace)
@@ -109,7 +109,7 @@ func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *problem
 		p.addf("", "%v", c.Explain("check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
 	}
 	name := cloudInitSecretName(cfg.MachineName)
-	secret, err := kube.Secrets.Of(c).Get(ctx, cfg.Namespace, name)
+	secret, err := kube.Get(ctx, c, kube.Secrets, cfg.Namespace, name)
 	switch {
 	case err == nil && !isStaleCloudInitSecret(secret.Labels, secret.OwnerReferences, cfg.MachineName):
 		p.addf("", "a Secret named %s already exists in namespace %s and is not a leftover of this driver; remove it or choose another machine name", name, cfg.Namespace)
@@ -132,7 +132,7 @@ func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *p
 			continue
 		}
 		seen[class] = true
-		_, err := kube.StorageClasses.Of(c).Get(ctx, "", class)
+		_, err := kube.Get(ctx, c, kube.StorageClasses, "", class)
 		switch {
 		case err == nil:
 		case kube.IsGone(err, "storageclasses", class):
@@ -151,7 +151,7 @@ func (d *Driver) checkNetworks(ctx context.Context, c kube.Interface, p *problem
 		if nic.Network == nil {
 			continue
 		}
-		_, err := kube.Networks.Of(c).Get(ctx, nic.Network.Namespace, nic.Network.Name)
+		_, err := kube.Get(ctx, c, kube.Networks, nic.Network.Namespace, nic.Network.Name)
 		switch {
 		case err == nil:
 		case kube.IsMissing(err, nic.Network.Name):
@@ -184,7 +184,7 @@ func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *problem
 	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
 		return
 	}
-	nodes, err := kube.Nodes.Of(c).List(ctx, "", metav1.ListOptions{})
+	nodes, err := kube.List(ctx, c, kube.Nodes, "", metav1.ListOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
 		debugf("Not allowed to list Harvester hosts; zones and regions not checked")

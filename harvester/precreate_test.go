@@ -50,7 +50,7 @@ func TestPreCreateCheckReportsEveryProblem(t *testing.T) {
 		img.Status.Conditions = append(img.Status.Conditions, kube.Condition{Type: kube.ConditionRetryLimitExceeded, Status: corev1.ConditionTrue, Message: "404 from the download URL"})
 	})
 	ctx := context.Background()
-	fc.ok(kube.KeyPairs.Of(fc.c).Create(ctx, "default", &kube.KeyPair{ObjectMeta: metav1.ObjectMeta{Name: "unchecked", Namespace: "default"}}))
+	fc.ok(kube.Create(ctx, fc.c, kube.KeyPairs, "default", &kube.KeyPair{ObjectMeta: metav1.ObjectMeta{Name: "unchecked", Namespace: "default"}}))
 	fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: "default"}}, metav1.CreateOptions{}))
 	fc.denied["delete virtualmachines"] = true
 
@@ -142,7 +142,7 @@ func TestPreCreateCheckZones(t *testing.T) {
 		"host2": {corev1.LabelTopologyZone: "zone-b", corev1.LabelTopologyRegion: "us-east"},
 		"host3": {},
 	} {
-		fc.ok(kube.Nodes.Of(fc.c).Create(ctx, "", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}))
+		fc.ok(kube.Create(ctx, fc.c, kube.Nodes, "", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}))
 	}
 	tests := []struct {
 		zones, regions, want string

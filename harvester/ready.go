@@ -119,7 +119,7 @@ func claimPhases(c kube.Interface, s snapshot) string {
 			continue
 		}
 		name := v.PersistentVolumeClaim.ClaimName
-		pvc, err := kube.Claims.Of(c).Get(ctx, s.VM.Namespace, name)
+		pvc, err := kube.Get(ctx, c, kube.Claims, s.VM.Namespace, name)
 		switch {
 		case err == nil:
 			parts = append(parts, fmt.Sprintf("PVC %s %s", name, pvc.Status.Phase))

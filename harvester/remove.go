@@ -100,7 +100,7 @@ func (d *Driver) claimsToRemove(ctx context.Context, c kube.Interface, vm *kubev
 	all := vm.Annotations[AnnotationRemoveAllPVCs] == "true"
 	names := vmClaims(vm, all)
 	if all && d.ClusterName != "" {
-		list, err := kube.Claims.Of(c).List(ctx, vm.Namespace, metav1.ListOptions{LabelSelector: LabelGuestCluster + "=" + d.ClusterName})
+		list, err := kube.List(ctx, c, kube.Claims, vm.Namespace, metav1.ListOptions{LabelSelector: LabelGuestCluster + "=" + d.ClusterName})
 		if err != nil {
 			return nil, c.Explain("list the guest cluster's volumes in namespace", vm.Namespace, err)
 		}
@@ -160,7 +160,7 @@ func annotateRemovedClaims(ctx context.Context, c kube.Interface, ns, name strin
 // collector has removed it with the VM; after a create that died before the VM existed it has not.
 func (d *Driver) deleteCloudInitSecret(ctx context.Context, c kube.Interface) error {
 	ns, name := d.namespace(), cloudInitSecretName(d.MachineName)
-	secret, err := kube.Secrets.Of(c).Get(ctx, ns, name)
+	secret, err := kube.Get(ctx, c, kube.Secrets, ns, name)
 	switch {
 	case kube.IsGone(err, "secrets", name):
 		return nil
@@ -170,7 +170,7 @@ func (d *Driver) deleteCloudInitSecret(ctx context.Context, c kube.Interface) er
 		debugf("Secret %s/%s was not made by this driver for this machine; left alone", ns, name)
 		return nil
 	}
-	err = kube.Secrets.Of(c).Delete(ctx, ns, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &secret.UID}})
+	err = kube.Delete(ctx, c, kube.Secrets, ns, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &secret.UID}})
 	if err != nil && !kube.IsGone(err, "secrets", name) {
 		return c.Explain("delete Secret", ns+"/"+name, err)
 	}

@@ -77,7 +77,7 @@ func TestRemoveAllWhenRancherDeletesTheCluster(t *testing.T) {
 	captureLog(t)
 	ctx := context.Background()
 	for _, pvc := range []struct{ name, cluster string }{{"pvc-unattached-csi", "gc8"}, {"pvc-other-cluster", "gc9"}} {
-		fc.ok(kube.Claims.Of(fc.c).Create(ctx, "default", &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
+		fc.ok(kube.Create(ctx, fc.c, kube.Claims, "default", &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
 			Name: pvc.name, Namespace: "default", Labels: map[string]string{LabelGuestCluster: pvc.cluster}}}))
 	}
 	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false, "pvc-csi-data": true}, map[string]string{AnnotationRemoveAllPVCs: "true"})
@@ -92,7 +92,7 @@ func TestRemoveAllWhenRancherDeletesTheCluster(t *testing.T) {
 
 // driverSecret makes the cloud-init Secret this driver makes for machine vm, without its VM.
 func (fc *fakeCluster) driverSecret(vm string) {
-	fc.ok(kube.Secrets.Of(fc.c).Create(context.Background(), "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+	fc.ok(kube.Create(context.Background(), fc.c, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
 		Name: cloudInitSecretName(vm), Namespace: "default", Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: vm}}}))
 }
 
@@ -128,7 +128,7 @@ func TestRemoveRefusesForeignVMsAndSecrets(t *testing.T) {
 	ctx := context.Background()
 	fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{
 		Name: "db", Namespace: "default", Labels: map[string]string{LabelCreator: "harvester"}}}, metav1.CreateOptions{}))
-	fc.ok(kube.Secrets.Of(fc.c).Create(ctx, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-cloudinit", Namespace: "default"}}))
+	fc.ok(kube.Create(ctx, fc.c, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-cloudinit", Namespace: "default"}}))
 	err := rmDriver(fc, "db", "").Remove()
 	if err == nil || !strings.Contains(err.Error(), "refusing to delete VM default/db") {
 		t.Fatalf("Remove of a VM the driver did not make: %v", err)

@@ -25,7 +25,6 @@ func (c *Client) Denied(ctx context.Context, namespace string, needed []Access) 
 		failed error
 	)
 	allowed := make([]bool, len(needed))
-	reviews := AccessReviews.Of(c)
 	for i, a := range needed {
 		wg.Add(1)
 		go func() {
@@ -37,7 +36,7 @@ func (c *Client) Denied(ctx context.Context, namespace string, needed []Access) 
 			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Group: a.Group, Resource: a.Resource, Verb: a.Verb},
 			}}
-			res, err := reviews.Create(ctx, "", review)
+			res, err := Create(ctx, c, AccessReviews, "", review)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {

@@ -49,36 +49,30 @@ var (
 		"NetworkAttachmentDefinition", "network-attachment-definitions")
 )
 
-// Resource returns the plural resource name, as the API server names it in errors (see IsGone).
-func (k Kind[T]) Resource() string { return k.gvr.Resource }
+// The operations on a Kind are functions, not methods: a generic type's exported methods are linked for every
+// type it is instantiated with (reflection could reach them), while a generic function is linked only for the
+// types it is called with — 14 kinds × 8 methods cost the plugin some 300 KB.
 
-// Of is the resource as c serves it.
-func (k Kind[T]) Of(c Interface) Resource[T] { return Resource[T]{kind: k, dyn: c.Dynamic()} }
-
-// Resource is a Kind served by one client.
-type Resource[T any] struct {
-	kind Kind[T]
-	dyn  dynamic.Interface
-}
-
-// In addresses the resource in namespace ns ("" for cluster-scoped resources).
-func (r Resource[T]) In(ns string) dynamic.ResourceInterface {
+// in addresses the resource in namespace ns ("" for cluster-scoped resources).
+func in[T any](c Interface, k Kind[T], ns string) dynamic.ResourceInterface {
 	if ns == "" {
-		return r.dyn.Resource(r.kind.gvr)
+		return c.Dynamic().Resource(k.gvr)
 	}
-	return r.dyn.Resource(r.kind.gvr).Namespace(ns)
+	return c.Dynamic().Resource(k.gvr).Namespace(ns)
 }
 
-func (r Resource[T]) Get(ctx context.Context, ns, name string) (*T, error) {
-	u, err := r.In(ns).Get(ctx, name, metav1.GetOptions{})
+// Get reads the object of kind k named name in namespace ns ("" for cluster-scoped kinds).
+func Get[T any](ctx context.Context, c Interface, k Kind[T], ns, name string) (*T, error) {
+	u, err := in(c, k, ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
 	return FromUnstructured[T](u)
 }
 
-func (r Resource[T]) List(ctx context.Context, ns string, opts metav1.ListOptions) ([]T, error) {
-	l, err := r.In(ns).List(ctx, opts)
+// List lists the objects of kind k in namespace ns.
+func List[T any](ctx context.Context, c Interface, k Kind[T], ns string, opts metav1.ListOptions) ([]T, error) {
+	l, err := in(c, k, ns).List(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -93,21 +87,23 @@ func (r Resource[T]) List(ctx context.Context, ns string, opts metav1.ListOption
 	return out, nil
 }
 
-func (r Resource[T]) Create(ctx context.Context, ns string, obj *T) (*T, error) {
-	return r.send(obj, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		return r.In(ns).Create(ctx, u, metav1.CreateOptions{})
+// Create creates obj in namespace ns and returns it as the API server stored it.
+func Create[T any](ctx context.Context, c Interface, k Kind[T], ns string, obj *T) (*T, error) {
+	return send(k, obj, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return in(c, k, ns).Create(ctx, u, metav1.CreateOptions{})
 	})
 }
 
-func (r Resource[T]) Update(ctx context.Context, ns string, obj *T) (*T, error) {
-	return r.send(obj, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		return r.In(ns).Update(ctx, u, metav1.UpdateOptions{})
+// Update replaces obj in namespace ns and returns it as the API server stored it.
+func Update[T any](ctx context.Context, c Interface, k Kind[T], ns string, obj *T) (*T, error) {
+	return send(k, obj, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return in(c, k, ns).Update(ctx, u, metav1.UpdateOptions{})
 	})
 }
 
 // send converts obj, makes the call with it and converts what the API server returned.
-func (r Resource[T]) send(obj *T, call func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) (*T, error) {
-	u, err := r.ToUnstructured(obj)
+func send[T any](k Kind[T], obj *T, call func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) (*T, error) {
+	u, err := ToUnstructured(k, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -118,32 +114,29 @@ func (r Resource[T]) send(obj *T, call func(*unstructured.Unstructured) (*unstru
 	return FromUnstructured[T](got)
 }
 
-func (r Resource[T]) MergePatch(ctx context.Context, ns, name string, patch []byte) error {
-	_, err := r.In(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+// MergePatch applies a JSON merge patch to the object of kind k named name.
+func MergePatch[T any](ctx context.Context, c Interface, k Kind[T], ns, name string, patch []byte) error {
+	_, err := in(c, k, ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
 }
 
-func (r Resource[T]) Delete(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error {
-	return r.In(ns).Delete(ctx, name, opts)
+// Delete deletes the object of kind k named name.
+func Delete[T any](ctx context.Context, c Interface, k Kind[T], ns, name string, opts metav1.DeleteOptions) error {
+	return in(c, k, ns).Delete(ctx, name, opts)
 }
 
 // CreateOrGet creates obj, or returns the existing object of its name.
-func (r Resource[T]) CreateOrGet(ctx context.Context, ns string, obj *T) (*T, error) {
-	created, err := r.Create(ctx, ns, obj)
+func CreateOrGet[T any](ctx context.Context, c Interface, k Kind[T], ns string, obj *T) (*T, error) {
+	created, err := Create(ctx, c, k, ns, obj)
 	if apierrors.IsAlreadyExists(err) {
-		u, _ := r.ToUnstructured(obj)
-		return r.Get(ctx, ns, u.GetName())
+		u, _ := ToUnstructured(k, obj)
+		return Get(ctx, c, k, ns, u.GetName())
 	}
 	return created, err
 }
 
 // ToUnstructured converts obj and stamps its apiVersion and kind (typed objects often leave them empty).
-func (r Resource[T]) ToUnstructured(obj *T) (*unstructured.Unstructured, error) {
-	return r.kind.ToUnstructured(obj)
-}
-
-// ToUnstructured converts obj and stamps its apiVersion and kind (typed objects often leave them empty).
-func (k Kind[T]) ToUnstructured(obj *T) (*unstructured.Unstructured, error) {
+func ToUnstructured[T any](k Kind[T], obj *T) (*unstructured.Unstructured, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return nil, err

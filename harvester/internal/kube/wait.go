@@ -168,17 +168,16 @@ var WaitForSecretAccess = []Access{
 // Secret (list, then watch from the list's version, resumed when dropped) until done or ctx ends. The error is
 // ctx's when the wait ran out.
 func (c *Client) WaitForSecret(ctx context.Context, ns, name string, done func(*corev1.Secret) bool) (*corev1.Secret, error) {
-	secrets := Secrets.Of(c)
-	s, err := secrets.Get(ctx, ns, name)
+	s, err := Get(ctx, c, Secrets, ns, name)
 	switch {
 	case err != nil:
 		return nil, err
 	case done(s):
 		return s, nil
 	}
-	in := secrets.In(ns)
+	secrets := in(c, Secrets, ns)
 	var found *corev1.Secret
-	_, err = watchtools.UntilWithSync(ctx, listWatchByName(name, in.List, in.Watch), &unstructured.Unstructured{}, nil,
+	_, err = watchtools.UntilWithSync(ctx, listWatchByName(name, secrets.List, secrets.Watch), &unstructured.Unstructured{}, nil,
 		func(ev watch.Event) (bool, error) {
 			u, ok := ev.Object.(*unstructured.Unstructured)
 			if !ok || ev.Type == watch.Deleted || u.GetName() != name {
