@@ -10,10 +10,10 @@ import (
 // ReadFileOrInline returns the document a value stands for: the content of the file it names, or the value
 // itself when it is inline content.
 //
-// rancher-machine passes a file path in its userdata flag (the driver's --harvester-cloud-config): with
-// --custom-install-script it rewrites the flag's file into one holding Rancher's install script
-// (commands/create.go updateUserdataFile) and replaces the value with the new file's path. Users sometimes paste
-// inline cloud-config instead (rancher/rancher#47979). The rule:
+// rancher-machine passes a file path in the driver's userdata flag (the one libmachine/drivers
+// DriverUserdataFlag picks): with --custom-install-script it rewrites the flag's file into one holding Rancher's
+// install script (commands/create.go updateUserdataFile) and replaces the value with the new file's path. Users
+// sometimes paste inline cloud-config instead (rancher/rancher#47979). The rule:
 //
 //   - an empty (or blank) value is an empty document;
 //   - a value that starts with '#' (after leading blanks) or contains a line break is inline content;
