@@ -22,7 +22,7 @@ demo: build ## run the driver's main job: a simulated Harvester on this machine,
 build: ## build the static plugin binary into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/docker-machine-driver-harvester
 
-test: fmt-check vet deps unit ## everything CI runs: gofmt check, go vet, all tests with the race detector
+test: fmt-check vet deps unit ## everything CI runs: gofmt and import-grouping check, go vet, all tests with the race detector
 
 deps: ## install and build what the tests run (cloud-init, qemu from Debian; etcd, kube-apiserver, rancher-machine, goreleaser from the Go module proxy; the Debian guest image where it can be built); idempotent and cached
 	cloudinit/testdata/install-cloud-init.sh
@@ -32,9 +32,13 @@ deps: ## install and build what the tests run (cloud-init, qemu from Debian; etc
 	@if hack/guest-image.sh --check; then hack/guest-image.sh >/dev/null; \
 	else echo "deps: no guest tooling here (needs root, Debian, x86_64): the real-guest tests will be skipped"; fi
 
-fmt-check: ## fail when a Go file is not gofmt-formatted
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
-	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+fmt-check: ## fail when a Go file is not gofmt-formatted or its imports are not grouped standard, third-party, this module (goimports, built by hack/tools.sh)
+	@files=$$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'); \
+	out=$$(gofmt -l $$files); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi; \
+	goimports=$$(hack/tools.sh goimports)/goimports || exit 1; \
+	out=$$($$goimports -local $(PKG) -l $$files); \
+	if [ -n "$$out" ]; then echo "goimports would change (run it with -local $(PKG) -w):"; echo "$$out"; exit 1; fi
 
 vet: ## go vet
 	$(TESTENV) $(GO) vet ./...

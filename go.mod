@@ -6,7 +6,6 @@ require (
 	github.com/harvester/harvester v1.8.2
 	github.com/rancher/machine v0.15.0-rancher140
 	github.com/rancher/wrangler/v3 v3.4.0
-	github.com/sirupsen/logrus v1.10.2
 	golang.org/x/crypto v0.54.0
 	gopkg.in/yaml.v3 v3.0.1
 	k8s.io/api v0.37.2
@@ -60,6 +59,7 @@ require (
 	github.com/prometheus/procfs v0.21.1 // indirect
 	github.com/rancher/lasso v0.2.6 // indirect
 	github.com/rancher/wrangler v1.1.2 // indirect
+	github.com/sirupsen/logrus v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )
 
 // fixAnchors makes a merged tree safe and tidy to write. Merging builds new nodes for what it combines and reuses the
@@ -16,21 +18,21 @@ import (
 // what it names (so an alias to a node the merge replaced keeps meaning the user's original value), and renames
 // an anchor whose name is taken. Input nodes are never changed: a node that needs a change is copied.
 func fixAnchors(n *yaml.Node) (*yaml.Node, error) {
-	f := &anchorFixer{w: newWalker(), name: map[*yaml.Node]string{}, bound: map[string]*yaml.Node{}}
+	f := &anchorFixer{w: yamlnode.NewWalker(), name: map[*yaml.Node]string{}, bound: map[string]*yaml.Node{}}
 	return f.fix(n)
 }
 
 type anchorFixer struct {
-	w     *walker
+	w     *yamlnode.Walker
 	name  map[*yaml.Node]string // anchored nodes already written, and the name they were written with
 	bound map[string]*yaml.Node // anchor names in use, and the node each names now
 }
 
 func (f *anchorFixer) fix(n *yaml.Node) (*yaml.Node, error) {
-	if f.w.left--; f.w.left < 0 {
-		return nil, errTooLarge
+	if f.w.Left--; f.w.Left < 0 {
+		return nil, yamlnode.ErrTooLarge
 	}
-	if n.Kind == yaml.ScalarNode && n.Tag == tagMerge && n.Value == "<<" && n.Style == 0 {
+	if n.Kind == yaml.ScalarNode && n.Tag == yamlnode.TagMerge && n.Value == "<<" && n.Style == 0 {
 		// yaml.v3 would write a parsed merge key as `!!merge <<`; plain `<<` means the same to every YAML reader.
 		c := *n
 		c.Tag = ""
@@ -45,14 +47,14 @@ func (f *anchorFixer) fix(n *yaml.Node) (*yaml.Node, error) {
 			c.Value = name
 			return &c, nil
 		}
-		return deepCopy(n, f.w)
+		return yamlnode.DeepCopy(n, f.w)
 	}
 	if n.Anchor != "" {
 		if name, ok := f.name[n]; ok {
 			if f.bound[name] == n {
 				return &yaml.Node{Kind: yaml.AliasNode, Value: name, Alias: n}, nil
 			}
-			return deepCopy(n, f.w)
+			return yamlnode.DeepCopy(n, f.w)
 		}
 		name := n.Anchor
 		for i := 2; f.bound[name] != nil; i++ {

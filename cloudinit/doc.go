@@ -1,5 +1,6 @@
-// Package cloudinit renders the user data a Harvester VM boots with, and checks network data. It is pure: no
-// clock, randomness, network or files; the same Input always gives the same bytes.
+// Package cloudinit renders the user data a Harvester VM boots with; package networkconfig beside it checks
+// network data. Both are pure: no clock, randomness, network or files; the same Input always gives the same
+// bytes.
 //
 // # Inputs
 //
@@ -12,7 +13,14 @@
 // (gzip is inflated first; a message with "MIME-Version:" in its first 4096 bytes is MIME; otherwise the first
 // line decides, case-insensitively: user_data.convert_string, handlers.type_from_starts_with). A YAML mapping
 // without the #cloud-config line is taken as cloud-config, as the reference driver did. Anything else is an
-// error naming --harvester-user-data.
+// error of PartUser.
+//
+// # Errors
+//
+// Every error of UserData and Check is an *Error: the part of the input at fault (Part: the user's user data,
+// Rancher's document, the SSH password, the driver's files), where inside it (a key path such as runcmd, or a
+// MIME part) and what is wrong. The package names no flag: the caller maps parts to its own inputs. Check reports
+// every part's problems at once and returns no output.
 //
 // # Output
 //
@@ -40,7 +48,7 @@
 //     and comments aside) is left out; a document's own repeats are kept. `users` and `groups` in their string
 //     or mapping forms are read as cloud-init reads them (ug_util) before concatenating, and two `users`
 //     entries naming the same user are merged into one. packages, runcmd, bootcmd, write_files and
-//     ssh_authorized_keys must be lists: another kind there is an error naming the flag.
+//     ssh_authorized_keys must be lists: another kind there is an error naming the part and the key.
 //   - Mappings (chpasswd, apt, …) merge key by key with these rules.
 //   - Scalars: a later user part over an earlier one, the user over Rancher, Rancher over the driver's
 //     defaults (disable_root, ssh_pwauth, chpasswd.expire).
@@ -96,7 +104,7 @@
 //
 // # Network data
 //
-// ValidateNetworkData checks version 1 and version 2 network-config the way cloud-init 22.4's
+// Package networkconfig checks version 1 and version 2 network-config the way cloud-init 22.4's
 // NetworkStateInterpreter and renderers need it, naming the field at fault; the document itself is used
 // unchanged and always travels in the cloud-init Secret.
 package cloudinit

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )
 
 // Header lines of the documents this package writes.
@@ -29,11 +31,11 @@ func parseConfig(text []byte) (*yaml.Node, error) {
 		// cloud-init reads user data with yaml.safe_load, which refuses a stream of several documents.
 		return nil, errors.New("holds more than one YAML document (a line `---` starts another); cloud-init reads one")
 	}
-	if doc.Kind == 0 || (len(doc.Content) == 1 && isNull(doc.Content[0])) {
-		return &yaml.Node{Kind: yaml.DocumentNode, HeadComment: commentLines(text), Content: []*yaml.Node{mapNode()}}, nil
+	if doc.Kind == 0 || (len(doc.Content) == 1 && yamlnode.IsNull(doc.Content[0])) {
+		return &yaml.Node{Kind: yaml.DocumentNode, HeadComment: commentLines(text), Content: []*yaml.Node{yamlnode.Map()}}, nil
 	}
 	if top := doc.Content[0]; top.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("must be a YAML mapping of cloud-config keys, not %s", kindName(top))
+		return nil, fmt.Errorf("must be a YAML mapping of cloud-config keys, not %s", yamlnode.KindName(top))
 	}
 	return &doc, nil
 }
@@ -47,24 +49,6 @@ func commentLines(text []byte) string {
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-func kindName(n *yaml.Node) string {
-	if isNull(n) {
-		return "empty"
-	}
-	switch resolve(n).Kind {
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.ScalarNode:
-		if resolve(n).ShortTag() == tagStr {
-			return "a string"
-		}
-		return "a scalar"
-	}
-	return "empty"
 }
 
 // splitHeader removes the first line of a document that starts (after blank space) with a header such as
@@ -92,7 +76,7 @@ func encode(doc *yaml.Node) ([]byte, error) {
 	if err == nil {
 		return out, nil
 	}
-	w := newWalker()
+	w := yamlnode.NewWalker()
 	bare, cerr := deepCopyKeepAnchors(doc, w)
 	if cerr != nil {
 		return nil, cerr
@@ -118,7 +102,7 @@ func encodeChecked(doc *yaml.Node) ([]byte, error) {
 	if err := yaml.Unmarshal(buf.Bytes(), &back); err != nil {
 		return nil, fmt.Errorf("wrote YAML that does not read back: %w", err)
 	}
-	if ok, err := equal(doc, &back, newWalker()); err != nil {
+	if ok, err := yamlnode.Equal(doc, &back, yamlnode.NewWalker()); err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, errors.New("wrote YAML that reads back differently")
@@ -127,7 +111,7 @@ func encodeChecked(doc *yaml.Node) ([]byte, error) {
 }
 
 // deepCopyKeepAnchors copies a tree node for node, keeping anchors and pointing aliases at the copies.
-func deepCopyKeepAnchors(n *yaml.Node, w *walker) (*yaml.Node, error) {
+func deepCopyKeepAnchors(n *yaml.Node, w *yamlnode.Walker) (*yaml.Node, error) {
 	copies := map[*yaml.Node]*yaml.Node{}
 	var cp func(n *yaml.Node, depth int) *yaml.Node
 	var err error
@@ -135,8 +119,8 @@ func deepCopyKeepAnchors(n *yaml.Node, w *walker) (*yaml.Node, error) {
 		if n == nil || err != nil {
 			return nil
 		}
-		if w.left--; w.left < 0 || depth > 10000 {
-			err = errTooLarge
+		if w.Left--; w.Left < 0 || depth > 10000 {
+			err = yamlnode.ErrTooLarge
 			return nil
 		}
 		c := *n

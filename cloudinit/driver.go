@@ -2,10 +2,13 @@ package cloudinit
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )
 
 const (
@@ -29,43 +32,41 @@ type identity struct {
 // driverDoc is the driver's own cloud-config: the per-node hostname, SSH access, the guest agent and the
 // driver's files. The user's documents and Rancher's (others) are passed in to see what they already provide.
 func driverDoc(in Input, id identity, user []*yaml.Node, others []*yaml.Node) (*yaml.Node, error) {
-	doc := mapNode()
+	doc := yamlnode.Map()
 	if id.inDriver {
-		set(doc, "hostname", strNode(id.hostname))
+		yamlnode.Set(doc, "hostname", yamlnode.Str(id.hostname))
 		doc.Content[0].HeadComment = id.note
 	}
 	if id.pin && id.hostname != "" {
 		// A jinja template sent as its own part merges with no_replace (mergeHeader): values set here win over
 		// its fqdn and preserve_hostname (see poolWideIdentity). An fqdn equal to the hostname names the
 		// machine the same whether or not the distro prefers the FQDN.
-		set(doc, "fqdn", strNode(id.hostname))
-		set(doc, "preserve_hostname", boolNode(false))
+		yamlnode.Set(doc, "fqdn", yamlnode.Str(id.hostname))
+		yamlnode.Set(doc, "preserve_hostname", yamlnode.Bool(false))
 	}
 	sshUser := in.SSHUser
 	if sshUser == "" {
 		sshUser = rootUser
 	}
 	pubKeys := trimmed(in.SSHAuthorizedKeys)
-	keys := strSeq(pubKeys...)
+	keys := yamlnode.StrSeq(pubKeys...)
 	if len(keys.Content) > 0 {
 		// Top-level keys reach the image's default user and root (cc_ssh.apply_credentials).
-		set(doc, "ssh_authorized_keys", keys)
+		yamlnode.Set(doc, "ssh_authorized_keys", keys)
 	}
 	if sshUser == rootUser {
 		// cc_ssh defaults disable_root to true, which prefixes root's keys with a command that prints
 		// "Please login as the user …" and exits.
-		set(doc, "disable_root", boolNode(false))
+		yamlnode.Set(doc, "disable_root", yamlnode.Bool(false))
 	} else {
-		set(doc, "users", usersFor(sshUser, pubKeys, user))
+		yamlnode.Set(doc, "users", usersFor(sshUser, pubKeys, user))
 	}
 	if in.SSHPassword != "" {
-		if strings.ContainsAny(in.SSHPassword, "\r\n\x00") {
-			// distros.Distro.chpasswd pipes "name:password" lines to chpasswd(8): a line break would end the
-			// password there and make the rest a malformed line.
-			return nil, fmt.Errorf("%s: contains a line break or NUL, which chpasswd cannot set", flagSSHPassword)
+		if err := checkPassword(in.SSHPassword); err != nil {
+			return nil, err
 		}
-		set(doc, "chpasswd", passwordFor(sshUser, in.SSHPassword))
-		set(doc, "ssh_pwauth", boolNode(true))
+		yamlnode.Set(doc, "chpasswd", passwordFor(sshUser, in.SSHPassword))
+		yamlnode.Set(doc, "ssh_pwauth", yamlnode.Bool(true))
 	}
 	if in.InstallGuestAgent {
 		addGuestAgent(doc, append(append([]*yaml.Node(nil), user...), others...))
@@ -73,7 +74,7 @@ func driverDoc(in Input, id identity, user []*yaml.Node, others []*yaml.Node) (*
 	if files, err := writeFiles(in.WriteFiles); err != nil {
 		return nil, err
 	} else if files != nil {
-		set(doc, "write_files", files)
+		yamlnode.Set(doc, "write_files", files)
 	}
 	return &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc}}, nil
 }
@@ -95,24 +96,24 @@ func trimmed(ss []string) []string {
 // this entry into it, the distro's settings first (ug_util._normalize_users), so the keys are added and nothing
 // else changes.
 func usersFor(name string, keys []string, user []*yaml.Node) *yaml.Node {
-	entry := mapNode()
-	set(entry, "name", strNode(name))
-	set(entry, "sudo", strNode(sudoNoPassword))
-	set(entry, "shell", strNode(loginShell))
+	entry := yamlnode.Map()
+	yamlnode.Set(entry, "name", yamlnode.Str(name))
+	yamlnode.Set(entry, "sudo", yamlnode.Str(sudoNoPassword))
+	yamlnode.Set(entry, "shell", yamlnode.Str(loginShell))
 	if len(keys) > 0 {
-		set(entry, "ssh_authorized_keys", strSeq(keys...))
+		yamlnode.Set(entry, "ssh_authorized_keys", yamlnode.StrSeq(keys...))
 	}
 	if usersWithoutDefault(user) {
-		return seqNode(entry)
+		return yamlnode.Seq(entry)
 	}
-	return seqNode(strNode("default"), entry)
+	return yamlnode.Seq(yamlnode.Str("default"), entry)
 }
 
 // usersWithoutDefault reports whether some user document lists users and none of those lists has `default`.
 func usersWithoutDefault(docs []*yaml.Node) bool {
 	listed := false
 	for _, d := range docs {
-		u := get(d.Content[0], "users")
+		u := yamlnode.Get(d.Content[0], "users")
 		if u == nil {
 			continue
 		}
@@ -121,11 +122,11 @@ func usersWithoutDefault(docs []*yaml.Node) bool {
 			return false
 		}
 		for _, e := range u.Content {
-			if s, ok := scalarText(e); ok && s == "default" {
+			if s, ok := yamlnode.ScalarText(e); ok && s == "default" {
 				return false
 			}
 		}
-		if u.Kind == yaml.MappingNode && lookup(u, "default") >= 0 {
+		if u.Kind == yaml.MappingNode && yamlnode.Lookup(u, "default") >= 0 {
 			return false
 		}
 	}
@@ -135,16 +136,25 @@ func usersWithoutDefault(docs []*yaml.Node) bool {
 // passwordFor is the chpasswd section setting one plain-text password (chpasswd.users, cloud-init 22.3+; the
 // 22.4 schema accepts it). expire: false, or the first login would demand a new password.
 func passwordFor(name, password string) *yaml.Node {
-	entry := mapNode()
-	set(entry, "name", strNode(name))
-	pw := strNode(password)
+	entry := yamlnode.Map()
+	yamlnode.Set(entry, "name", yamlnode.Str(name))
+	pw := yamlnode.Str(password)
 	pw.Style = yaml.DoubleQuotedStyle // every character survives, whatever YAML 1.1 would make of it plain
-	set(entry, "password", pw)
-	set(entry, "type", strNode("text"))
-	ch := mapNode()
-	set(ch, "expire", boolNode(false))
-	set(ch, "users", seqNode(entry))
+	yamlnode.Set(entry, "password", pw)
+	yamlnode.Set(entry, "type", yamlnode.Str("text"))
+	ch := yamlnode.Map()
+	yamlnode.Set(ch, "expire", yamlnode.Bool(false))
+	yamlnode.Set(ch, "users", yamlnode.Seq(entry))
 	return ch
+}
+
+// checkPassword refuses a password chpasswd cannot set: distros.Distro.chpasswd pipes "name:password" lines to
+// chpasswd(8), so a line break would end the password there and make the rest a malformed line.
+func checkPassword(password string) error {
+	if strings.ContainsAny(password, "\r\n\x00") {
+		return inPart(PartSSHPassword, errors.New("contains a line break or NUL, which chpasswd cannot set"))
+	}
+	return nil
 }
 
 // writeFiles renders the driver's files, base64-encoded so any bytes survive YAML.
@@ -152,20 +162,20 @@ func writeFiles(files []File) (*yaml.Node, error) {
 	if len(files) == 0 {
 		return nil, nil
 	}
-	out := seqNode()
+	out := yamlnode.Seq()
 	for i, f := range files {
 		if !strings.HasPrefix(f.Path, "/") {
-			return nil, fmt.Errorf("cloudinit: write_files[%d]: path %q is not absolute", i, f.Path)
+			return nil, at(PartWriteFiles, fmt.Sprintf("write_files[%d]", i), fmt.Errorf("path %q is not absolute", f.Path))
 		}
-		e := mapNode()
-		set(e, "path", strNode(f.Path))
-		set(e, "encoding", strNode("b64"))
-		set(e, "content", strNode(base64.StdEncoding.EncodeToString([]byte(f.Content))))
+		e := yamlnode.Map()
+		yamlnode.Set(e, "path", yamlnode.Str(f.Path))
+		yamlnode.Set(e, "encoding", yamlnode.Str("b64"))
+		yamlnode.Set(e, "content", yamlnode.Str(base64.StdEncoding.EncodeToString([]byte(f.Content))))
 		if f.Owner != "" {
-			set(e, "owner", strNode(f.Owner))
+			yamlnode.Set(e, "owner", yamlnode.Str(f.Owner))
 		}
 		if f.Permissions != "" {
-			set(e, "permissions", strNode(f.Permissions))
+			yamlnode.Set(e, "permissions", yamlnode.Str(f.Permissions))
 		}
 		out.Content = append(out.Content, e)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -80,22 +79,4 @@ func parseMapping(t *testing.T, doc []byte) map[string]any {
 		t.Fatalf("output does not parse: %v\n%s", err, doc)
 	}
 	return m
-}
-
-// FuzzValidateNetworkData: never panics, and an error always names the flag.
-func FuzzValidateNetworkData(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "network", "*"))
-	for _, file := range files {
-		if b, err := os.ReadFile(file); err == nil {
-			f.Add(b)
-		}
-	}
-	for _, tt := range invalidNetworkData {
-		f.Add([]byte(tt.doc))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if err := ValidateNetworkData(b); err != nil && !strings.HasPrefix(err.Error(), flagNetworkData+": ") {
-			t.Fatalf("error %q does not name the flag", err)
-		}
-	})
 }

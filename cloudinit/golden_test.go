@@ -2,13 +2,12 @@ package cloudinit
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+	"github.com/harvester/docker-machine-driver-harvester/internal/golden"
+)
 
 // Public keys as the driver passes them: the generated key and a Harvester key pair's key.
 var (
@@ -109,7 +108,9 @@ func (c goldenCase) input(t testing.TB) Input {
 	return in
 }
 
-func (c goldenCase) wantPath() string { return filepath.Join("testdata", "userdata", c.name, "want") }
+// golden names the case's golden file for golden.Assert; wantPath is its path.
+func (c goldenCase) golden() string   { return filepath.Join("userdata", c.name, "want") }
+func (c goldenCase) wantPath() string { return filepath.Join("testdata", c.golden()) }
 
 func TestUserDataGolden(t *testing.T) {
 	for _, c := range goldenCases {
@@ -122,19 +123,7 @@ func TestUserDataGolden(t *testing.T) {
 			if err != nil || !bytes.Equal(got, again) {
 				t.Fatalf("UserData is not deterministic")
 			}
-			if *update {
-				if err := os.WriteFile(c.wantPath(), got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(c.wantPath())
-			if err != nil {
-				t.Fatalf("%v (run go test ./cloudinit -update to write it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("UserData differs from %s (run go test ./cloudinit -update and review the diff)\ngot:\n%s", c.wantPath(), got)
-			}
+			golden.Assert(t, c.golden(), got)
 		})
 	}
 }

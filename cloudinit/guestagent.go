@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )
 
 // addGuestAgent adds qemu-guest-agent to the driver's document: the package, and a runcmd entry enabling and
@@ -18,14 +20,14 @@ import (
 func addGuestAgent(doc *yaml.Node, docs []*yaml.Node) {
 	hasPackage, hasCommand := false, false
 	for _, d := range docs {
-		hasPackage = hasPackage || listsPackage(get(d.Content[0], "packages"))
-		hasCommand = hasCommand || mentionsAgent(get(d.Content[0], "runcmd"))
+		hasPackage = hasPackage || listsPackage(yamlnode.Get(d.Content[0], "packages"))
+		hasCommand = hasCommand || mentionsAgent(yamlnode.Get(d.Content[0], "runcmd"))
 	}
 	if !hasPackage {
-		set(doc, "packages", strSeq(guestAgent))
+		yamlnode.Set(doc, "packages", yamlnode.StrSeq(guestAgent))
 	}
 	if !hasCommand {
-		set(doc, "runcmd", seqNode(strSeq("systemctl", "enable", "--now", guestAgentUnit)))
+		yamlnode.Set(doc, "runcmd", yamlnode.Seq(yamlnode.StrSeq("systemctl", "enable", "--now", guestAgentUnit)))
 	}
 }
 
@@ -34,11 +36,11 @@ func listsPackage(pkgs *yaml.Node) bool {
 		return false
 	}
 	for _, p := range pkgs.Content {
-		p = resolve(p)
+		p = yamlnode.Resolve(p)
 		if p.Kind == yaml.SequenceNode && len(p.Content) > 0 {
-			p = resolve(p.Content[0])
+			p = yamlnode.Resolve(p.Content[0])
 		}
-		if s, ok := scalarText(p); ok && strings.TrimSpace(s) == guestAgent {
+		if s, ok := yamlnode.ScalarText(p); ok && strings.TrimSpace(s) == guestAgent {
 			return true
 		}
 	}
@@ -50,13 +52,13 @@ func mentionsAgent(cmds *yaml.Node) bool {
 		return false
 	}
 	for _, c := range cmds.Content {
-		c = resolve(c)
+		c = yamlnode.Resolve(c)
 		words := []*yaml.Node{c}
 		if c.Kind == yaml.SequenceNode {
 			words = c.Content
 		}
 		for _, w := range words {
-			if s, ok := scalarText(w); ok && strings.Contains(s, guestAgent) {
+			if s, ok := yamlnode.ScalarText(w); ok && strings.Contains(s, guestAgent) {
 				return true
 			}
 		}

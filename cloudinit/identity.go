@@ -1,11 +1,13 @@
 package cloudinit
 
 import (
-	"fmt"
+	"errors"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )
 
 // poolWideIdentity are the keys of user data that would name every machine of a pool alike, and are dropped:
@@ -29,10 +31,10 @@ var poolWideIdentity = []string{"hostname", "fqdn", "preserve_hostname"}
 func placeHostname(hostname string, rancher *yaml.Node, user []*yaml.Node) (name string, inDriver bool, note string, err error) {
 	if rancher != nil {
 		top := rancher.Content[0]
-		if v := remove(top, "hostname"); v != nil && !isNull(v) {
-			s, ok := scalarText(v)
+		if v := yamlnode.Remove(top, "hostname"); v != nil && !yamlnode.IsNull(v) {
+			s, ok := yamlnode.ScalarText(v)
 			if !ok || strings.TrimSpace(s) == "" {
-				return "", false, "", fmt.Errorf("%s: hostname: must be a non-empty string", flagCloudConfig)
+				return "", false, "", at(PartRancher, "hostname", errors.New("must be a non-empty string"))
 			}
 			hostname = s
 		}
@@ -42,7 +44,7 @@ func placeHostname(hostname string, rancher *yaml.Node, user []*yaml.Node) (name
 	for _, d := range user {
 		top := d.Content[0]
 		for _, key := range poolWideIdentity {
-			i := lookup(top, key)
+			i := yamlnode.Lookup(top, key)
 			if i < 0 {
 				continue
 			}
@@ -50,11 +52,11 @@ func placeHostname(hostname string, rancher *yaml.Node, user []*yaml.Node) (name
 			if key == "hostname" && !placed && hostname != "" {
 				k := *top.Content[i]
 				top.Content = append([]*yaml.Node(nil), top.Content...)
-				top.Content[i], top.Content[i+1] = &k, strNode(hostname)
+				top.Content[i], top.Content[i+1] = &k, yamlnode.Str(hostname)
 				placed = true
 				continue
 			}
-			remove(top, key)
+			yamlnode.Remove(top, key)
 		}
 	}
 	if len(dropped) == 0 {
@@ -64,7 +66,7 @@ func placeHostname(hostname string, rancher *yaml.Node, user []*yaml.Node) (name
 		"# of a pool share: " + strings.Join(dropped, ", ")
 	if placed {
 		for _, d := range user {
-			if i := lookup(d.Content[0], "hostname"); i >= 0 {
+			if i := yamlnode.Lookup(d.Content[0], "hostname"); i >= 0 {
 				k := d.Content[0].Content[i]
 				k.HeadComment = strings.TrimSpace(k.HeadComment + "\n" + note)
 				break
@@ -77,17 +79,17 @@ func placeHostname(hostname string, rancher *yaml.Node, user []*yaml.Node) (name
 
 // describe quotes a dropped value for the comment, shortened and on one line.
 func describe(n *yaml.Node) string {
-	s, ok := scalarText(n)
+	s, ok := yamlnode.ScalarText(n)
 	switch {
 	case !ok:
-		return kindName(n)
+		return yamlnode.KindName(n)
 	case hasJinja(s):
 		return "a jinja expression" // not copied: the comment may itself be rendered as a template
 	}
 	if r := []rune(s); len(r) > 64 {
 		s = string(r[:64]) + "..."
 	}
-	if resolve(n).ShortTag() != tagStr {
+	if yamlnode.Resolve(n).ShortTag() != yamlnode.TagStr {
 		return s
 	}
 	return strconv.Quote(s)

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )
 
 // listSections are the top-level keys whose values cloud-init's schema requires to be lists, and which the
@@ -17,7 +19,7 @@ var listSections = map[string]bool{
 // source is one cloud-config document taking part in a merge. Sources are passed in the order their list
 // entries are concatenated; order sets the key order of the result and rank which scalar wins (lower first).
 type source struct {
-	flag  string // the flag the document came from, named in errors
+	part  Part // the input the document came from, named in errors
 	order int
 	rank  int
 }
@@ -30,12 +32,12 @@ type value struct {
 }
 
 // merger merges cloud-config documents node by node (see the package documentation for the rules).
-type merger struct{ w *walker }
+type merger struct{ w *yamlnode.Walker }
 
 // mergeDocs merges the top-level mappings of docs (document nodes, in concatenation order) into a new document
 // that carries the comments of the document with the lowest order.
 func mergeDocs(docs []*yaml.Node, srcs []*source) (*yaml.Node, error) {
-	m := &merger{w: newWalker()}
+	m := &merger{w: yamlnode.NewWalker()}
 	vals := make([]value, 0, len(docs))
 	primary := 0
 	for i, d := range docs {
@@ -57,7 +59,7 @@ func mergeDocs(docs []*yaml.Node, srcs []*source) (*yaml.Node, error) {
 func (m *merger) merge(vals []value, path string) (*yaml.Node, error) {
 	present := vals[:0:0]
 	for _, v := range vals {
-		if !isNull(v.node) {
+		if !yamlnode.IsNull(v.node) {
 			present = append(present, v)
 		}
 	}
@@ -75,7 +77,7 @@ func (m *merger) merge(vals []value, path string) (*yaml.Node, error) {
 	}
 	kinds := map[yaml.Kind]bool{}
 	for _, v := range present {
-		kinds[resolve(v.node).Kind] = true
+		kinds[yamlnode.Resolve(v.node).Kind] = true
 	}
 	switch {
 	case len(kinds) == 1 && kinds[yaml.MappingNode]:
@@ -84,8 +86,8 @@ func (m *merger) merge(vals []value, path string) (*yaml.Node, error) {
 		return m.sequences(present, path)
 	case kinds[yaml.SequenceNode] && listSections[path]:
 		for _, v := range present {
-			if k := resolve(v.node).Kind; k != yaml.SequenceNode {
-				return nil, fmt.Errorf("%s: %s: must be a list, not %s", v.src.flag, path, kindName(v.node))
+			if k := yamlnode.Resolve(v.node).Kind; k != yaml.SequenceNode {
+				return nil, at(v.src.part, path, fmt.Errorf("must be a list, not %s", yamlnode.KindName(v.node)))
 			}
 		}
 	}
@@ -115,12 +117,12 @@ func (m *merger) mappings(vals []value, path string) (*yaml.Node, error) {
 	var entries []*entry
 	index := map[string]*entry{}
 	for _, v := range byOrder {
-		ps, err := pairs(resolve(v.node), m.w)
+		ps, err := yamlnode.Pairs(yamlnode.Resolve(v.node), m.w)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s", v.src.flag, err)
+			return nil, inPart(v.src.part, err)
 		}
 		for _, p := range ps {
-			name, ok := scalarText(p[0])
+			name, ok := yamlnode.ScalarText(p[0])
 			if !ok { // a complex key never matches another
 				entries = append(entries, &entry{key: p[0], vals: []value{{node: p[1], src: v.src, pos: v.pos}}})
 				continue
@@ -134,13 +136,13 @@ func (m *merger) mappings(vals []value, path string) (*yaml.Node, error) {
 			e.vals = append(e.vals, value{node: p[1], src: v.src, pos: v.pos})
 		}
 	}
-	primary := resolve(byOrder[0].node)
+	primary := yamlnode.Resolve(byOrder[0].node)
 	out := &yaml.Node{Kind: yaml.MappingNode, Tag: primary.Tag, Style: primary.Style,
 		HeadComment: primary.HeadComment, LineComment: primary.LineComment, FootComment: primary.FootComment}
 	for _, e := range entries {
 		sort.SliceStable(e.vals, func(i, j int) bool { return e.vals[i].pos < e.vals[j].pos })
-		name, _ := scalarText(e.key)
-		merged, err := m.merge(e.vals, joinPath(path, name))
+		name, _ := yamlnode.ScalarText(e.key)
+		merged, err := m.merge(e.vals, yamlnode.JoinPath(path, name))
 		if err != nil {
 			return nil, err
 		}
@@ -159,16 +161,16 @@ func (m *merger) sequences(vals []value, path string) (*yaml.Node, error) {
 	}
 	var items []item
 	for _, v := range vals {
-		seq := resolve(v.node)
+		seq := yamlnode.Resolve(v.node)
 	next:
 		for _, n := range seq.Content {
 			for i, prev := range items {
 				if prev.v.pos == v.pos {
 					continue
 				}
-				same, err := equal(prev.node, n, m.w)
+				same, err := yamlnode.Equal(prev.node, n, m.w)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %s: %s", v.src.flag, path, err)
+					return nil, at(v.src.part, path, err)
 				}
 				if same {
 					continue next
@@ -191,7 +193,7 @@ func (m *merger) sequences(vals []value, path string) (*yaml.Node, error) {
 			primary = v
 		}
 	}
-	p := resolve(primary.node)
+	p := yamlnode.Resolve(primary.node)
 	out := &yaml.Node{Kind: yaml.SequenceNode, Tag: p.Tag, Style: p.Style,
 		HeadComment: p.HeadComment, LineComment: p.LineComment, FootComment: p.FootComment}
 	for _, it := range items {
@@ -204,16 +206,9 @@ func (v value) with(n *yaml.Node) value { return value{node: n, src: v.src, pos:
 
 // sameUser reports whether two `users` entries are mappings naming the same user.
 func sameUser(a, b *yaml.Node) bool {
-	na, okA := scalarText(get(a, "name"))
-	nb, okB := scalarText(get(b, "name"))
+	na, okA := yamlnode.ScalarText(yamlnode.Get(a, "name"))
+	nb, okB := yamlnode.ScalarText(yamlnode.Get(b, "name"))
 	return okA && okB && na == nb
-}
-
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
 }
 
 // normalizeUsersGroups turns the older forms of `users` and `groups` into lists so they can be concatenated,
@@ -223,27 +218,27 @@ func joinPath(path, key string) string {
 func normalizeUsersGroups(vals []value, path string) ([]value, error) {
 	out := make([]value, len(vals))
 	for i, v := range vals {
-		n := resolve(v.node)
+		n := yamlnode.Resolve(v.node)
 		out[i] = v
 		switch n.Kind {
 		case yaml.ScalarNode:
-			seq := seqNode()
+			seq := yamlnode.Seq()
 			for _, name := range strings.Split(n.Value, ",") {
 				if name = strings.TrimSpace(name); name != "" {
-					seq.Content = append(seq.Content, strNode(name))
+					seq.Content = append(seq.Content, yamlnode.Str(name))
 				}
 			}
 			out[i].node = seq
 		case yaml.MappingNode:
-			seq := seqNode()
-			ps, err := pairs(n, newWalker())
+			seq := yamlnode.Seq()
+			ps, err := yamlnode.Pairs(n, yamlnode.NewWalker())
 			if err != nil {
-				return nil, fmt.Errorf("%s: %s: %s", v.src.flag, path, err)
+				return nil, at(v.src.part, path, err)
 			}
 			for _, p := range ps {
 				entry, err := normalizedEntry(p, path)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %s: %s", v.src.flag, path, err)
+					return nil, at(v.src.part, path, err)
 				}
 				if entry != nil {
 					seq.Content = append(seq.Content, entry)
@@ -257,29 +252,29 @@ func normalizeUsersGroups(vals []value, path string) ([]value, error) {
 
 // normalizedEntry is one pair of a `users` or `groups` mapping as a list entry (nil: a user set to false).
 func normalizedEntry(p [2]*yaml.Node, path string) (*yaml.Node, error) {
-	name, ok := scalarText(p[0])
+	name, ok := yamlnode.ScalarText(p[0])
 	if !ok {
 		return nil, fmt.Errorf("a key is not a name")
 	}
 	if path == "groups" {
-		g := mapNode()
+		g := yamlnode.Map()
 		g.Content = append(g.Content, p[0], p[1])
 		return g, nil
 	}
-	v := resolve(p[1])
+	v := yamlnode.Resolve(p[1])
 	switch {
 	case v != nil && v.Kind == yaml.MappingNode:
-		u := mapNode()
-		set(u, "name", strNode(name))
+		u := yamlnode.Map()
+		yamlnode.Set(u, "name", yamlnode.Str(name))
 		for i := 0; i+1 < len(v.Content); i += 2 {
-			if k, _ := scalarText(v.Content[i]); k != "name" {
+			if k, _ := yamlnode.ScalarText(v.Content[i]); k != "name" {
 				u.Content = append(u.Content, v.Content[i], v.Content[i+1])
 			}
 		}
 		return u, nil
 	case v != nil && v.Kind == yaml.ScalarNode:
 		if isTrue(v.Value) {
-			return strNode(name), nil
+			return yamlnode.Str(name), nil
 		}
 		return nil, nil
 	}

@@ -14,6 +14,8 @@ import (
 	"mime/quotedprintable"
 	"net/textproto"
 	"strings"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )
 
 // part is one part of a MIME multipart message: headers in the order written, and the body as written (already
@@ -220,7 +222,7 @@ func (l leaf) payload() ([]byte, error) {
 // passThrough is the leaf as a part of the output: its headers (sorted by name, values in order) and raw body.
 func (l leaf) passThrough(extra ...[2]string) part {
 	var p part
-	for _, k := range sortedKeys(l.header) {
+	for _, k := range yamlnode.SortedKeys(l.header) {
 		for _, v := range l.header[k] {
 			p.header = append(p.header, [2]string{k, v})
 		}

@@ -11,29 +11,15 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
-)
 
-// cloudInit returns the path of the real cloud-init (Debian's 22.4 package in CI). Without it the tests that
-// need it fail when DMDH_REQUIRE_TOOLS=1 (make test, CI) and are skipped otherwise.
-func cloudInit(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("cloud-init")
-	if err == nil {
-		return path
-	}
-	msg := "cloud-init is not installed: run cloudinit/testdata/install-cloud-init.sh " +
-		"(apt-get install -y --no-install-recommends cloud-init)"
-	if os.Getenv("DMDH_REQUIRE_TOOLS") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
+	"github.com/harvester/docker-machine-driver-harvester/internal/testenv"
+)
 
 // cloudInitPython is the interpreter cloud-init runs with (its #! line), which can import cloudinit.
 func cloudInitPython(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open(cloudInit(t))
+	f, err := os.Open(testenv.CloudInit(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,12 +46,12 @@ func schema(t *testing.T, doc []byte) ([]byte, error) {
 	if err := os.WriteFile(f, doc, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return exec.Command(cloudInit(t), "schema", "--config-file", f).CombinedOutput()
+	return exec.Command(testenv.CloudInit(t), "schema", "--config-file", f).CombinedOutput()
 }
 
 // The schema check can fail: a runcmd that is not a list, and a deprecated key, are caught.
 func TestSchemaCheckRejects(t *testing.T) {
-	cloudInit(t)
+	testenv.CloudInit(t)
 	if out, err := schema(t, []byte("#cloud-config\nruncmd: echo\n")); err == nil {
 		t.Errorf("cloud-init schema accepted runcmd: echo\n%s", out)
 	}
@@ -105,7 +91,7 @@ func cloudConfigs(t *testing.T, out []byte) [][]byte {
 // Every golden output is valid cloud-config to cloud-init 22.4's own schema check: the document, or each
 // text/cloud-config part of a multipart one.
 func TestGoldenSchema(t *testing.T) {
-	cloudInit(t)
+	testenv.CloudInit(t)
 	for _, c := range goldenCases {
 		want, err := os.ReadFile(c.wantPath())
 		if err != nil {
@@ -265,63 +251,15 @@ func TestPasswordAsCloudInitReadsIt(t *testing.T) {
 	}
 }
 
-// netConvert runs cloud-init's own network-config parser and a renderer (`cloud-init devel net-convert`).
-func netConvert(t *testing.T, doc []byte, outputKind, distro string) ([]byte, error) {
-	t.Helper()
-	dir := t.TempDir()
-	f := filepath.Join(dir, "network-config")
-	if err := os.WriteFile(f, doc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return exec.Command(cloudInit(t), "devel", "net-convert", "--network-data", f, "--kind", "yaml",
-		"--output-kind", outputKind, "--distro", distro, "--directory", filepath.Join(dir, "out")).CombinedOutput()
-}
-
-// renderers are the cloud-init renderers a guest may use: ENI (Debian 12), sysconfig (RHEL and SUSE families),
-// netplan (Ubuntu).
-var renderers = [][2]string{{"eni", "debian"}, {"sysconfig", "rhel"}, {"netplan", "ubuntu"}}
-
-// The valid network-configs render without a warning through every renderer; the invalid ones marked
-// cloudInitFails make cloud-init itself fail, so the refusal spares a guest whose network never comes up.
-func TestNetworkDataAsCloudInitReadsIt(t *testing.T) {
-	cloudInit(t)
-	for _, f := range validNetworkData(t) {
-		doc, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range renderers {
-			out, err := netConvert(t, doc, r[0], r[1])
-			if err != nil || bytes.Contains(out, []byte("WARNING")) || bytes.Contains(out, []byte("Skipping")) {
-				t.Errorf("%s: net-convert to %s: %v\n%s", f, r[0], err, out)
-			}
-		}
-	}
-	for _, tt := range invalidNetworkData {
-		if !tt.cloudInitFails {
-			continue
-		}
-		failed := false
-		for _, r := range renderers[:2] { // netplan passes v2 through unread
-			if out, err := netConvert(t, []byte(tt.doc), r[0], r[1]); err != nil && bytes.Contains(out, []byte("Error")) {
-				failed = true
-			}
-		}
-		if !failed {
-			t.Errorf("%s: cloud-init renders it without error; the test case should not claim it fails", tt.name)
-		}
-	}
-}
-
-// Strings the driver writes read back unchanged in PyYAML (YAML 1.1), whether strNode writes them plain or
+// Strings the driver writes read back unchanged in PyYAML (YAML 1.1), whether yamlnode.Str writes them plain or
 // quoted.
 func TestDriverStringsAsCloudInitReadsThem(t *testing.T) {
 	cloudInitPython(t)
 	words := append([]string{"root", "ubuntu", "/bin/bash", "root:root", "0600", "m1.example.com", "a b", "ssh-rsa AAAA+/= x@y",
 		"y", "n", "NO", "True", "null", "Null", "~", "=", "1_000", "0x1f", "0o17", "1:30", "12:30:00", "2001-01-01",
 		"-", "--now", "a: b", "a #b", "é", "trailing ", "tab\t"}, nastyPasswords...)
-	doc := mapNode()
-	set(doc, "x-strings", strSeq(words...))
+	doc := yamlnode.Map()
+	yamlnode.Set(doc, "x-strings", yamlnode.StrSeq(words...))
 	body, err := encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc}})
 	if err != nil {
 		t.Fatal(err)
@@ -332,7 +270,7 @@ func TestDriverStringsAsCloudInitReadsThem(t *testing.T) {
 	}
 	for i, w := range words {
 		if got[i] != w {
-			t.Errorf("strNode(%q) reads back as %#v in PyYAML", w, got[i])
+			t.Errorf("yamlnode.Str(%q) reads back as %#v in PyYAML", w, got[i])
 		}
 	}
 }

@@ -2,18 +2,14 @@ package cloudinit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
 	"gopkg.in/yaml.v3"
-)
 
-// Flags named in errors, so the caller can report each problem against the flag at fault.
-const (
-	flagUserData    = "--harvester-user-data"
-	flagCloudConfig = "--harvester-cloud-config"
-	flagSSHPassword = "--harvester-ssh-password"
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // userParts is the user's user data taken apart: cloud-config documents to merge with the driver's and
@@ -28,7 +24,7 @@ type userParts struct {
 
 // retypedTypes are the part types cloud-init re-types by their first line (user_data.py TYPE_NEEDED plus
 // text/x-shellscript, which _process_msg re-checks).
-var retypedTypes = map[string]bool{"text/plain": true, "text/x-not-multipart": true, userdata.TypeShellScript: true}
+var retypedTypes = map[string]bool{"text/plain": true, "text/x-not-multipart": true, TypeShellScript: true}
 
 // gzipTypes are the content types whose payload cloud-init inflates (user_data.py DECOMP_TYPES).
 var gzipTypes = map[string]bool{
@@ -47,35 +43,35 @@ func readUser(b []byte, forceJinjaPart bool) (*userParts, error) {
 	if userdata.IsGzip(b) {
 		inflated, err := userdata.Gunzip(b)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", flagUserData, err)
+			return nil, inPart(PartUser, err)
 		}
 		b = inflated
 	}
-	kind := userdata.ContentType(b)
-	if userdata.IsMIME(b) {
+	kind := ContentType(b)
+	if IsMIME(b) {
 		err := u.readMIME(b)
 		if err == nil {
 			return u, nil
 		}
 		if kind == "" {
-			return nil, fmt.Errorf("%s: %w", flagUserData, err)
+			return nil, inPart(PartUser, err)
 		}
 		// A document that only mentions "MIME-Version:" (say, a script that writes a mail) is taken by its
 		// first line. cloud-init would try it as MIME; the output wraps it in a proper MIME message instead.
 		u = &userParts{}
 	}
 	switch kind {
-	case userdata.TypeCloudConfig:
+	case TypeCloudConfig:
 		rest, _ := splitHeader(b, headerCloudConfig)
 		return u, u.addConfig(rest)
-	case userdata.TypeJinja:
+	case TypeJinja:
 		return u, u.addJinja(b, forceJinjaPart)
 	case "":
-		if userdata.IsUserData(b) { // a YAML mapping without the #cloud-config line, as the reference accepted
+		if IsUserData(b) { // a YAML mapping without the #cloud-config line, as the reference accepted
 			return u, u.addConfig(b)
 		}
-		return nil, fmt.Errorf("%s: not a format cloud-init reads: start it with #cloud-config (YAML), "+
-			"#! (a script) or ## template: jinja, or send a MIME multipart message", flagUserData)
+		return nil, inPart(PartUser, errors.New("not a format cloud-init reads: start it with #cloud-config (YAML), "+
+			"#! (a script) or ## template: jinja, or send a MIME multipart message"))
 	}
 	u.parts = append(u.parts, textPart(kind, b))
 	return u, nil
@@ -85,10 +81,10 @@ func readUser(b []byte, forceJinjaPart bool) (*userParts, error) {
 func (u *userParts) addConfig(body []byte) error {
 	doc, err := parseConfig(body)
 	if err == nil {
-		err = checkTree(doc, newWalker())
+		err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", flagUserData, err)
+		return inPart(PartUser, err)
 	}
 	u.configs = append(u.configs, doc)
 	return nil
@@ -105,16 +101,16 @@ func (u *userParts) addJinja(b []byte, forcePart bool) error {
 		doc, err := parseConfig(body)
 		switch {
 		case err == nil && jinjaInScalars(body, doc):
-			if err := checkTree(doc, newWalker()); err != nil {
-				return fmt.Errorf("%s: %w", flagUserData, err)
+			if err := yamlnode.CheckTree(doc, yamlnode.NewWalker()); err != nil {
+				return inPart(PartUser, err)
 			}
 			u.configs, u.jinja = append(u.configs, doc), true
 			return nil
 		case err != nil && !hasJinja(string(body)):
-			return fmt.Errorf("%s: %w", flagUserData, err)
+			return inPart(PartUser, err)
 		}
 	}
-	u.parts = append(u.parts, textPart(userdata.TypeJinja, b, [2]string{"Merge-Type", mergeHeader}))
+	u.parts = append(u.parts, textPart(TypeJinja, b, [2]string{"Merge-Type", mergeHeader}))
 	u.opaqueTemplate = true
 	return nil
 }
@@ -130,26 +126,26 @@ func (u *userParts) readMIME(b []byte) error {
 	for i, l := range leaves {
 		typ, payload, err := l.effectiveType()
 		if err != nil {
-			return fmt.Errorf("MIME part %d: %w", i+1, err)
+			return at(PartUser, fmt.Sprintf("MIME part %d", i+1), err)
 		}
 		switch {
-		case typ == userdata.TypeCloudConfig:
+		case typ == TypeCloudConfig:
 			body := payload
 			if rest, ok := splitHeader(payload, headerCloudConfig); ok {
 				body = rest
 			}
 			doc, err := parseConfig(body)
 			if err == nil {
-				err = checkTree(doc, newWalker())
+				err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
 			}
 			if err != nil {
-				return fmt.Errorf("MIME part %d (text/cloud-config): %w", i+1, err)
+				return at(PartUser, fmt.Sprintf("MIME part %d (text/cloud-config)", i+1), err)
 			}
 			u.configs = append(u.configs, doc)
-		case typ == userdata.TypeJinja && !l.hasHeader("Merge-Type") && !l.hasHeader("X-Merge-Type"):
+		case typ == TypeJinja && !l.hasHeader("Merge-Type") && !l.hasHeader("X-Merge-Type"):
 			u.parts = append(u.parts, l.passThrough([2]string{"Merge-Type", mergeHeader}))
 			u.opaqueTemplate = true
-		case typ == userdata.TypeJinja:
+		case typ == TypeJinja:
 			u.parts = append(u.parts, l.passThrough())
 			u.opaqueTemplate = true
 		default:
@@ -178,7 +174,7 @@ func (l leaf) effectiveType() (string, []byte, error) {
 		typ = "text/plain"
 	}
 	if retypedTypes[typ] {
-		if t := userdata.ContentType(payload); t != "" {
+		if t := ContentType(payload); t != "" {
 			typ = t
 		}
 	}

@@ -1,6 +1,10 @@
 package cloudinit
 
-import "gopkg.in/yaml.v3"
+import (
+	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
+)
 
 // WriteFilesConfig renders a cloud-config that only writes files: a snippet to paste into user data by hand
 // (the cloud-provider-config subcommand prints one). Files are rendered as in UserData's write_files.
@@ -9,9 +13,9 @@ func WriteFilesConfig(files []File) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc := mapNode()
+	doc := yamlnode.Map()
 	if node != nil {
-		set(doc, "write_files", node)
+		yamlnode.Set(doc, "write_files", node)
 	}
 	body, err := encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc}})
 	if err != nil {

@@ -5,6 +5,7 @@
 #   hack/tools.sh controlplane     -> etcd, kube-apiserver, kube-controller-manager
 #   hack/tools.sh rancher-machine  -> rancher-machine
 #   hack/tools.sh goreleaser       -> goreleaser (make release-snapshot)
+#   hack/tools.sh goimports        -> goimports (make fmt-check)
 #
 # The cache key is a hash of the wrapper module (go.mod, go.sum) and of the build recipe (packages, ldflags),
 # so changing a pinned version rebuilds and nothing else does. Override the cache root with DMDH_CACHE.
@@ -99,8 +100,12 @@ goreleaser)
 	ensure goreleaser "$here/hack/tools/goreleaser" "" \
 		github.com/goreleaser/goreleaser/v2=goreleaser
 	;;
+goimports)
+	ensure goimports "$here/hack/tools/goimports" "" \
+		golang.org/x/tools/cmd/goimports=goimports
+	;;
 *)
-	echo "usage: $0 controlplane|rancher-machine|goreleaser|guest-image" >&2
+	echo "usage: $0 controlplane|rancher-machine|goreleaser|goimports|guest-image" >&2
 	exit 2
 	;;
 esac

@@ -1,34 +1,28 @@
 package harvester
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"net/url"
+	"regexp"
+	"time"
 
-	"github.com/harvester/docker-machine-driver-harvester/internal/version"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	kubevirtv1client "kubevirt.io/client-go/kubevirt/typed/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/internal/version"
 )
 
-// clients are the API clients the driver uses: KubeVirt's generated client for VMs and VMIs, and a dynamic
-// client, viewed through typed resources (kube.go), for everything else. Tests fill it with fakes.
-type clients struct {
-	kubevirt kubevirtv1client.KubevirtV1Interface
-	dynamic  dynamic.Interface
-	server   string // API server host, for error messages
-}
-
-// api returns the driver's clients, building them from the credential on first use.
-func (d *Driver) api() (*clients, error) {
+// api returns the driver's client, connecting with the machine's credential on first use.
+func (d *Driver) api() (kube.Interface, error) {
 	if d.clients != nil {
 		return d.clients, nil
 	}
-	cfg, err := d.restConfig()
-	if err != nil {
-		return nil, err
+	if d.credentialErr != nil {
+		return nil, d.credentialErr
 	}
-	c, err := newClients(cfg)
+	c, err := connect(d.kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -36,20 +30,34 @@ func (d *Driver) api() (*clients, error) {
 	return c, nil
 }
 
-// restConfig resolves the Harvester credential: --harvester-kubeconfig-content (or its environment variable, or
-// a reference-driver machine's saved state), else the kubeconfig files of $KUBECONFIG / ~/.kube/config.
-// In-cluster configuration is deliberately never used: inside Rancher's provisioning pod it would be Rancher's
-// own cluster, not Harvester.
-func (d *Driver) restConfig() (*rest.Config, error) {
-	if d.credentialErr != nil {
-		return nil, d.credentialErr
+// renewCredential tells a user whose credential Harvester rejected how to give a current one.
+var renewCredential = fmt.Sprintf("Renew it: in Rancher, update the Harvester cloud credential; with rancher-machine, pass a current kubeconfig with --%s or $KUBECONFIG",
+	FlagKubeconfigContent)
+
+// connect returns a client for a Harvester kubeconfig (see restConfig).
+func connect(kubeconfig []byte) (kube.Interface, error) {
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, err
 	}
+	c, err := kube.NewForConfig(cfg, renewCredential)
+	if err != nil {
+		return nil, scrubNotFound(err)
+	}
+	return c, nil
+}
+
+// restConfig resolves the Harvester credential: the kubeconfig given (--harvester-kubeconfig-content, its
+// environment variable, or a reference-driver machine's saved state), else the kubeconfig files of $KUBECONFIG /
+// ~/.kube/config. In-cluster configuration is deliberately never used: inside Rancher's provisioning pod it
+// would be Rancher's own cluster, not Harvester.
+func restConfig(kubeconfig []byte) (*rest.Config, error) {
 	var (
 		cfg *rest.Config
 		err error
 	)
-	if len(d.kubeconfig) > 0 {
-		cfg, err = clientcmd.RESTConfigFromKubeConfig(d.kubeconfig)
+	if len(kubeconfig) > 0 {
+		cfg, err = clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 	} else {
 		raw, loadErr := clientcmd.NewDefaultClientConfigLoadingRules().Load()
 		if loadErr != nil {
@@ -57,7 +65,7 @@ func (d *Driver) restConfig() (*rest.Config, error) {
 		}
 		if len(raw.Clusters) == 0 {
 			return nil, fmt.Errorf("no Harvester credential: pass --%s (or set $%s), or point $KUBECONFIG at a Harvester kubeconfig",
-				FlagKubeconfigContent, envVar(FlagKubeconfigContent))
+				FlagKubeconfigContent, EnvVar(FlagKubeconfigContent))
 		}
 		cfg, err = clientcmd.NewDefaultClientConfig(*raw, nil).ClientConfig()
 	}
@@ -70,21 +78,21 @@ func (d *Driver) restConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
-func newClients(cfg *rest.Config) (*clients, error) {
-	httpClient, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("the Harvester kubeconfig is not usable: %v", scrubNotFound(err))
+// waitFor follows the machine's VM and VMI by watch (kube.Interface.WatchMachine) and calls check with each new
+// snapshot until it is done or fails, or ctx ends; it returns the last snapshot seen.
+func waitFor(ctx context.Context, c kube.Interface, ns, name string, recheck time.Duration, check func(snapshot) (bool, error)) (snapshot, error) {
+	m, err := c.WatchMachine(ctx, ns, name, recheck, func(m kube.Machine) (bool, error) { return check(snapshot(m)) })
+	return snapshot(m), err
+}
+
+var notFoundPhrase = regexp.MustCompile(`(?i)not\s+found`)
+
+// scrubNotFound rewords "not found" in an error that is a real failure. rancher-machine's rm treats any Remove
+// error containing "not found" (any case) as "already gone" and drops the machine — which would leak the VM when
+// the real cause is, say, a kubeconfig context that does not exist.
+func scrubNotFound(err error) error {
+	if err == nil || !notFoundPhrase.MatchString(err.Error()) {
+		return err
 	}
-	c := &clients{server: cfg.Host}
-	if u, err := url.Parse(cfg.Host); err == nil && u.Host != "" {
-		c.server = u.Host + u.Path
-	}
-	// Both clients share one HTTP client and so one connection pool.
-	if c.kubevirt, err = kubevirtv1client.NewForConfigAndClient(cfg, httpClient); err != nil {
-		return nil, err
-	}
-	if c.dynamic, err = dynamic.NewForConfigAndClient(cfg, httpClient); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return errors.New(notFoundPhrase.ReplaceAllString(err.Error(), "missing"))
 }

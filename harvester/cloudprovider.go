@@ -11,14 +11,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // What a guest cluster's Harvester cloud provider (CCM) and CSI driver need from Harvester, the way Harvester's
@@ -75,70 +74,96 @@ func checkGuestServer(server string) error {
 	return nil
 }
 
+// cloudProviderAccess is what ensureCloudProviderAccount needs besides the token wait (tokenAccess). The
+// ClusterRoleBinding is asked without a namespace: a RoleBinding cannot grant it.
+var cloudProviderAccess = []kube.Access{
+	{Resource: "serviceaccounts", Verb: "create"},
+	{Group: rbacv1.GroupName, Resource: "rolebindings", Verb: "create"},
+	{Group: rbacv1.GroupName, Resource: "clusterrolebindings", Verb: "create", ClusterScoped: true},
+}
+
+// EnsureCloudProviderAccount connects to Harvester with kubeconfig (nil: $KUBECONFIG or ~/.kube/config) and
+// makes the guest cluster's account there (see ensureCloudProviderAccount). It replaces
+// harvester/cloud-provider-harvester's generate_addon.sh; the cloud-provider-config subcommand runs it.
+func EnsureCloudProviderAccount(ctx context.Context, kubeconfig []byte, a CloudProviderAccount) ([]byte, error) {
+	c, err := connect(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return ensureCloudProviderAccount(ctx, c, a)
+}
+
+// CloudProviderCloudConfig renders a #cloud-config that writes a cloud provider kubeconfig to the guest's
+// cloud provider paths, as the driver writes it (with forRKE2, also RKE2's drop-in that turns the Harvester cloud
+// provider on): a snippet for user data written by hand.
+func CloudProviderCloudConfig(kubeconfig []byte, forRKE2 bool) ([]byte, error) {
+	return cloudinit.WriteFilesConfig(cloudProviderFiles(kubeconfig, forRKE2))
+}
+
 // ensureCloudProviderAccount makes, idempotently, the guest cluster's identity in Harvester — ServiceAccount,
 // its token Secret, a RoleBinding to harvesterhci.io:cloudprovider in the namespace and a ClusterRoleBinding
 // to harvesterhci.io:csi-driver — waits for the token and returns a kubeconfig for it: Harvester's VIP as
 // server, the CA embedded, the namespace as context namespace. Running it again changes nothing.
-func (c *clients) ensureCloudProviderAccount(ctx context.Context, a CloudProviderAccount) ([]byte, error) {
+func ensureCloudProviderAccount(ctx context.Context, c kube.Interface, a CloudProviderAccount) ([]byte, error) {
 	if err := a.check(); err != nil {
 		return nil, err
 	}
 	ns, name := a.Namespace, a.ServiceAccount
-	if _, err := c.namespaces().get(ctx, "", ns); err != nil {
-		if isGone(err, "namespaces", ns) {
+	if _, err := kube.Get(ctx, c, kube.Namespaces, "", ns); err != nil {
+		if kube.IsGone(err, "namespaces", ns) {
 			return nil, fmt.Errorf("namespace %s does not exist in Harvester", ns)
 		}
-		return nil, apiError(c, "read namespace", ns, err)
+		return nil, c.Explain("read namespace", ns, err)
 	}
 	for _, role := range []string{clusterRoleCloudProvider, clusterRoleCSIDriver} {
-		if _, err := c.clusterRoles().get(ctx, "", role); err != nil {
-			if isGone(err, "clusterroles", role) {
+		if _, err := kube.Get(ctx, c, kube.ClusterRoles, "", role); err != nil {
+			if kube.IsGone(err, "clusterroles", role) {
 				return nil, fmt.Errorf("ClusterRole %s does not exist: is this Harvester (v1.1 or later)?", role)
 			}
-			return nil, apiError(c, "read ClusterRole", role, err)
+			return nil, c.Explain("read ClusterRole", role, err)
 		}
 	}
 	server := a.Server
 	if server == "" {
 		var err error
-		if server, err = c.discoverVIP(ctx); err != nil {
+		if server, err = discoverVIP(ctx, c); err != nil {
 			return nil, err
 		}
 	}
 
-	sa, err := createOrGet(ctx, c.serviceAccounts(), ns, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
+	sa, err := kube.CreateOrGet(ctx, c, kube.ServiceAccounts, ns, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
 	if err != nil {
-		return nil, apiError(c, "create ServiceAccount", ns+"/"+name, err)
+		return nil, c.Explain("create ServiceAccount", ns+"/"+name, err)
 	}
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}}
 	bindingName := ns + "-" + name
-	if err := ensureBinding(ctx, c.roleBindings(), ns, &rbacv1.RoleBinding{
+	if err := ensureBinding(ctx, c, kube.RoleBindings, ns, &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: bindingName, Namespace: ns, OwnerReferences: []metav1.OwnerReference{saOwner(sa)}},
 		Subjects:   subject,
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRoleCloudProvider},
 	}, func(rb *rbacv1.RoleBinding) (*[]rbacv1.Subject, rbacv1.RoleRef) { return &rb.Subjects, rb.RoleRef }); err != nil {
-		return nil, apiError(c, "bind the cloud provider role to", ns+"/"+name, err)
+		return nil, c.Explain("bind the cloud provider role to", ns+"/"+name, err)
 	}
-	if err := ensureBinding(ctx, c.clusterRoleBindings(), "", &rbacv1.ClusterRoleBinding{
+	if err := ensureBinding(ctx, c, kube.ClusterRoleBindings, "", &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: bindingName, OwnerReferences: []metav1.OwnerReference{saOwner(sa)}},
 		Subjects:   subject,
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRoleCSIDriver},
 	}, func(rb *rbacv1.ClusterRoleBinding) (*[]rbacv1.Subject, rbacv1.RoleRef) {
 		return &rb.Subjects, rb.RoleRef
 	}); err != nil {
-		return nil, apiError(c, "bind the CSI driver role to", ns+"/"+name, err)
+		return nil, c.Explain("bind the CSI driver role to", ns+"/"+name, err)
 	}
 	// Since Kubernetes 1.24 a token Secret must be asked for; kube-controller-manager fills it in.
 	tokenName := name + "-token"
-	_, err = createOrGet(ctx, c.secrets(), ns, &corev1.Secret{
+	_, err = kube.CreateOrGet(ctx, c, kube.Secrets, ns, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: tokenName, Namespace: ns,
 			Annotations: map[string]string{corev1.ServiceAccountNameKey: name}, OwnerReferences: []metav1.OwnerReference{saOwner(sa)}},
 		Type: corev1.SecretTypeServiceAccountToken,
 	})
 	if err != nil {
-		return nil, apiError(c, "create the token Secret", ns+"/"+tokenName, err)
+		return nil, c.Explain("create the token Secret", ns+"/"+tokenName, err)
 	}
-	ca, token, err := c.waitForToken(ctx, ns, tokenName)
+	ca, token, err := waitForToken(ctx, c, ns, tokenName)
 	if err != nil {
 		return nil, err
 	}
@@ -151,27 +176,17 @@ func saOwner(sa *corev1.ServiceAccount) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: "v1", Kind: "ServiceAccount", Name: sa.Name, UID: sa.UID}
 }
 
-// createOrGet creates obj, or returns the existing object of its name.
-func createOrGet[T any](ctx context.Context, r typedResource[T], ns string, obj *T) (*T, error) {
-	created, err := r.create(ctx, ns, obj)
-	if apierrors.IsAlreadyExists(err) {
-		name, _ := r.toUnstructured(obj)
-		return r.get(ctx, ns, name.GetName())
-	}
-	return created, err
-}
-
 // ensureBinding creates a (Cluster)RoleBinding, or makes an existing one include the subject. A binding of that
 // name to another role is an error: a roleRef cannot be changed.
-func ensureBinding[T any](ctx context.Context, r typedResource[T], ns string, want *T, parts func(*T) (*[]rbacv1.Subject, rbacv1.RoleRef)) error {
-	got, err := createOrGet(ctx, r, ns, want)
+func ensureBinding[T any](ctx context.Context, c kube.Interface, k kube.Kind[T], ns string, want *T, parts func(*T) (*[]rbacv1.Subject, rbacv1.RoleRef)) error {
+	got, err := kube.CreateOrGet(ctx, c, k, ns, want)
 	if err != nil {
 		return err
 	}
 	gotSubjects, gotRef := parts(got)
 	wantSubjects, wantRef := parts(want)
 	if gotRef != wantRef {
-		u, _ := r.toUnstructured(got)
+		u, _ := kube.ToUnstructured(k, got)
 		return fmt.Errorf("%s %s exists but binds %s %s, not %s; delete it and run again", u.GetKind(), u.GetName(), gotRef.Kind, gotRef.Name, wantRef.Name)
 	}
 	for _, s := range *gotSubjects {
@@ -180,16 +195,16 @@ func ensureBinding[T any](ctx context.Context, r typedResource[T], ns string, wa
 		}
 	}
 	*gotSubjects = append(*gotSubjects, (*wantSubjects)[0])
-	_, err = r.update(ctx, ns, got)
+	_, err = kube.Update(ctx, c, k, ns, got)
 	return err
 }
 
 // discoverVIP reads Harvester's virtual IP the way Harvester's kubeconfig endpoint does.
-func (c *clients) discoverVIP(ctx context.Context) (string, error) {
-	cm, err := c.configMaps().get(ctx, harvesterSystemNamespace, vipConfigMapName)
+func discoverVIP(ctx context.Context, c kube.Interface) (string, error) {
+	cm, err := kube.Get(ctx, c, kube.ConfigMaps, harvesterSystemNamespace, vipConfigMapName)
 	if err != nil {
 		return "", fmt.Errorf("cannot discover Harvester's VIP from ConfigMap %s/%s (%v); give the server as https://<Harvester VIP>:6443",
-			harvesterSystemNamespace, vipConfigMapName, scrubNotFound(apiError(c, "read ConfigMap", harvesterSystemNamespace+"/"+vipConfigMapName, err)))
+			harvesterSystemNamespace, vipConfigMapName, scrubNotFound(c.Explain("read ConfigMap", harvesterSystemNamespace+"/"+vipConfigMapName, err)))
 	}
 	ip := cm.Data["ip"]
 	if parsed := net.ParseIP(ip); parsed == nil || parsed.IsUnspecified() {
@@ -198,45 +213,22 @@ func (c *clients) discoverVIP(ctx context.Context) (string, error) {
 	return "https://" + net.JoinHostPort(ip, harvesterAPIPort), nil
 }
 
-// waitForToken waits until kube-controller-manager has filled the token Secret in: a read, then a watch from
-// that read's version (so no change falls between the two), again after a dropped watch, within a deadline.
-func (c *clients) waitForToken(ctx context.Context, ns, name string) (ca, token []byte, err error) {
+// tokenAccess is what waitForToken needs.
+var tokenAccess = kube.WaitForSecretAccess
+
+// waitForToken waits until kube-controller-manager has filled the token Secret in, within a deadline (see
+// kube.WaitForSecret: a read, then client-go's watch.UntilWithSync from there).
+func waitForToken(ctx context.Context, c kube.Interface, ns, name string) (ca, token []byte, err error) {
 	ctx, cancel := context.WithTimeout(ctx, tokenWaitTimeout)
 	defer cancel()
-	secrets := c.secrets()
-	for {
-		s, err := secrets.get(ctx, ns, name)
-		if err != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			return nil, nil, apiError(c, "read the token Secret", ns+"/"+name, err)
-		}
-		if filled(s) {
-			return s.Data["ca.crt"], s.Data["token"], nil
-		}
-		w, err := secrets.in(ns).Watch(ctx, metav1.ListOptions{
-			FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: s.ResourceVersion,
-		})
-		if err != nil {
-			return nil, nil, apiError(c, "watch the token Secret", ns+"/"+name, err)
-		}
-		for ev := range w.ResultChan() {
-			u, ok := ev.Object.(*unstructured.Unstructured)
-			if !ok || ev.Type == watch.Deleted || u.GetName() != name {
-				continue
-			}
-			if s, err := fromUnstructured[corev1.Secret](u); err == nil && filled(s) {
-				w.Stop()
-				return s.Data["ca.crt"], s.Data["token"], nil
-			}
-		}
-		w.Stop()
-		if ctx.Err() != nil {
-			break
-		}
+	s, err := c.WaitForSecret(ctx, ns, name, filled)
+	switch {
+	case err == nil:
+		return s.Data["ca.crt"], s.Data["token"], nil
+	case ctx.Err() != nil:
+		return nil, nil, fmt.Errorf("the token Secret %s/%s was not filled in within %s: is Harvester's kube-controller-manager running?", ns, name, tokenWaitTimeout)
 	}
-	return nil, nil, fmt.Errorf("the token Secret %s/%s was not filled in within %s: is Harvester's kube-controller-manager running?", ns, name, tokenWaitTimeout)
+	return nil, nil, c.Explain("read the token Secret", ns+"/"+name, err)
 }
 
 func filled(s *corev1.Secret) bool { return len(s.Data["ca.crt"]) > 0 && len(s.Data["token"]) > 0 }

@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvester/docker-machine-driver-harvester/internal/golden"
 	"gopkg.in/yaml.v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/internal/golden"
 )
 
 func TestParseCloudProviderFlags(t *testing.T) {
@@ -84,7 +86,7 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	secret, err := fc.c.secrets().get(ctx, "default", "gc1-pool1-a-b-cloudinit")
+	secret, err := kube.Get(ctx, fc.c, kube.Secrets, "default", "gc1-pool1-a-b-cloudinit")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 	if err := rmDriver(fc, "gc1-pool1-a-b", "gc1").Remove(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fc.c.serviceAccounts().get(ctx, "default", "gc1"); err != nil {
+	if _, err := kube.Get(ctx, fc.c, kube.ServiceAccounts, "default", "gc1"); err != nil {
 		t.Errorf("remove deleted the guest cluster's cloud provider account: %v", err)
 	}
 }
@@ -121,19 +123,17 @@ func TestPreCreateCheckCloudProviderAccess(t *testing.T) {
 	if err := d.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "may not create clusterrolebindings") {
 		t.Fatalf("PreCreateCheck: %v", err)
 	}
-	if _, err := fc.c.serviceAccounts().list(context.Background(), "default", metav1.ListOptions{}); err != nil {
+	if _, err := kube.List(context.Background(), fc.c, kube.ServiceAccounts, "default", metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestRenderCloudProviderGolden(t *testing.T) {
-	var stdout, stderr strings.Builder
-	code := RenderCommand([]string{"--machine-name", "gc1-pool1-abcde-fghij", "--harvester-cluster-name", "gc1",
+	out, err := renderArgs(t, "gc1-pool1-abcde-fghij", "--harvester-cluster-name", "gc1",
 		"--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "40", "--harvester-network-name", "default/vm-untag",
-		"--harvester-generate-cloud-provider-config", "--harvester-cloud-provider-for-rke2", "--harvester-zone", "zone-a",
-	}, func(string) (string, bool) { return "", false }, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("render exited %d: %s", code, stderr.String())
+		"--harvester-generate-cloud-provider-config", "--harvester-cloud-provider-for-rke2", "--harvester-zone", "zone-a")
+	if err != nil {
+		t.Fatalf("render: %v", err)
 	}
-	golden.Assert(t, "render/cloud-provider.yaml", []byte(stdout.String()))
+	golden.Assert(t, "render/cloud-provider.yaml", out)
 }

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // harvesterRBAC seeds Harvester's two ClusterRoles and its vip ConfigMap, and imitates kube-controller-manager's
@@ -19,10 +21,10 @@ import (
 func (fc *fakeCluster) harvesterRBAC() {
 	ctx := context.Background()
 	for _, role := range []string{clusterRoleCloudProvider, clusterRoleCSIDriver} {
-		fc.ok(fc.c.clusterRoles().create(ctx, "", &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}}))
+		fc.ok(kube.Create(ctx, fc.c, kube.ClusterRoles, "", &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}}))
 	}
-	fc.ok(fc.c.namespaces().create(ctx, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: harvesterSystemNamespace}}))
-	fc.ok(fc.c.configMaps().create(ctx, harvesterSystemNamespace, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: vipConfigMapName}, Data: map[string]string{"ip": "192.168.10.100"}}))
+	fc.ok(kube.Create(ctx, fc.c, kube.Namespaces, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: harvesterSystemNamespace}}))
+	fc.ok(kube.Create(ctx, fc.c, kube.ConfigMaps, harvesterSystemNamespace, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: vipConfigMapName}, Data: map[string]string{"ip": "192.168.10.100"}}))
 	fc.dyn.PrependReactor("create", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		u := a.(k8stesting.CreateAction).GetObject().(*unstructured.Unstructured)
 		if u.Object["type"] != string(corev1.SecretTypeServiceAccountToken) {
@@ -30,13 +32,13 @@ func (fc *fakeCluster) harvesterRBAC() {
 		}
 		ns, name := u.GetNamespace(), u.GetName()
 		go func() { // not from inside the reactor: the fake holds its lock
-			eventually(fc.t, "the token Secret exists", func() bool { _, err := fc.c.secrets().get(ctx, ns, name); return err == nil })
-			s, _ := fc.c.secrets().get(ctx, ns, name)
+			eventually(fc.t, "the token Secret exists", func() bool { _, err := kube.Get(ctx, fc.c, kube.Secrets, ns, name); return err == nil })
+			s, _ := kube.Get(ctx, fc.c, kube.Secrets, ns, name)
 			if filled(s) {
 				return // a create that failed with AlreadyExists: the controller has nothing to do
 			}
 			s.Data = map[string][]byte{"token": []byte("sa-token-" + name), "ca.crt": []byte("harvester-ca")}
-			if _, err := fc.c.secrets().update(ctx, ns, s); err != nil {
+			if _, err := kube.Update(ctx, fc.c, kube.Secrets, ns, s); err != nil {
 				fc.t.Errorf("token controller: %v", err)
 			}
 		}()
@@ -50,7 +52,7 @@ func TestCloudProviderAccount(t *testing.T) {
 	captureLog(t)
 	ctx := context.Background()
 	acct := CloudProviderAccount{Namespace: "default", ServiceAccount: "gc8"}
-	first, err := fc.c.ensureCloudProviderAccount(ctx, acct)
+	first, err := ensureCloudProviderAccount(ctx, fc.c, acct)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,17 +65,17 @@ func TestCloudProviderAccount(t *testing.T) {
 		user == nil || user.Token != "sa-token-gc8-token" || kctx == nil || kctx.Namespace != "default" || cfg.CurrentContext != "default" {
 		t.Fatalf("kubeconfig:\n%s", first)
 	}
-	rb, err := fc.c.roleBindings().get(ctx, "default", "default-gc8")
+	rb, err := kube.Get(ctx, fc.c, kube.RoleBindings, "default", "default-gc8")
 	if err != nil || rb.RoleRef.Name != clusterRoleCloudProvider || len(rb.Subjects) != 1 || rb.Subjects[0].Name != "gc8" {
 		t.Fatalf("RoleBinding: %v %+v", err, rb)
 	}
-	crb, err := fc.c.clusterRoleBindings().get(ctx, "", "default-gc8")
+	crb, err := kube.Get(ctx, fc.c, kube.ClusterRoleBindings, "", "default-gc8")
 	if err != nil || crb.RoleRef.Name != clusterRoleCSIDriver || len(crb.Subjects) != 1 {
 		t.Fatalf("ClusterRoleBinding: %v %+v", err, crb)
 	}
 
 	fc.dyn.ClearActions()
-	second, err := fc.c.ensureCloudProviderAccount(ctx, acct)
+	second, err := ensureCloudProviderAccount(ctx, fc.c, acct)
 	if err != nil || string(second) != string(first) {
 		t.Fatalf("a second run must give the same kubeconfig: %v", err)
 	}
@@ -89,7 +91,7 @@ func TestCloudProviderAccountRejects(t *testing.T) {
 	fc.harvesterRBAC()
 	captureLog(t)
 	ctx := context.Background()
-	fc.ok(fc.c.roleBindings().create(ctx, "default", &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "default-taken", Namespace: "default"},
+	fc.ok(kube.Create(ctx, fc.c, kube.RoleBindings, "default", &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "default-taken", Namespace: "default"},
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"}}))
 	tests := []struct {
 		acct CloudProviderAccount
@@ -102,12 +104,12 @@ func TestCloudProviderAccountRejects(t *testing.T) {
 		{CloudProviderAccount{Namespace: "default", ServiceAccount: "taken"}, "RoleBinding default-taken exists but binds ClusterRole admin, not harvesterhci.io:cloudprovider"},
 	}
 	for _, tt := range tests {
-		if _, err := fc.c.ensureCloudProviderAccount(ctx, tt.acct); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := ensureCloudProviderAccount(ctx, fc.c, tt.acct); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: %v, want %q", tt.acct, err, tt.want)
 		}
 	}
 	fc2 := newFakeCluster(t)
-	if _, err := fc2.c.ensureCloudProviderAccount(ctx, CloudProviderAccount{Namespace: "default", ServiceAccount: "gc8"}); err == nil ||
+	if _, err := ensureCloudProviderAccount(ctx, fc2.c, CloudProviderAccount{Namespace: "default", ServiceAccount: "gc8"}); err == nil ||
 		!strings.Contains(err.Error(), "ClusterRole harvesterhci.io:cloudprovider does not exist") {
 		t.Errorf("without Harvester's roles: %v", err)
 	}

@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // rollbackTimeout bounds the cleanup after a failed create: removing the VM waits for it to be gone.
@@ -54,9 +56,7 @@ func (d *Driver) Create() error {
 	if err != nil {
 		return err
 	}
-	facts := looked.facts
-	facts.PVCSuffix = randomSuffix()
-	vm, err := BuildVirtualMachine(cfg, facts)
+	vm, err := BuildVirtualMachine(cfg, looked.facts, randomSuffix())
 	if err != nil {
 		return err
 	}
@@ -76,13 +76,13 @@ func (d *Driver) Create() error {
 
 // guestKubeconfig returns the cloud provider kubeconfig the guest gets: the given one, or the generated
 // account's. The account belongs to the guest cluster, not to this machine: a failed create or a remove keeps it.
-func (d *Driver) guestKubeconfig(ctx context.Context, c *clients) ([]byte, error) {
+func (d *Driver) guestKubeconfig(ctx context.Context, c kube.Interface) ([]byte, error) {
 	cp := d.cfg.CloudProvider
 	if !cp.Generate {
 		return cp.Kubeconfig, nil
 	}
 	infof("Preparing the cloud provider account %s/%s of guest cluster %s", d.cfg.Namespace, d.cfg.ClusterName, d.cfg.ClusterName)
-	kubeconfig, err := c.ensureCloudProviderAccount(ctx, CloudProviderAccount{Namespace: d.cfg.Namespace, ServiceAccount: d.cfg.ClusterName, Server: cp.Server})
+	kubeconfig, err := ensureCloudProviderAccount(ctx, c, CloudProviderAccount{Namespace: d.cfg.Namespace, ServiceAccount: d.cfg.ClusterName, Server: cp.Server})
 	if err != nil {
 		return nil, fmt.Errorf("--%s: %w", FlagGenerateCloudProviderConfig, err)
 	}
@@ -95,39 +95,44 @@ type created struct {
 	vm     *kubevirtv1.VirtualMachine
 }
 
+// createAccess is what createObjects needs.
+var createAccess = []kube.Access{
+	{Resource: "secrets", Verb: "create"},
+	{Resource: "secrets", Verb: "patch"},
+	{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachines", Verb: "create"},
+}
+
 // createObjects sends the Secret and the VM and links them. The Secret goes first so the VM never exists
 // without its cloud-init; it gets its owner once the VM (and its UID) exists.
-func (d *Driver) createObjects(ctx context.Context, c *clients, secret *corev1.Secret, vm *kubevirtv1.VirtualMachine, made *created) error {
+func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *corev1.Secret, vm *kubevirtv1.VirtualMachine, made *created) error {
 	ns := d.cfg.Namespace
-	secrets := c.secrets()
-	_, err := secrets.create(ctx, ns, secret)
+	_, err := kube.Create(ctx, c, kube.Secrets, ns, secret)
 	if apierrors.IsAlreadyExists(err) {
 		err = replaceStaleSecret(ctx, c, secret)
 	}
 	if err != nil {
-		return apiError(c, "create cloud-init Secret", ns+"/"+secret.Name, err)
+		return c.Explain("create cloud-init Secret", ns+"/"+secret.Name, err)
 	}
 	made.secret = true
 	debugf("Created Secret %s/%s", ns, secret.Name)
 
-	got, err := c.kubevirt.VirtualMachines(ns).Create(ctx, vm, metav1.CreateOptions{})
+	got, err := c.VirtualMachines(ns).Create(ctx, vm, metav1.CreateOptions{})
 	if err != nil {
-		return apiError(c, "create VirtualMachine", ns+"/"+vm.Name, err)
+		return c.Explain("create VirtualMachine", ns+"/"+vm.Name, err)
 	}
 	made.vm = got
 	debugf("Created VirtualMachine %s/%s (uid %s)", ns, vm.Name, got.UID)
 
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{vmOwnerReference(got)}}})
-	if err := secrets.mergePatch(ctx, ns, secret.Name, patch); err != nil {
-		return apiError(c, "hand the cloud-init Secret to its VM", ns+"/"+secret.Name, err)
+	if err := kube.MergePatch(ctx, c, kube.Secrets, ns, secret.Name, patch); err != nil {
+		return c.Explain("hand the cloud-init Secret to its VM", ns+"/"+secret.Name, err)
 	}
 	return nil
 }
 
 // replaceStaleSecret overwrites the cloud-init Secret a killed create left behind, and nothing else.
-func replaceStaleSecret(ctx context.Context, c *clients, secret *corev1.Secret) error {
-	secrets := c.secrets()
-	old, err := secrets.get(ctx, secret.Namespace, secret.Name)
+func replaceStaleSecret(ctx context.Context, c kube.Interface, secret *corev1.Secret) error {
+	old, err := kube.Get(ctx, c, kube.Secrets, secret.Namespace, secret.Name)
 	if err != nil {
 		return err
 	}
@@ -136,12 +141,12 @@ func replaceStaleSecret(ctx context.Context, c *clients, secret *corev1.Secret) 
 	}
 	fresh := secret.DeepCopy()
 	fresh.ResourceVersion = old.ResourceVersion
-	_, err = secrets.update(ctx, secret.Namespace, fresh)
+	_, err = kube.Update(ctx, c, kube.Secrets, secret.Namespace, fresh)
 	return err
 }
 
 // rollBack removes what a failed create made and returns the create's error, joined with any cleanup failure.
-func (d *Driver) rollBack(c *clients, made *created, cause error) error {
+func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
 	if made.vm == nil && !made.secret {
 		return cause
 	}

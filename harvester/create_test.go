@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 const secretUserData = "#cloud-config\nwrite_files: [{path: /etc/marker, content: user-data-secret-marker}]\n"
@@ -50,7 +52,7 @@ func TestCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := fc.c.secrets().get(ctx, "default", "m1-cloudinit")
+	secret, err := kube.Get(ctx, fc.c, kube.Secrets, "default", "m1-cloudinit")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,55 +119,53 @@ func TestCreateRollsBackEveryFailedWrite(t *testing.T) {
 			if fired.Load() != 1 {
 				t.Fatalf("the injected failure fired %d times", fired.Load())
 			}
-			if vms, vmis, secrets := fc.objects(); vms+vmis+secrets != 0 {
-				t.Errorf("left behind: %d VMs, %d VMIs, %d Secrets", vms, vmis, secrets)
-			}
+			fc.nothingLeft(t)
 		})
 	}
 }
 
-func TestCreateFailsFastOnStuckStateAndRollsBack(t *testing.T) {
+// createOn creates machine m1 with a create timeout of timeoutSecs on a fake Harvester whose imitated KubeVirt
+// shapes each VMI with shape; it returns the fake, how long Create took and its error.
+func createOn(t *testing.T, shape vmiShape, timeoutSecs int) (*fakeCluster, time.Duration, error) {
+	t.Helper()
 	fc := newFakeCluster(t)
-	fc.kubeVirt(func(_ *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
+	fc.kubeVirt(shape)
+	captureLog(t)
+	d := newTestDriver(t, fc, "m1", with(createOptions(), FlagCreateTimeout, timeoutSecs))
+	start := time.Now()
+	err := d.Create()
+	return fc, time.Since(start), err
+}
+
+func TestCreateFailsFastOnStuckStateAndRollsBack(t *testing.T) {
+	fc, took, err := createOn(t, func(_ *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
 		vmi.Status.Phase = kubevirtv1.Scheduling
 		vmi.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{
 			Type: "PodScheduled", Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available: 3 Insufficient memory.",
 		}}
 		return kubevirtv1.VirtualMachineStatusUnschedulable
-	})
-	captureLog(t)
-	d := newTestDriver(t, fc, "m1", with(createOptions(), FlagCreateTimeout, 600))
-	start := time.Now()
-	err := d.Create()
+	}, 600)
 	if err == nil || !strings.Contains(err.Error(), "no Harvester host can run the VM") || !strings.Contains(err.Error(), "Insufficient memory") {
 		t.Fatalf("Create: %v", err)
 	}
-	if time.Since(start) > time.Minute {
-		t.Errorf("Create took %v to notice a terminal state; it must not wait for the timeout", time.Since(start))
+	if took > time.Minute {
+		t.Errorf("Create took %v to notice a terminal state; it must not wait for the timeout", took)
 	}
-	if vms, vmis, secrets := fc.objects(); vms+vmis+secrets != 0 {
-		t.Errorf("left behind: %d VMs, %d VMIs, %d Secrets", vms, vmis, secrets)
-	}
+	fc.nothingLeft(t)
 }
 
 func TestCreateTimeoutSaysWhatWasAwaited(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.kubeVirt(func(_ *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
+	fc, _, err := createOn(t, func(_ *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
 		vmi.Status.Phase = kubevirtv1.Running // running, but no agent and no IP
 		return kubevirtv1.VirtualMachineStatusRunning
-	})
-	captureLog(t)
-	d := newTestDriver(t, fc, "m1", with(createOptions(), FlagCreateTimeout, 2))
-	err := d.Create()
+	}, 2)
 	for _, want := range []string{"timed out after 2s waiting for VM default/m1 to run and report an IP on nic-0",
 		"last seen: VM Running, VMI Running, guest agent not connected, nic-0 has no IP", "qemu-guest-agent"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("Create error lacks %q: %v", want, err)
 		}
 	}
-	if vms, vmis, secrets := fc.objects(); vms+vmis+secrets != 0 {
-		t.Errorf("left behind: %d VMs, %d VMIs, %d Secrets", vms, vmis, secrets)
-	}
+	fc.nothingLeft(t)
 }
 
 func TestCreateReportsFailedCleanup(t *testing.T) {
@@ -281,13 +281,13 @@ func TestCreateReplacesOnlyStaleSecrets(t *testing.T) {
 	ctx := context.Background()
 	stale := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m1-cloudinit", Namespace: "default",
 		Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: "m1"}}, Data: map[string][]byte{"userdata": []byte("old")}}
-	fc.ok(fc.c.secrets().create(ctx, "default", stale))
+	fc.ok(kube.Create(ctx, fc.c, kube.Secrets, "default", stale))
 	d := newTestDriver(t, fc, "m1", createOptions())
 	if err := d.Create(); err != nil {
 		t.Fatalf("a stale Secret of a killed create must be replaced: %v", err)
 	}
 	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m2-cloudinit", Namespace: "default"}}
-	fc.ok(fc.c.secrets().create(ctx, "default", foreign))
+	fc.ok(kube.Create(ctx, fc.c, kube.Secrets, "default", foreign))
 	d2 := newTestDriver(t, fc, "m2", createOptions())
 	if err := d2.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "is not a leftover of this driver") {
 		t.Fatalf("PreCreateCheck must refuse a foreign Secret: %v", err)
@@ -295,7 +295,7 @@ func TestCreateReplacesOnlyStaleSecrets(t *testing.T) {
 	if err := d2.Create(); err == nil {
 		t.Fatal("Create overwrote a Secret it did not make")
 	}
-	if got, err := fc.c.secrets().get(ctx, "default", "m2-cloudinit"); err != nil || got.Labels[LabelCreator] != "" {
+	if got, err := kube.Get(ctx, fc.c, kube.Secrets, "default", "m2-cloudinit"); err != nil || got.Labels[LabelCreator] != "" {
 		t.Errorf("the foreign Secret was touched: %v %+v", err, got)
 	}
 }
@@ -356,24 +356,17 @@ func TestCreateWaitsOutATransientState(t *testing.T) {
 // A state that may pass by but lasts its grace ends the create, with the reason, and rolls back.
 func TestCreateFailsOnALastingTransientState(t *testing.T) {
 	shortGraces(t, time.Second)
-	fc := newFakeCluster(t)
-	fc.kubeVirt(func(_ *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
+	fc, took, err := createOn(t, func(_ *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
 		vmi.Status.Phase = kubevirtv1.Pending
 		return kubevirtv1.VirtualMachineStatusPvcNotFound
-	})
-	captureLog(t)
-	d := newTestDriver(t, fc, "m1", with(createOptions(), FlagCreateTimeout, 600))
-	start := time.Now()
-	err := d.Create()
+	}, 600)
 	if err == nil || !strings.Contains(err.Error(), "the VM's volumes are broken (ErrorPvcNotFound)") || !strings.Contains(err.Error(), "(for 1s)") {
 		t.Fatalf("Create: %v", err)
 	}
-	if time.Since(start) > 30*time.Second {
-		t.Errorf("took %v: a lasting state must end the create after its grace, not the timeout", time.Since(start))
+	if took > 30*time.Second {
+		t.Errorf("took %v: a lasting state must end the create after its grace, not the timeout", took)
 	}
-	if vms, vmis, secrets := fc.objects(); vms+vmis+secrets != 0 {
-		t.Errorf("left behind: %d VMs, %d VMIs, %d Secrets", vms, vmis, secrets)
-	}
+	fc.nothingLeft(t)
 }
 
 // Under load the API server's first answer may not hold the VM just created yet: not seen is not deleted.

@@ -3,7 +3,8 @@
 //
 // The package is layered: flags.go is the one table of flags; ParseConfig turns flag values into a validated
 // Config without touching the network; BuildVirtualMachine and BuildCloudInitSecret are pure builders of the API
-// objects; the lifecycle (PreCreateCheck, Create, state, power, Remove) sends them through a thin client.
+// objects; the lifecycle (PreCreateCheck, Create, state, power, Remove) sends them through the client layer,
+// package internal/kube, the only code that talks to the API server.
 package harvester
 
 import (
@@ -12,9 +13,11 @@ import (
 	"net"
 	"os"
 
-	"github.com/harvester/docker-machine-driver-harvester/internal/version"
 	"github.com/rancher/machine/libmachine/drivers"
 	rpcdriver "github.com/rancher/machine/libmachine/drivers/rpc"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/internal/version"
 )
 
 // DriverName is the name rancher-machine and Rancher know this driver by. Another name would lose Rancher's
@@ -38,8 +41,8 @@ type Driver struct {
 	// credentialErr is why the credential given to this process could not be used; reported when the cluster is
 	// first needed, since UnmarshalJSON must not fail a machine's loading.
 	credentialErr error
-	clients       *clients // built on first use (api); tests set fakes
-	looked        *lookups // facts found by PreCreateCheck, reused by Create
+	clients       kube.Interface // built on first use (api); tests set fakes
+	looked        *lookups       // facts found by PreCreateCheck, reused by Create
 }
 
 // NewDriver returns a driver for machine hostName whose store lives under storePath.
@@ -91,7 +94,7 @@ func (d *Driver) UnmarshalJSON(data []byte) error {
 		if kc := parseKubeconfig(&p, opts.String(FlagKubeconfigContent)); kc != nil {
 			d.kubeconfig, d.credentialErr = kc, nil
 		} else if err := p.err(); err != nil {
-			d.credentialErr = fmt.Errorf("%v (from the command line or $%s)", err, envVar(FlagKubeconfigContent))
+			d.credentialErr = fmt.Errorf("%v (from the command line or $%s)", err, EnvVar(FlagKubeconfigContent))
 		}
 	}
 	return nil

@@ -24,6 +24,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	kvfake "kubevirt.io/client-go/kubevirt/fake"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // fakeCluster is a Harvester made of client-go fakes: KubeVirt's generated fake clientset for VMs and VMIs, the
@@ -32,7 +34,7 @@ type fakeCluster struct {
 	t      *testing.T
 	kv     *kvfake.Clientset
 	dyn    *dynamicfake.FakeDynamicClient
-	c      *clients
+	c      kube.Interface
 	uids   atomic.Int64
 	denied map[string]bool // "verb resource" the access reviews deny
 }
@@ -75,11 +77,11 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 		}
 		attrs := review.Spec.ResourceAttributes
 		review.Status.Allowed = !fc.denied[attrs.Verb+" "+attrs.Resource]
-		out, _ := (typedResource[authorizationv1.SelfSubjectAccessReview]{gvk: authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectAccessReview")}).toUnstructured(&review)
+		out, _ := kube.ToUnstructured(kube.AccessReviews, &review)
 		return true, out, nil
 	})
 	installListThenWatch(fc.kv)
-	fc.c = &clients{kubevirt: fc.kv.KubevirtV1(), dynamic: fc.dyn, server: "harvester.test:6443"}
+	fc.c = kube.New(fc.kv.KubevirtV1(), fc.dyn, "harvester.test:6443", renewCredential)
 	fc.seed()
 	return fc
 }
@@ -87,28 +89,28 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 // seed creates a namespace, a ready cloud image with its storage class, a blank-disk storage class, a network.
 func (fc *fakeCluster) seed() {
 	ctx := context.Background()
-	fc.ok(fc.c.namespaces().create(ctx, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}))
+	fc.ok(kube.Create(ctx, fc.c, kube.Namespaces, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}))
 	fc.addImage("default", "ubuntu", readyImage)
 	for _, class := range []string{"longhorn-ubuntu", "longhorn"} {
-		fc.ok(fc.c.storageClasses().create(ctx, "", &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Provisioner: "driver.longhorn.io"}))
+		fc.ok(kube.Create(ctx, fc.c, kube.StorageClasses, "", &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Provisioner: "driver.longhorn.io"}))
 	}
-	fc.ok(fc.c.networks().create(ctx, "default", &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "vlan1", Namespace: "default"}}))
+	fc.ok(kube.Create(ctx, fc.c, kube.Networks, "default", &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "vlan1", Namespace: "default"}}))
 }
 
-func readyImage(img *virtualMachineImage) {
+func readyImage(img *kube.VirtualMachineImage) {
 	img.Spec.DisplayName = img.Name + ".qcow2"
-	img.Labels = map[string]string{labelImageType: "raw_qcow2"}
+	img.Labels = map[string]string{kube.LabelImageType: "raw_qcow2"}
 	img.Status.Progress = 100
 	img.Status.StorageClassName = "longhorn-" + img.Name
-	img.Status.Conditions = []harvesterCondition{{Type: conditionImported, Status: corev1.ConditionTrue}}
+	img.Status.Conditions = []kube.Condition{{Type: kube.ConditionImported, Status: corev1.ConditionTrue}}
 }
 
-func (fc *fakeCluster) addImage(ns, name string, shape ...func(*virtualMachineImage)) {
-	img := &virtualMachineImage{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+func (fc *fakeCluster) addImage(ns, name string, shape ...func(*kube.VirtualMachineImage)) {
+	img := &kube.VirtualMachineImage{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 	for _, f := range shape {
 		f(img)
 	}
-	fc.ok(fc.c.images().create(context.Background(), ns, img))
+	fc.ok(kube.Create(context.Background(), fc.c, kube.Images, ns, img))
 }
 
 // ok fails the test on a seeding error: fc.ok(client call).
@@ -146,11 +148,19 @@ func (fc *fakeCluster) objects() (vms, vmis, secrets int) {
 	if err != nil {
 		fc.t.Fatal(err)
 	}
-	secretList, err := fc.c.secrets().list(ctx, "", metav1.ListOptions{})
+	secretList, err := kube.List(ctx, fc.c, kube.Secrets, "", metav1.ListOptions{})
 	if err != nil {
 		fc.t.Fatal(err)
 	}
 	return len(vmList.Items), len(vmiList.Items), len(secretList)
+}
+
+// nothingLeft fails t when a VM, a VMI or a Secret exists.
+func (fc *fakeCluster) nothingLeft(t *testing.T) {
+	t.Helper()
+	if vms, vmis, secrets := fc.objects(); vms+vmis+secrets != 0 {
+		t.Errorf("left behind: %d VMs, %d VMIs, %d Secrets", vms, vmis, secrets)
+	}
 }
 
 // vmiShape decides what the imitated KubeVirt reports for a VM's VMI: its phase, its interfaces, the VM's

@@ -113,10 +113,7 @@ func (lw *listThenWatch) claim(a k8stesting.Action) (bool, watch.Interface, erro
 // The regression behind listThenWatch, made deterministic: the VMI goes away after the driver's list and before
 // its watch. The wait must see that (before the fix it hung until its deadline).
 func TestFakeWatchDeliversChangesBetweenListAndWatch(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
-	d := runningMachine(t, fc)
+	fc, d := runningFake(t)
 	vmis := kubevirtv1.SchemeGroupVersion.WithResource("virtualmachineinstances")
 	var deleted atomic.Bool
 	fc.kv.PrependWatchReactor("virtualmachineinstances", func(k8stesting.Action) (bool, watch.Interface, error) {

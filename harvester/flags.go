@@ -137,8 +137,8 @@ var flagTable = []flagSpec{
 	{name: FlagCloudProviderForRKE2, kind: boolFlag, usage: "Also write /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml setting cloud-provider-name harvester and that config file, for RKE2 installed outside Rancher's cloud provider setting."},
 }
 
-// envVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.
-func envVar(name string) string {
+// EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.
+func EnvVar(name string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(name, flagPrefix), "-", "_"))
 }
 
@@ -153,11 +153,11 @@ func createFlags() []mcnflag.Flag {
 	for _, f := range flagTable {
 		switch f.kind {
 		case stringFlag:
-			flags = append(flags, &mcnflag.StringFlag{Name: f.name, EnvVar: envVar(f.name), Usage: f.usage, Value: f.str})
+			flags = append(flags, &mcnflag.StringFlag{Name: f.name, EnvVar: EnvVar(f.name), Usage: f.usage, Value: f.str})
 		case intFlag:
-			flags = append(flags, &mcnflag.IntFlag{Name: f.name, EnvVar: envVar(f.name), Usage: f.usage, Value: f.num})
+			flags = append(flags, &mcnflag.IntFlag{Name: f.name, EnvVar: EnvVar(f.name), Usage: f.usage, Value: f.num})
 		case boolFlag:
-			flags = append(flags, &mcnflag.BoolFlag{Name: f.name, EnvVar: envVar(f.name), Usage: f.usage})
+			flags = append(flags, &mcnflag.BoolFlag{Name: f.name, EnvVar: EnvVar(f.name), Usage: f.usage})
 		}
 	}
 	return flags

@@ -7,13 +7,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-)
 
-// Harvester's UI sets labelImageType on every image ("iso" or "raw_qcow2") and annotationUploadedImageName
-// on uploaded ones (the file's name).
-const (
-	labelImageType              = "harvesterhci.io/image-type"
-	annotationUploadedImageName = "harvesterhci.io/image-name"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // lookups are the facts a create needs from the cluster, found once (by PreCreateCheck) and reused by Create.
@@ -24,13 +19,13 @@ type lookups struct {
 
 // lookUp reads every image and the key pair the configuration names and checks they can be used. Every problem
 // is collected; API errors other than "does not exist" are reported as such.
-func (d *Driver) lookUp(ctx context.Context, c *clients) (*lookups, error) {
+func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error) {
 	if d.looked != nil {
 		return d.looked, nil
 	}
 	cfg := d.cfg
 	var p problems
-	l := &lookups{facts: Facts{ImageStorageClasses: map[Ref]string{}, HasNetworkData: len(cfg.NetworkData) > 0}}
+	l := &lookups{facts: Facts{ImageStorageClasses: map[Ref]string{}}}
 	for _, disk := range cfg.Disks {
 		if disk.Image == nil {
 			continue
@@ -38,7 +33,7 @@ func (d *Driver) lookUp(ctx context.Context, c *clients) (*lookups, error) {
 		if _, done := l.facts.ImageStorageClasses[*disk.Image]; done {
 			continue
 		}
-		img, err := c.images().get(ctx, disk.Image.Namespace, disk.Image.Name)
+		img, err := kube.Get(ctx, c, kube.Images, disk.Image.Namespace, disk.Image.Name)
 		if err != nil {
 			p.addf(disk.flag, "%v", describeLookupError(c, "image", *disk.Image, err))
 			continue
@@ -50,10 +45,10 @@ func (d *Driver) lookUp(ctx context.Context, c *clients) (*lookups, error) {
 		l.facts.ImageStorageClasses[*disk.Image] = img.Status.StorageClassName
 	}
 	if ref := cfg.SSH.KeyPair; ref != nil {
-		kp, err := c.keyPairs().get(ctx, ref.Namespace, ref.Name)
+		kp, err := kube.Get(ctx, c, kube.KeyPairs, ref.Namespace, ref.Name)
 		if err != nil {
 			p.addf(FlagKeyPairName, "%v", describeLookupError(c, "key pair", *ref, err))
-		} else if !conditionTrue(kp.Status.Conditions, conditionValidated) || kp.Spec.PublicKey == "" {
+		} else if !kube.ConditionTrue(kp.Status.Conditions, kube.ConditionValidated) || kp.Spec.PublicKey == "" {
 			p.addf(FlagKeyPairName, "key pair %s is not validated by Harvester (no valid public key); fix or recreate it in Harvester", ref)
 		} else {
 			l.keyPairKey = strings.TrimSpace(kp.Spec.PublicKey)
@@ -68,16 +63,16 @@ func (d *Driver) lookUp(ctx context.Context, c *clients) (*lookups, error) {
 
 // checkImage says why an image cannot be a VM's disk, or returns nil. The node driver boots cloud images only:
 // an ISO needs an interactive installation, which a machine that must come up unattended cannot have.
-func checkImage(img *virtualMachineImage) error {
+func checkImage(img *kube.VirtualMachineImage) error {
 	ref := img.Namespace + "/" + img.Name
 	if isISO(img) {
 		return fmt.Errorf("image %s (%q) is an ISO image; the Harvester node driver boots cloud images only (qcow2 or raw with cloud-init), "+
 			"because an ISO needs an interactive installation. Upload your distribution's cloud image to Harvester and use that", ref, img.Spec.DisplayName)
 	}
-	if c := findCondition(img.Status.Conditions, conditionRetryLimitExceeded); c != nil && c.Status == corev1.ConditionTrue {
+	if c := kube.FindCondition(img.Status.Conditions, kube.ConditionRetryLimitExceeded); c != nil && c.Status == corev1.ConditionTrue {
 		return fmt.Errorf("image %s failed to import (%s); re-create it in Harvester", ref, strings.Trim(c.Reason+": "+c.Message, ": "))
 	}
-	imported := findCondition(img.Status.Conditions, conditionImported)
+	imported := kube.FindCondition(img.Status.Conditions, kube.ConditionImported)
 	if imported == nil || imported.Status != corev1.ConditionTrue {
 		return fmt.Errorf("image %s is not ready: it is still being imported (progress %d%%); wait until Harvester shows it Active", ref, img.Status.Progress)
 	}
@@ -89,11 +84,11 @@ func checkImage(img *virtualMachineImage) error {
 
 // isISO reports whether an image is an installer ISO: by the image-type label Harvester's UI sets, else by the
 // file it was made from — the path of its URL, its display name, or the uploaded file's name.
-func isISO(img *virtualMachineImage) bool {
-	if t, ok := img.Labels[labelImageType]; ok {
+func isISO(img *kube.VirtualMachineImage) bool {
+	if t, ok := img.Labels[kube.LabelImageType]; ok {
 		return strings.EqualFold(t, "iso")
 	}
-	names := []string{img.Spec.DisplayName, img.Annotations[annotationUploadedImageName]}
+	names := []string{img.Spec.DisplayName, img.Annotations[kube.AnnotationUploadedImageName]}
 	for _, raw := range []string{img.Spec.URL, img.Status.AppliedURL} {
 		if u, err := url.Parse(strings.TrimSpace(raw)); err == nil {
 			names = append(names, u.Path) // a query string (a signed download link) does not hide the file type
@@ -108,23 +103,9 @@ func isISO(img *virtualMachineImage) bool {
 }
 
 // describeLookupError words a failed read of a named object: absent, or the API failure as it is.
-func describeLookupError(c *clients, kind string, ref Ref, err error) error {
-	if isMissing(err, ref.Name) {
+func describeLookupError(c kube.Interface, kind string, ref Ref, err error) error {
+	if kube.IsMissing(err, ref.Name) {
 		return fmt.Errorf("%s %s does not exist", kind, ref)
 	}
-	return apiError(c, "read "+kind, ref.String(), err)
-}
-
-func findCondition(conds []harvesterCondition, typ string) *harvesterCondition {
-	for i := range conds {
-		if conds[i].Type == typ {
-			return &conds[i]
-		}
-	}
-	return nil
-}
-
-func conditionTrue(conds []harvesterCondition, typ string) bool {
-	c := findCondition(conds, typ)
-	return c != nil && c.Status == corev1.ConditionTrue
+	return c.Explain("read "+kind, ref.String(), err)
 }

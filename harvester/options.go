@@ -1,6 +1,7 @@
 package harvester
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -64,18 +65,14 @@ func ParseArgs(args []string, lookupEnv func(string) (string, bool), extra func(
 	if extra != nil {
 		extra(fs)
 	}
-	o := DefaultOptions()
-	strs := map[string]*string{}
-	ints := map[string]*int{}
-	bools := map[string]*bool{}
 	for _, f := range flagTable {
 		switch f.kind {
 		case stringFlag:
-			strs[f.name] = fs.String(f.name, f.str, f.usage)
+			fs.String(f.name, f.str, f.usage)
 		case intFlag:
-			ints[f.name] = fs.Int(f.name, f.num, f.usage)
+			fs.Int(f.name, f.num, f.usage)
 		case boolFlag:
-			bools[f.name] = fs.Bool(f.name, false, f.usage)
+			fs.Bool(f.name, false, f.usage)
 		}
 	}
 	if err := fs.Parse(args); err != nil {
@@ -86,36 +83,38 @@ func ParseArgs(args []string, lookupEnv func(string) (string, bool), extra func(
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	o := Options{}
 	for _, f := range flagTable {
-		env, fromEnv := "", false
-		if !given[f.name] && lookupEnv != nil {
-			env, fromEnv = lookupEnv(envVar(f.name))
+		o[f.name] = fs.Lookup(f.name).Value.(flag.Getter).Get()
+		if given[f.name] || lookupEnv == nil {
+			continue
 		}
-		switch f.kind {
-		case stringFlag:
-			o[f.name] = *strs[f.name]
-			if fromEnv {
-				o[f.name] = env
+		if env, ok := lookupEnv(EnvVar(f.name)); ok {
+			v, err := f.kind.parse(env)
+			if err != nil {
+				return nil, fmt.Errorf("$%s: %v, got %q", EnvVar(f.name), err, env)
 			}
-		case intFlag:
-			o[f.name] = *ints[f.name]
-			if fromEnv {
-				n, err := strconv.Atoi(env)
-				if err != nil {
-					return nil, fmt.Errorf("$%s: must be a whole number, got %q", envVar(f.name), env)
-				}
-				o[f.name] = n
-			}
-		case boolFlag:
-			o[f.name] = *bools[f.name]
-			if fromEnv {
-				b, err := strconv.ParseBool(env)
-				if err != nil {
-					return nil, fmt.Errorf("$%s: must be true or false, got %q", envVar(f.name), env)
-				}
-				o[f.name] = b
-			}
+			o[f.name] = v
 		}
 	}
 	return o, nil
+}
+
+// parse reads a value of the kind from text, as an environment variable gives it.
+func (k flagKind) parse(text string) (any, error) {
+	switch k {
+	case intFlag:
+		n, err := strconv.Atoi(text)
+		if err != nil {
+			return nil, errors.New("must be a whole number")
+		}
+		return n, nil
+	case boolFlag:
+		b, err := strconv.ParseBool(text)
+		if err != nil {
+			return nil, errors.New("must be true or false")
+		}
+		return b, nil
+	}
+	return text, nil
 }

@@ -52,9 +52,10 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	cfg.Regions = parseTopologyList(&p, FlagRegion, opts.String(FlagRegion))
 	cfg.SSH = parseSSH(&p, opts, cfg.Namespace)
 
-	cfg.UserData, cfg.RancherUserData, cfg.NetworkData = parseCloudInit(&p, opts, machineName, cfg.SSH)
+	cfg.UserData, cfg.RancherUserData, cfg.NetworkData = parseCloudInit(&p, opts)
 	cfg.InstallGuestAgent = !opts.Bool(FlagSkipGuestAgent)
 	cfg.CloudProvider = parseCloudProvider(&p, opts, cfg)
+	checkCloudInit(&p, cfg)
 
 	timeout := opts.Int(FlagCreateTimeout)
 	if timeout <= 0 {

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 var (

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
 	"github.com/rancher/machine/libmachine/drivers"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // parseCloudProvider reads the flags that put the guest cloud provider's kubeconfig into the guest.

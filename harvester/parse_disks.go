@@ -45,23 +45,9 @@ func parseDisks(p *problems, opts drivers.DriverOptions, namespace string) []Dis
 		return parseLegacyDisk(p, opts, namespace)
 	}
 	var doc diskInfoJSON
-	if err := decodeJSONObject(raw, &doc); err != nil {
-		p.addf(FlagDiskInfo, "%v; want %s", err, `{"disks":[{"imageName":"ns/image","size":40,...}]}`)
-		return nil
-	}
-	if len(doc.Disks) == 0 {
-		p.addf(FlagDiskInfo, "disks must list at least one disk")
-		return nil
-	}
-	disks := make([]Disk, 0, len(doc.Disks))
-	for i, item := range doc.Disks {
-		var dj diskJSON
-		if err := item.decode(&dj); err != nil {
-			p.addf(FlagDiskInfo, "disks[%d]: %v", i, err)
-			continue
-		}
-		disks = append(disks, diskFromJSON(p, i, dj, namespace))
-	}
+	disks := decodeEntries(p, FlagDiskInfo, raw, `{"disks":[{"imageName":"ns/image","size":40,...}]}`, &doc,
+		"disks", "disk", func() []rawJSON { return doc.Disks },
+		func(i int, dj diskJSON) Disk { return diskFromJSON(p, i, dj, namespace) })
 	checkBootOrders(p, disks)
 	return disks
 }

@@ -3,23 +3,34 @@ package harvester
 import (
 	"fmt"
 
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // parseKubeconfig reads --harvester-kubeconfig-content: a kubeconfig as YAML or base64 of YAML. Empty is valid
 // (the client falls back to $KUBECONFIG). The content is checked offline: it must parse and its current context
 // must name a cluster with a server. Problems never quote the content: it holds credentials.
 func parseKubeconfig(p *problems, raw string) []byte {
+	data, err := DecodeKubeconfig(raw)
+	if err != nil {
+		p.addf(FlagKubeconfigContent, "%v", err)
+	}
+	return data
+}
+
+// DecodeKubeconfig reads a Harvester kubeconfig given as YAML or base64 of YAML, the form of
+// --harvester-kubeconfig-content and its environment variable, and checks it offline. Empty gives nil. The
+// error never quotes the content: it holds credentials.
+func DecodeKubeconfig(raw string) ([]byte, error) {
 	if raw == "" {
-		return nil
+		return nil, nil
 	}
 	data, _ := userdata.DecodeBase64OrPlain(raw, isKubeconfig)
 	if err := checkKubeconfig(data); err != nil {
-		p.addf(FlagKubeconfigContent, "%v", err)
-		return nil
+		return nil, err
 	}
-	return data
+	return data, nil
 }
 
 // isKubeconfig reports whether b parses as a kubeconfig with at least one cluster.

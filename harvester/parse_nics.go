@@ -36,23 +36,9 @@ func parseNICs(p *problems, opts drivers.DriverOptions, namespace string) []NIC 
 		return []NIC{parseLegacyNIC(p, opts, namespace)}
 	}
 	var doc networkInfoJSON
-	if err := decodeJSONObject(raw, &doc); err != nil {
-		p.addf(FlagNetworkInfo, "%v; want %s", err, `{"interfaces":[{"networkName":"ns/network","model":"virtio","type":"bridge"}]}`)
-		return nil
-	}
-	if len(doc.Interfaces) == 0 {
-		p.addf(FlagNetworkInfo, "interfaces must list at least one interface")
-		return nil
-	}
-	nics := make([]NIC, 0, len(doc.Interfaces))
-	for i, item := range doc.Interfaces {
-		var nj nicJSON
-		if err := item.decode(&nj); err != nil {
-			p.addf(FlagNetworkInfo, "interfaces[%d]: %v", i, err)
-			continue
-		}
-		nics = append(nics, nicFromJSON(p, i, nj, namespace))
-	}
+	nics := decodeEntries(p, FlagNetworkInfo, raw, `{"interfaces":[{"networkName":"ns/network","model":"virtio","type":"bridge"}]}`, &doc,
+		"interfaces", "interface", func() []rawJSON { return doc.Interfaces },
+		func(i int, nj nicJSON) NIC { return nicFromJSON(p, i, nj, namespace) })
 	checkMACs(p, nics)
 	return nics
 }

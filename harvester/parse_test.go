@@ -254,7 +254,7 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("ParseConfig must return a config or an error, got %v and %v", cfg, err)
 		}
 		if cfg != nil {
-			if _, err := BuildVirtualMachine(cfg, factsFor(cfg)); err != nil {
+			if _, err := BuildVirtualMachine(cfg, factsFor(cfg), "abcde"); err != nil {
 				t.Fatalf("a valid config does not build: %v", err)
 			}
 		}
@@ -263,11 +263,38 @@ func FuzzParseConfig(f *testing.F) {
 
 // factsFor returns facts that satisfy every image of cfg.
 func factsFor(cfg *Config) Facts {
-	f := Facts{ImageStorageClasses: map[Ref]string{}, PVCSuffix: "abcde"}
+	f := Facts{ImageStorageClasses: map[Ref]string{}}
 	for _, d := range cfg.Disks {
 		if d.Image != nil {
 			f.ImageStorageClasses[*d.Image] = "longhorn-" + d.Image.Name
 		}
 	}
 	return f
+}
+
+// cloudinit's errors say which part of its input is at fault; each is filed under that part's flag, all at once.
+func TestParseFilesCloudInitProblemsUnderTheirFlags(t *testing.T) {
+	_, err := ParseConfig("m1", with(minimalOptions(),
+		FlagUserData, "#cloud-config\nruncmd: [a\n",
+		FlagCloudConfig, "#cloud-config\nhostname: [a]\n",
+		FlagSSHPassword, "a\nb",
+		FlagNetworkData, "version: 3"))
+	var cerr *ConfigError
+	if !errors.As(err, &cerr) {
+		t.Fatalf("want a ConfigError, got %v", err)
+	}
+	want := map[string]string{
+		FlagUserData:    "not valid YAML: line ",
+		FlagCloudConfig: "hostname: must be a non-empty string",
+		FlagSSHPassword: "contains a line break or NUL, which chpasswd cannot set",
+		FlagNetworkData: "version: must be the number 1 or 2, not 3",
+	}
+	for _, p := range cerr.Problems {
+		if prefix, ok := want[p.Flag]; ok && strings.HasPrefix(p.Message, prefix) {
+			delete(want, p.Flag)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("not filed under their flags: %v\n%v", want, err)
+	}
 }

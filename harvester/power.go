@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // stopTimeout bounds a stop: KubeVirt gives the guest its termination grace period (180 s by default) to shut
@@ -22,7 +24,41 @@ const stopTimeout = 10 * time.Minute
 // strategy, so a VM whose guest shut itself down (VMI Succeeded) is started by passing through Halted.
 
 // Start powers the machine on and waits until it runs with an IP.
-func (d *Driver) Start() error {
+func (d *Driver) Start() error { return d.boot(false) }
+
+// needsHaltBeforeStart reports whether a VM that should run will not be started by KubeVirt without first
+// passing through Halted: its strategy is not Halted, yet it has no live VMI.
+func needsHaltBeforeStart(s snapshot) bool {
+	if s.VM.Spec.RunStrategy != nil && *s.VM.Spec.RunStrategy == kubevirtv1.RunStrategyHalted {
+		return false
+	}
+	return s.VMI == nil || s.VMI.IsFinal()
+}
+
+// Stop shuts the machine down gracefully and waits until its VMI is gone.
+func (d *Driver) Stop() error {
+	return d.powerOff(func(ctx context.Context, c kube.Interface) error {
+		infof("Stopping VM %s/%s", d.namespace(), d.MachineName)
+		return d.halt(ctx, c)
+	})
+}
+
+// powerOff runs a power-off (off) with the client, within stopTimeout.
+func (d *Driver) powerOff(off func(context.Context, kube.Interface) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	c, err := d.api()
+	if err != nil {
+		return err
+	}
+	return off(ctx, c)
+}
+
+// Restart stops the machine and starts it again; it is done when a new VMI runs with an IP.
+func (d *Driver) Restart() error { return d.boot(true) }
+
+// boot starts the VM — with restart, after halting it — and waits until it runs with an IP.
+func (d *Driver) boot(restart bool) error {
 	timeout := d.createTimeout()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+stopTimeout)
 	defer cancel()
@@ -30,11 +66,15 @@ func (d *Driver) Start() error {
 	if err != nil {
 		return err
 	}
-	if _, _, ok := readyAddresses(s); ok {
+	switch _, _, ready := readyAddresses(s); {
+	case restart:
+		infof("Restarting VM %s/%s", d.namespace(), d.MachineName)
+	case ready:
 		return nil
+	default:
+		infof("Starting VM %s/%s", d.namespace(), d.MachineName)
 	}
-	infof("Starting VM %s/%s", d.namespace(), d.MachineName)
-	if needsHaltBeforeStart(s) {
+	if restart || needsHaltBeforeStart(s) {
 		if err := d.halt(ctx, c); err != nil {
 			return err
 		}
@@ -42,63 +82,19 @@ func (d *Driver) Start() error {
 	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyRerunOnFailure); err != nil {
 		return err
 	}
-	return d.waitUntilReady(ctx, c, timeout)
-}
-
-// needsHaltBeforeStart reports whether a VM that should run will not be started by KubeVirt without first
-// passing through Halted: its strategy is not Halted, yet it has no live VMI.
-func needsHaltBeforeStart(s snapshot) bool {
-	if s.vm.Spec.RunStrategy != nil && *s.vm.Spec.RunStrategy == kubevirtv1.RunStrategyHalted {
-		return false
-	}
-	return s.vmi == nil || s.vmi.IsFinal()
-}
-
-// Stop shuts the machine down gracefully and waits until its VMI is gone.
-func (d *Driver) Stop() error {
-	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
-	defer cancel()
-	c, err := d.api()
-	if err != nil {
-		return err
-	}
-	infof("Stopping VM %s/%s", d.namespace(), d.MachineName)
-	return d.halt(ctx, c)
-}
-
-// Restart stops the machine and starts it again; it is done when a new VMI runs with an IP.
-func (d *Driver) Restart() error {
-	timeout := d.createTimeout()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+stopTimeout)
-	defer cancel()
-	_, c, err := d.observeVM(ctx)
-	if err != nil {
-		return err
-	}
-	infof("Restarting VM %s/%s", d.namespace(), d.MachineName)
-	if err := d.halt(ctx, c); err != nil {
-		return err
-	}
-	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyRerunOnFailure); err != nil {
-		return err
-	}
-	// The old VMI is gone (halt waited for it), so the one that becomes ready is new.
+	// After a halt the old VMI is gone (halt waited for it), so the one that becomes ready is new.
 	return d.waitUntilReady(ctx, c, timeout)
 }
 
 // Kill powers the machine off at once, without a guest shutdown, and waits until its VMI is gone. It asks
 // KubeVirt's stop subresource for a zero grace period; where that API is not served it does what virt-api does
 // behind it: the VMI's grace period becomes 0, then the VM is halted (and the VMI deleted with no grace).
-func (d *Driver) Kill() error {
-	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
-	defer cancel()
-	c, err := d.api()
-	if err != nil {
-		return err
-	}
+func (d *Driver) Kill() error { return d.powerOff(d.kill) }
+
+func (d *Driver) kill(ctx context.Context, c kube.Interface) error {
 	ns, name := d.namespace(), d.MachineName
 	infof("Killing VM %s/%s", ns, name)
-	err = c.kubevirt.VirtualMachines(ns).Stop(ctx, name, &kubevirtv1.StopOptions{GracePeriod: ptrTo(int64(0))})
+	err := c.VirtualMachines(ns).Stop(ctx, name, &kubevirtv1.StopOptions{GracePeriod: ptrTo(int64(0))})
 	if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
 		// Either the VM is gone or this API server does not serve subresources.kubevirt.io; client-go words a
 		// 404 for the path just like one for the VM (naming the VM), so the VM itself tells which.
@@ -114,7 +110,7 @@ func (d *Driver) Kill() error {
 			return err
 		}
 	default:
-		return apiError(c, "stop VM", ns+"/"+name, err)
+		return c.Explain("stop VM", ns+"/"+name, err)
 	}
 	return d.waitNoVMI(ctx, c)
 }
@@ -122,25 +118,25 @@ func (d *Driver) Kill() error {
 // killThroughVMObject is Kill where KubeVirt's stop subresource is not served. KubeVirt powers a VMI off within
 // spec.terminationGracePeriodSeconds, whatever grace a delete asks for: virt-api's stop handler shortens that
 // field first, and so does this, before halting the VM and deleting the VMI with no grace.
-func (d *Driver) killThroughVMObject(ctx context.Context, c *clients) error {
+func (d *Driver) killThroughVMObject(ctx context.Context, c kube.Interface) error {
 	ns, name := d.namespace(), d.MachineName
-	vmis := c.kubevirt.VirtualMachineInstances(ns)
+	vmis := c.VirtualMachineInstances(ns)
 	patch := []byte(`{"spec":{"terminationGracePeriodSeconds":0}}`)
-	if _, err := vmis.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !isGone(err, "virtualmachineinstances", name) {
-		return apiError(c, "set a zero grace period on VMI", ns+"/"+name, err)
+	if _, err := vmis.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !kube.IsGone(err, "virtualmachineinstances", name) {
+		return c.Explain("set a zero grace period on VMI", ns+"/"+name, err)
 	}
 	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyHalted); err != nil {
 		return err
 	}
 	err := vmis.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(0))})
-	if err != nil && !isGone(err, "virtualmachineinstances", name) {
-		return apiError(c, "delete VMI", ns+"/"+name, err)
+	if err != nil && !kube.IsGone(err, "virtualmachineinstances", name) {
+		return c.Explain("delete VMI", ns+"/"+name, err)
 	}
 	return nil
 }
 
 // halt sets runStrategy Halted and waits until the VMI is gone.
-func (d *Driver) halt(ctx context.Context, c *clients) error {
+func (d *Driver) halt(ctx context.Context, c kube.Interface) error {
 	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyHalted); err != nil {
 		return err
 	}
@@ -149,24 +145,24 @@ func (d *Driver) halt(ctx context.Context, c *clients) error {
 
 // setRunStrategy sets the VM's runStrategy. spec.running is cleared: KubeVirt rejects a VM with both, and
 // VMs made by old driver versions may still carry it.
-func (d *Driver) setRunStrategy(ctx context.Context, c *clients, rs kubevirtv1.VirtualMachineRunStrategy) error {
+func (d *Driver) setRunStrategy(ctx context.Context, c kube.Interface, rs kubevirtv1.VirtualMachineRunStrategy) error {
 	ns, name := d.namespace(), d.MachineName
 	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"running": nil, "runStrategy": rs}})
-	_, err := c.kubevirt.VirtualMachines(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := c.VirtualMachines(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	switch {
 	case err == nil:
 		debugf("VM %s/%s: runStrategy %s", ns, name, rs)
 		return nil
-	case isGone(err, "virtualmachines", name):
+	case kube.IsGone(err, "virtualmachines", name):
 		return d.errNoVM()
 	}
-	return apiError(c, "set runStrategy "+string(rs)+" on VM", ns+"/"+name, err)
+	return c.Explain("set runStrategy "+string(rs)+" on VM", ns+"/"+name, err)
 }
 
 // waitNoVMI waits, by watch, until the VM has no VMI.
-func (d *Driver) waitNoVMI(ctx context.Context, c *clients) error {
+func (d *Driver) waitNoVMI(ctx context.Context, c kube.Interface) error {
 	ns, name := d.namespace(), d.MachineName
-	last, err := c.waitFor(ctx, ns, name, 0, func(s snapshot) (bool, error) { return s.vmi == nil, nil })
+	last, err := waitFor(ctx, c, ns, name, 0, func(s snapshot) (bool, error) { return s.VMI == nil, nil })
 	if err != nil {
 		return fmt.Errorf("waiting for VM %s/%s to stop: %w; last seen: %s", ns, name, err, describe(last))
 	}
@@ -175,9 +171,9 @@ func (d *Driver) waitNoVMI(ctx context.Context, c *clients) error {
 }
 
 // observeVM is observe for operations on an existing machine: a missing VM is an error.
-func (d *Driver) observeVM(ctx context.Context) (snapshot, *clients, error) {
+func (d *Driver) observeVM(ctx context.Context) (snapshot, kube.Interface, error) {
 	s, c, err := d.observe(ctx)
-	if err == nil && s.vm == nil {
+	if err == nil && s.VM == nil {
 		err = d.errNoVM()
 	}
 	return s, c, err

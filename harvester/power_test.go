@@ -24,6 +24,15 @@ func runningMachine(t *testing.T, fc *fakeCluster) *Driver {
 	return rmDriver(fc, "m1", "")
 }
 
+// runningFake is a fake Harvester whose imitated KubeVirt runs VMs at once, with machine m1 created and running.
+func runningFake(t *testing.T) (*fakeCluster, *Driver) {
+	t.Helper()
+	fc := newFakeCluster(t)
+	fc.kubeVirt(healthy("10.0.0.5"))
+	captureLog(t)
+	return fc, runningMachine(t, fc)
+}
+
 func (fc *fakeCluster) vmi() *kubevirtv1.VirtualMachineInstance {
 	vmi, err := fc.kv.KubevirtV1().VirtualMachineInstances("default").Get(context.Background(), "m1", metav1.GetOptions{})
 	if err != nil {
@@ -51,10 +60,7 @@ func (fc *fakeCluster) runStrategy() kubevirtv1.VirtualMachineRunStrategy {
 }
 
 func TestStopStartRestart(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
-	d := runningMachine(t, fc)
+	fc, d := runningFake(t)
 	if s, err := d.GetState(); err != nil || s != state.Running {
 		t.Fatalf("GetState = %v, %v", s, err)
 	}
@@ -97,10 +103,7 @@ func TestStopStartRestart(t *testing.T) {
 // The guest shut itself down: the VMI is Succeeded and runStrategy is still RerunOnFailure, so KubeVirt will not
 // start it again on its own. Start must.
 func TestStartAfterGuestShutdown(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
-	d := runningMachine(t, fc)
+	fc, d := runningFake(t)
 	ctx := context.Background()
 	vmi := fc.vmi()
 	vmi.Status.Phase = kubevirtv1.Succeeded
@@ -117,10 +120,7 @@ func TestStartAfterGuestShutdown(t *testing.T) {
 }
 
 func TestKillUsesTheStopSubresource(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
-	d := runningMachine(t, fc)
+	fc, d := runningFake(t)
 	var grace atomic.Int64
 	grace.Store(-1)
 	fc.kv.PrependReactor("put", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -147,10 +147,7 @@ func TestKillUsesTheStopSubresource(t *testing.T) {
 }
 
 func TestKillWithoutTheSubresourceAPI(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
-	d := runningMachine(t, fc)
+	fc, d := runningFake(t)
 	var deleteGrace atomic.Int64
 	deleteGrace.Store(-1)
 	fc.kv.PrependReactor("put", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {

@@ -3,13 +3,14 @@ package harvester
 import (
 	"context"
 	"errors"
-	"sync"
+	"slices"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // checkTimeout bounds PreCreateCheck: it makes a handful of reads.
@@ -33,19 +34,19 @@ func (d *Driver) PreCreateCheck() error {
 	if err != nil {
 		return err
 	}
-	infof("Checking Harvester (%s) for VM %s/%s", c.server, cfg.Namespace, cfg.MachineName)
+	infof("Checking Harvester (%s) for VM %s/%s", c.Server(), cfg.Namespace, cfg.MachineName)
 
 	// The first read also proves the credential; when it fails for any reason but absence, nothing else would
 	// work either, so that one error is the whole answer.
 	var p problems
-	if _, err := c.namespaces().get(ctx, "", cfg.Namespace); err != nil {
+	if _, err := kube.Get(ctx, c, kube.Namespaces, "", cfg.Namespace); err != nil {
 		switch {
-		case isGone(err, "namespaces", cfg.Namespace):
+		case kube.IsGone(err, "namespaces", cfg.Namespace):
 			p.addf(FlagVMNamespace, "namespace %s does not exist in Harvester", cfg.Namespace)
 		case apierrors.IsForbidden(err):
 			// Users scoped to a namespace may not read namespaces; the access review below covers them.
 		default:
-			return apiError(c, "read namespace", cfg.Namespace, err)
+			return c.Explain("read namespace", cfg.Namespace, err)
 		}
 	}
 	if len(p.list) == 0 {
@@ -69,98 +70,57 @@ func (d *Driver) PreCreateCheck() error {
 	return nil
 }
 
-// access is one permission a create, a later remove or the readiness watch needs.
-type access struct {
-	group, resource, verb string
-	clusterScoped         bool // asked without a namespace: a RoleBinding cannot grant it
-}
-
-var neededAccess = []access{
-	{"kubevirt.io", "virtualmachines", "create", false},
-	{"kubevirt.io", "virtualmachines", "update", false}, // remove sets the PVC-cleanup annotation
-	{"kubevirt.io", "virtualmachines", "delete", false},
-	{"kubevirt.io", "virtualmachineinstances", "watch", false},
-	{"", "secrets", "create", false},
-	{"", "secrets", "patch", false},
-}
-
-// cloudProviderAccess is what --harvester-generate-cloud-provider-config needs on top (ensureCloudProviderAccount).
-var cloudProviderAccess = []access{
-	{"", "serviceaccounts", "create", false},
-	{"rbac.authorization.k8s.io", "rolebindings", "create", false},
-	{"rbac.authorization.k8s.io", "clusterrolebindings", "create", true},
-}
-
-// checkAccess asks the API server, with SelfSubjectAccessReviews sent concurrently, whether the credential may
-// do what the machine's life needs in its namespace.
-func (d *Driver) checkAccess(ctx context.Context, c *clients, p *problems) {
-	var (
-		mu     sync.Mutex
-		wg     sync.WaitGroup
-		denied []string
-		failed error
-	)
-	needed := neededAccess
+// neededAccess is what a create, the readiness watch and a later remove need in the machine's namespace; each
+// list is declared beside the calls that need it.
+func (d *Driver) neededAccess() []kube.Access {
+	needed := slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess)
 	if d.cfg.CloudProvider.Generate {
-		needed = append(append([]access{}, needed...), cloudProviderAccess...)
+		needed = slices.Concat(needed, cloudProviderAccess, tokenAccess)
 	}
-	for _, a := range needed {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ns := d.cfg.Namespace
-			if a.clusterScoped {
-				ns = ""
-			}
-			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Group: a.group, Resource: a.resource, Verb: a.verb},
-			}}
-			res, err := c.accessReviews().create(ctx, "", review)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil:
-				failed = err
-			case !res.Status.Allowed:
-				denied = append(denied, a.verb+" "+a.resource)
-			}
-		}()
-	}
-	wg.Wait()
+	return needed
+}
+
+// checkAccess asks the API server whether the credential may do what the machine's life needs in its namespace.
+func (d *Driver) checkAccess(ctx context.Context, c kube.Interface, p *problems) {
+	denied, err := c.Denied(ctx, d.cfg.Namespace, d.neededAccess())
 	switch {
-	case failed != nil:
-		p.addf(FlagKubeconfigContent, "%v", apiError(c, "check the credential's permissions in namespace", d.cfg.Namespace, failed))
+	case err != nil:
+		p.addf(FlagKubeconfigContent, "%v", c.Explain("check the credential's permissions in namespace", d.cfg.Namespace, err))
 	case len(denied) > 0:
+		what := make([]string, len(denied))
+		for i, a := range denied {
+			what[i] = a.String()
+		}
 		p.addf(FlagKubeconfigContent, "the credential may not %s in namespace %s; ask for a Harvester role that allows managing VMs there",
-			joinList(denied, "and"), d.cfg.Namespace)
+			joinList(what, "and"), d.cfg.Namespace)
 	}
 }
 
 // checkNameFree makes sure neither the VM nor its cloud-init Secret exists already (a stale Secret this driver
 // left behind without its VM is fine: Create replaces it).
-func (d *Driver) checkNameFree(ctx context.Context, c *clients, p *problems) {
+func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *problems) {
 	cfg := d.cfg
-	vm, err := c.kubevirt.VirtualMachines(cfg.Namespace).Get(ctx, cfg.MachineName, metav1.GetOptions{})
+	vm, err := c.VirtualMachines(cfg.Namespace).Get(ctx, cfg.MachineName, metav1.GetOptions{})
 	switch {
 	case err == nil:
 		p.addf("", "a VirtualMachine named %s already exists in namespace %s (created by %s); choose another machine name or remove that VM",
 			cfg.MachineName, cfg.Namespace, creatorOf(vm.Labels))
-	case !isGone(err, "virtualmachines", cfg.MachineName):
-		p.addf("", "%v", apiError(c, "check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
+	case !kube.IsGone(err, "virtualmachines", cfg.MachineName):
+		p.addf("", "%v", c.Explain("check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
 	}
 	name := cloudInitSecretName(cfg.MachineName)
-	secret, err := c.secrets().get(ctx, cfg.Namespace, name)
+	secret, err := kube.Get(ctx, c, kube.Secrets, cfg.Namespace, name)
 	switch {
 	case err == nil && !isStaleCloudInitSecret(secret.Labels, secret.OwnerReferences, cfg.MachineName):
 		p.addf("", "a Secret named %s already exists in namespace %s and is not a leftover of this driver; remove it or choose another machine name", name, cfg.Namespace)
-	case err != nil && !isGone(err, "secrets", name):
-		p.addf("", "%v", apiError(c, "check whether Secret", cfg.Namespace+"/"+name+" exists", err))
+	case err != nil && !kube.IsGone(err, "secrets", name):
+		p.addf("", "%v", c.Explain("check whether Secret", cfg.Namespace+"/"+name+" exists", err))
 	}
 }
 
 // checkStorageClasses makes sure every disk's storage class exists. Users who may not read storage classes
 // (they are cluster-scoped) are not blocked: Harvester will tell at create time.
-func (d *Driver) checkStorageClasses(ctx context.Context, c *clients, p *problems) {
+func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *problems) {
 	looked := d.looked
 	seen := map[string]bool{}
 	for _, disk := range d.cfg.Disks {
@@ -172,34 +132,34 @@ func (d *Driver) checkStorageClasses(ctx context.Context, c *clients, p *problem
 			continue
 		}
 		seen[class] = true
-		_, err := c.storageClasses().get(ctx, "", class)
+		_, err := kube.Get(ctx, c, kube.StorageClasses, "", class)
 		switch {
 		case err == nil:
-		case isGone(err, "storageclasses", class):
+		case kube.IsGone(err, "storageclasses", class):
 			p.addf(disk.flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
 		case apierrors.IsForbidden(err):
 			debugf("Not allowed to read storage class %s; not checked", class)
 		default:
-			p.addf(disk.flag, "%v", apiError(c, "read storage class", class, err))
+			p.addf(disk.flag, "%v", c.Explain("read storage class", class, err))
 		}
 	}
 }
 
 // checkNetworks makes sure every bridge NIC's network (a NetworkAttachmentDefinition) exists.
-func (d *Driver) checkNetworks(ctx context.Context, c *clients, p *problems) {
+func (d *Driver) checkNetworks(ctx context.Context, c kube.Interface, p *problems) {
 	for _, nic := range d.cfg.NICs {
 		if nic.Network == nil {
 			continue
 		}
-		_, err := c.networks().get(ctx, nic.Network.Namespace, nic.Network.Name)
+		_, err := kube.Get(ctx, c, kube.Networks, nic.Network.Namespace, nic.Network.Name)
 		switch {
 		case err == nil:
-		case isMissing(err, nic.Network.Name):
+		case kube.IsMissing(err, nic.Network.Name):
 			p.addf(nic.flag, "%s: network %s does not exist in Harvester (Networks → VM Networks)", nic.Name, nic.Network)
 		case apierrors.IsForbidden(err):
 			debugf("Not allowed to read network %s; not checked", nic.Network)
 		default:
-			p.addf(nic.flag, "%v", apiError(c, "read network", nic.Network.String(), err))
+			p.addf(nic.flag, "%v", c.Explain("read network", nic.Network.String(), err))
 		}
 	}
 }
@@ -219,18 +179,18 @@ func isStaleCloudInitSecret(labels map[string]string, owners []metav1.OwnerRefer
 
 // checkTopology makes sure some Harvester host is in one of the requested zones and regions: otherwise the VM
 // could never be scheduled and would sit in ErrorUnschedulable. Users who may not list hosts are not blocked.
-func (d *Driver) checkTopology(ctx context.Context, c *clients, p *problems) {
+func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *problems) {
 	cfg := d.cfg
 	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
 		return
 	}
-	nodes, err := c.nodes().list(ctx, "", metav1.ListOptions{})
+	nodes, err := kube.List(ctx, c, kube.Nodes, "", metav1.ListOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
 		debugf("Not allowed to list Harvester hosts; zones and regions not checked")
 		return
 	case err != nil:
-		p.addf(FlagZone, "%v", apiError(c, "list Harvester hosts to check", "zones and regions", err))
+		p.addf(FlagZone, "%v", c.Explain("list Harvester hosts to check", "zones and regions", err))
 		return
 	}
 	zones, regions := map[string]bool{}, map[string]bool{}

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 func TestPreCreateCheckCreatesNothing(t *testing.T) {
@@ -38,17 +40,17 @@ func TestPreCreateCheckCreatesNothing(t *testing.T) {
 func TestPreCreateCheckReportsEveryProblem(t *testing.T) {
 	fc := newFakeCluster(t)
 	captureLog(t)
-	fc.addImage("default", "installer", readyImage, func(img *virtualMachineImage) { img.Labels[labelImageType] = "iso" })
-	fc.addImage("default", "legacy-iso", readyImage, func(img *virtualMachineImage) {
-		delete(img.Labels, labelImageType)
+	fc.addImage("default", "installer", readyImage, func(img *kube.VirtualMachineImage) { img.Labels[kube.LabelImageType] = "iso" })
+	fc.addImage("default", "legacy-iso", readyImage, func(img *kube.VirtualMachineImage) {
+		delete(img.Labels, kube.LabelImageType)
 		img.Spec.DisplayName = "SLES-15-SP6.ISO"
 	})
-	fc.addImage("default", "importing", func(img *virtualMachineImage) { img.Status.Progress = 42 })
-	fc.addImage("default", "broken", readyImage, func(img *virtualMachineImage) {
-		img.Status.Conditions = append(img.Status.Conditions, harvesterCondition{Type: conditionRetryLimitExceeded, Status: corev1.ConditionTrue, Message: "404 from the download URL"})
+	fc.addImage("default", "importing", func(img *kube.VirtualMachineImage) { img.Status.Progress = 42 })
+	fc.addImage("default", "broken", readyImage, func(img *kube.VirtualMachineImage) {
+		img.Status.Conditions = append(img.Status.Conditions, kube.Condition{Type: kube.ConditionRetryLimitExceeded, Status: corev1.ConditionTrue, Message: "404 from the download URL"})
 	})
 	ctx := context.Background()
-	fc.ok(fc.c.keyPairs().create(ctx, "default", &keyPair{ObjectMeta: metav1.ObjectMeta{Name: "unchecked", Namespace: "default"}}))
+	fc.ok(kube.Create(ctx, fc.c, kube.KeyPairs, "default", &kube.KeyPair{ObjectMeta: metav1.ObjectMeta{Name: "unchecked", Namespace: "default"}}))
 	fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: "default"}}, metav1.CreateOptions{}))
 	fc.denied["delete virtualmachines"] = true
 
@@ -84,6 +86,42 @@ func TestPreCreateCheckReportsEveryProblem(t *testing.T) {
 	}
 }
 
+// PreCreateCheck's answer for a credential that may not do what the machine needs, one Harvester rejects, and a
+// namespace that does not exist.
+func TestPreCreateCheckRefuses(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		setup func(fc *fakeCluster)
+		opts  Options
+		want  []string
+	}{
+		// The readiness wait lists and watches the VM and its VMI: a credential that may not is refused before
+		// anything is made, in the order the needs are declared.
+		{"what the wait needs", func(fc *fakeCluster) {
+			fc.denied["watch virtualmachines"] = true
+			fc.denied["list virtualmachineinstances"] = true
+		}, createOptions(),
+			[]string{"--harvester-kubeconfig-content: the credential may not watch virtualmachines and list virtualmachineinstances in namespace default"}},
+		{"a bad credential", func(fc *fakeCluster) { fc.failOn("get", "namespaces", apierrors.NewUnauthorized("token expired")) }, createOptions(),
+			[]string{"rejected the credential (401 Unauthorized)", "update the Harvester cloud credential"}},
+		{"a missing namespace", func(*fakeCluster) {},
+			with(createOptions(), FlagVMNamespace, "team-x", FlagImageName, "default/ubuntu", FlagNetworkName, "default/vlan1"),
+			[]string{"--harvester-vm-namespace: namespace team-x does not exist in Harvester"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fc := newFakeCluster(t)
+			captureLog(t)
+			tt.setup(fc)
+			err := newTestDriver(t, fc, "m1", tt.opts).PreCreateCheck()
+			for _, want := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("PreCreateCheck: %v; want %q", err, want)
+				}
+			}
+		})
+	}
+}
+
 func TestPreCreateCheckTellsAPIFailuresFromAbsence(t *testing.T) {
 	fc := newFakeCluster(t)
 	captureLog(t)
@@ -92,27 +130,6 @@ func TestPreCreateCheckTellsAPIFailuresFromAbsence(t *testing.T) {
 	err := d.PreCreateCheck()
 	if err == nil || !strings.Contains(err.Error(), "cannot read image default/ubuntu: the credential is not allowed to") || strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("a 403 must be reported as a 403, not as absence: %v", err)
-	}
-}
-
-func TestPreCreateCheckStopsAtABadCredential(t *testing.T) {
-	fc := newFakeCluster(t)
-	captureLog(t)
-	fc.failOn("get", "namespaces", apierrors.NewUnauthorized("token expired"))
-	d := newTestDriver(t, fc, "m1", createOptions())
-	err := d.PreCreateCheck()
-	if err == nil || !strings.Contains(err.Error(), "rejected the credential (401 Unauthorized)") || !strings.Contains(err.Error(), "update the Harvester cloud credential") {
-		t.Fatalf("PreCreateCheck: %v", err)
-	}
-}
-
-func TestPreCreateCheckMissingNamespace(t *testing.T) {
-	fc := newFakeCluster(t)
-	captureLog(t)
-	d := newTestDriver(t, fc, "m1", with(createOptions(), FlagVMNamespace, "team-x", FlagImageName, "default/ubuntu", FlagNetworkName, "default/vlan1"))
-	err := d.PreCreateCheck()
-	if err == nil || !strings.Contains(err.Error(), "--harvester-vm-namespace: namespace team-x does not exist in Harvester") {
-		t.Fatalf("PreCreateCheck: %v", err)
 	}
 }
 
@@ -125,7 +142,7 @@ func TestPreCreateCheckZones(t *testing.T) {
 		"host2": {corev1.LabelTopologyZone: "zone-b", corev1.LabelTopologyRegion: "us-east"},
 		"host3": {},
 	} {
-		fc.ok(fc.c.nodes().create(ctx, "", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}))
+		fc.ok(kube.Create(ctx, fc.c, kube.Nodes, "", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}))
 	}
 	tests := []struct {
 		zones, regions, want string
@@ -146,26 +163,26 @@ func TestPreCreateCheckZones(t *testing.T) {
 }
 
 func TestIsISO(t *testing.T) {
-	img := func(f func(*virtualMachineImage)) *virtualMachineImage {
-		i := &virtualMachineImage{}
+	img := func(f func(*kube.VirtualMachineImage)) *kube.VirtualMachineImage {
+		i := &kube.VirtualMachineImage{}
 		f(i)
 		return i
 	}
 	tests := []struct {
 		name string
-		img  *virtualMachineImage
+		img  *kube.VirtualMachineImage
 		want bool
 	}{
-		{"label iso", img(func(i *virtualMachineImage) { i.Labels = map[string]string{labelImageType: "iso"} }), true},
-		{"label wins over the name", img(func(i *virtualMachineImage) {
-			i.Labels = map[string]string{labelImageType: "raw_qcow2"}
+		{"label iso", img(func(i *kube.VirtualMachineImage) { i.Labels = map[string]string{kube.LabelImageType: "iso"} }), true},
+		{"label wins over the name", img(func(i *kube.VirtualMachineImage) {
+			i.Labels = map[string]string{kube.LabelImageType: "raw_qcow2"}
 			i.Spec.DisplayName = "weird.iso"
 		}), false},
-		{"signed download link", img(func(i *virtualMachineImage) { i.Spec.URL = "https://mirror/leap.iso?X-Amz-Signature=abc" }), true},
-		{"uploaded file", img(func(i *virtualMachineImage) {
-			i.Annotations = map[string]string{annotationUploadedImageName: "Win11.ISO"}
+		{"signed download link", img(func(i *kube.VirtualMachineImage) { i.Spec.URL = "https://mirror/leap.iso?X-Amz-Signature=abc" }), true},
+		{"uploaded file", img(func(i *kube.VirtualMachineImage) {
+			i.Annotations = map[string]string{kube.AnnotationUploadedImageName: "Win11.ISO"}
 		}), true},
-		{"cloud image", img(func(i *virtualMachineImage) {
+		{"cloud image", img(func(i *kube.VirtualMachineImage) {
 			i.Spec.URL = "https://cloud-images/jammy.img"
 			i.Spec.DisplayName = "jammy"
 		}), false},

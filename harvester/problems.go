@@ -1,8 +1,11 @@
 package harvester
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
 )
 
 // Problem is one thing wrong with the machine's configuration, tied to the flag that carries it.
@@ -61,15 +64,26 @@ func (p *problems) errTitled(title string) error {
 	return &ConfigError{Title: title, Problems: p.list}
 }
 
-// addErr records err against the flag its message starts with ("--harvester-user-data: …", the form the
-// cloudinit and userdata packages use), or against defaultFlag when it names none.
-func (p *problems) addErr(defaultFlag string, err error) {
-	msg := err.Error()
-	if rest, ok := strings.CutPrefix(msg, "--"+flagPrefix); ok {
-		if name, m, ok := strings.Cut(rest, ": "); ok && !strings.ContainsAny(name, " /") {
-			p.list = append(p.list, Problem{Flag: flagPrefix + name, Message: m})
-			return
+// cloudInitFlags are the flags that carry each part of cloudinit's input. The driver's own files have no flag.
+var cloudInitFlags = map[cloudinit.Part]string{
+	cloudinit.PartUser:        FlagUserData,
+	cloudinit.PartRancher:     FlagCloudConfig,
+	cloudinit.PartSSHPassword: FlagSSHPassword,
+}
+
+// addCloudInit files each error of package cloudinit (one, or several joined) under the flag of the part it
+// names. An error that names no part is filed under the user data, the part users write.
+func (p *problems) addCloudInit(err error) {
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	for _, err := range errs {
+		var e *cloudinit.Error
+		if errors.As(err, &e) {
+			p.list = append(p.list, Problem{Flag: cloudInitFlags[e.Part], Message: e.Message()})
+		} else {
+			p.addf(FlagUserData, "%v", err)
 		}
 	}
-	p.list = append(p.list, Problem{Flag: defaultFlag, Message: msg})
 }

@@ -30,7 +30,7 @@ func flagsMarkdown() string {
 		if def == "``" {
 			def = ""
 		}
-		fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s | %s |\n", f.name, envVar(f.name), kind, def, strings.ReplaceAll(f.usage, "|", "\\|"))
+		fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s | %s |\n", f.name, EnvVar(f.name), kind, def, strings.ReplaceAll(f.usage, "|", "\\|"))
 	}
 	return b.String()
 }

@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // graceRecheck is how often a wait looks at its last snapshot again without an event, so a state that must
@@ -21,7 +23,7 @@ var errVMDeleted = errors.New("the VirtualMachine was deleted while the driver w
 // waitUntilReady waits, by watch, until the VM runs and reports an IP on its first NIC, and records the
 // addresses. Progress is logged at Info as it changes. A state KubeVirt will not leave by itself ends the wait at
 // once with KubeVirt's reason; the timeout ends it with what was awaited and what was last seen.
-func (d *Driver) waitUntilReady(ctx context.Context, c *clients, timeout time.Duration) error {
+func (d *Driver) waitUntilReady(ctx context.Context, c kube.Interface, timeout time.Duration) error {
 	ns, name := d.namespace(), d.MachineName
 	infof("Waiting for VM %s/%s to run and report an IP (up to %s)", ns, name, timeout)
 	var (
@@ -30,12 +32,12 @@ func (d *Driver) waitUntilReady(ctx context.Context, c *clients, timeout time.Du
 		stuck      string    // the stuck state last observed, and since when
 		stuckSince time.Time //
 	)
-	last, err := c.waitFor(ctx, ns, name, graceRecheck, func(s snapshot) (bool, error) {
+	last, err := waitFor(ctx, c, ns, name, graceRecheck, func(s snapshot) (bool, error) {
 		if p := progress(s); p != lastLogged {
 			infof("VM %s/%s: %s", ns, name, p)
 			lastLogged = p
 		}
-		if s.vm == nil {
+		if s.VM == nil {
 			if seen {
 				return false, errVMDeleted
 			}
@@ -73,9 +75,9 @@ func (d *Driver) waitUntilReady(ctx context.Context, c *clients, timeout time.Du
 // progress is the one-line milestone logged while waiting.
 func progress(s snapshot) string {
 	switch {
-	case s.vm == nil:
+	case s.VM == nil:
 		return "gone"
-	case s.vmi == nil:
+	case s.VMI == nil:
 		return orUnknown(string(s.printableStatus()))
 	case s.vmiPhase() != kubevirtv1.Running:
 		return "VMI " + orUnknown(string(s.vmiPhase()))
@@ -83,7 +85,7 @@ func progress(s snapshot) string {
 	if _, _, ok := readyAddresses(s); ok {
 		return "running with an IP"
 	}
-	if hasCondition(s.vmi.Status.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue) {
+	if hasCondition(s.VMI.Status.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue) {
 		return "running, guest agent connected, waiting for an IP on " + primaryNIC
 	}
 	return "running, waiting for the guest agent to report an IP on " + primaryNIC
@@ -92,11 +94,11 @@ func progress(s snapshot) string {
 // timeoutHint says what to check when the wait timed out in a recognisable place.
 func timeoutHint(s snapshot) string {
 	switch {
-	case s.vm == nil || s.vmi == nil:
+	case s.VM == nil || s.VMI == nil:
 		return " Check the VM's events in Harvester (volumes being prepared, host resources)."
 	case s.vmiPhase() != kubevirtv1.Running:
 		return " Check the VM's events in Harvester (scheduling, volumes, image download)."
-	case !hasCondition(s.vmi.Status.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue):
+	case !hasCondition(s.VMI.Status.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue):
 		return fmt.Sprintf(" A bridge NIC's IP is only known through qemu-guest-agent, which never connected: make sure the image has it "+
 			"(cloud-init installs and enables it unless --%s is set, which needs a package mirror the guest can reach) and that the guest got a DHCP lease.", FlagSkipGuestAgent)
 	default:
@@ -105,23 +107,23 @@ func timeoutHint(s snapshot) string {
 }
 
 // claimPhases reports the phase of each of the VM's claims, read at the moment of a timeout.
-func claimPhases(c *clients, s snapshot) string {
-	if s.vm == nil || s.vm.Spec.Template == nil {
+func claimPhases(c kube.Interface, s snapshot) string {
+	if s.VM == nil || s.VM.Spec.Template == nil {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var parts []string
-	for _, v := range s.vm.Spec.Template.Spec.Volumes {
+	for _, v := range s.VM.Spec.Template.Spec.Volumes {
 		if v.PersistentVolumeClaim == nil {
 			continue
 		}
 		name := v.PersistentVolumeClaim.ClaimName
-		pvc, err := c.claims().get(ctx, s.vm.Namespace, name)
+		pvc, err := kube.Get(ctx, c, kube.Claims, s.VM.Namespace, name)
 		switch {
 		case err == nil:
 			parts = append(parts, fmt.Sprintf("PVC %s %s", name, pvc.Status.Phase))
-		case isGone(err, "persistentvolumeclaims", name):
+		case kube.IsGone(err, "persistentvolumeclaims", name):
 			parts = append(parts, fmt.Sprintf("PVC %s not created yet", name))
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // removeTimeout bounds a remove, which waits until the VM is gone.
@@ -36,20 +38,26 @@ func (d *Driver) Remove() error {
 	return scrubNotFound(err)
 }
 
+// removeAccess is what removeVM needs besides the watch: it sets the claims annotation, then deletes.
+var removeAccess = []kube.Access{
+	{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachines", Verb: "update"},
+	{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachines", Verb: "delete"},
+}
+
 // removeVM deletes the VM named by the machine — only if this driver made it, and, when uid is set, only that
 // very VM — after listing its volumes in harvesterhci.io/removedPersistentVolumeClaims so Harvester deletes them
 // with it (see claimsToRemove). The delete propagates in the foreground (the VMI goes first) and removeVM waits,
 // by watch, until the VM is gone.
-func (d *Driver) removeVM(ctx context.Context, c *clients, uid types.UID) error {
+func (d *Driver) removeVM(ctx context.Context, c kube.Interface, uid types.UID) error {
 	ns, name := d.namespace(), d.MachineName
-	vms := c.kubevirt.VirtualMachines(ns)
+	vms := c.VirtualMachines(ns)
 	vm, err := vms.Get(ctx, name, metav1.GetOptions{})
 	switch {
-	case isGone(err, "virtualmachines", name):
+	case kube.IsGone(err, "virtualmachines", name):
 		infof("VM %s/%s is already gone", ns, name)
 		return nil
 	case err != nil:
-		return apiError(c, "read VM", ns+"/"+name, err)
+		return c.Explain("read VM", ns+"/"+name, err)
 	case uid != "" && vm.UID != uid:
 		return nil // a VM of that name that this create did not make
 	case vm.Labels[LabelCreator] != CreatorName:
@@ -70,11 +78,11 @@ func (d *Driver) removeVM(ctx context.Context, c *clients, uid types.UID) error 
 			PropagationPolicy: ptrTo(metav1.DeletePropagationForeground),
 			Preconditions:     &metav1.Preconditions{UID: &vm.UID},
 		})
-		if err != nil && !isGone(err, "virtualmachines", name) {
-			return apiError(c, "delete VM", ns+"/"+name, err)
+		if err != nil && !kube.IsGone(err, "virtualmachines", name) {
+			return c.Explain("delete VM", ns+"/"+name, err)
 		}
 	}
-	last, err := c.waitFor(ctx, ns, name, 0, func(s snapshot) (bool, error) { return s.vm == nil || s.vm.UID != vm.UID, nil })
+	last, err := waitFor(ctx, c, ns, name, 0, func(s snapshot) (bool, error) { return s.VM == nil || s.VM.UID != vm.UID, nil })
 	if err != nil {
 		return fmt.Errorf("VM %s/%s is still being deleted after %s (%s; finalizers %v): %w. Check the VM in Harvester",
 			ns, name, removeTimeout, describe(last), finalizers(last), err)
@@ -88,13 +96,13 @@ func (d *Driver) removeVM(ctx context.Context, c *clients, uid types.UID) error 
 // survive a node's re-provisioning, harvester/harvester#3272). When Rancher deletes the whole guest cluster it
 // sets harvesterhci.io/removeAllPersistentVolumeClaims=true: then the hot-plugged claims go too, and so does every
 // claim in the namespace labelled with the guest cluster, attached or not (rancher/rancher#39111).
-func (d *Driver) claimsToRemove(ctx context.Context, c *clients, vm *kubevirtv1.VirtualMachine) ([]string, error) {
+func (d *Driver) claimsToRemove(ctx context.Context, c kube.Interface, vm *kubevirtv1.VirtualMachine) ([]string, error) {
 	all := vm.Annotations[AnnotationRemoveAllPVCs] == "true"
 	names := vmClaims(vm, all)
 	if all && d.ClusterName != "" {
-		list, err := c.claims().list(ctx, vm.Namespace, metav1.ListOptions{LabelSelector: LabelGuestCluster + "=" + d.ClusterName})
+		list, err := kube.List(ctx, c, kube.Claims, vm.Namespace, metav1.ListOptions{LabelSelector: LabelGuestCluster + "=" + d.ClusterName})
 		if err != nil {
-			return nil, apiError(c, "list the guest cluster's volumes in namespace", vm.Namespace, err)
+			return nil, c.Explain("list the guest cluster's volumes in namespace", vm.Namespace, err)
 		}
 		for _, pvc := range list {
 			names = append(names, pvc.Name)
@@ -122,8 +130,8 @@ func vmClaims(vm *kubevirtv1.VirtualMachine, all bool) []string {
 
 // annotateRemovedClaims records the claims in the VM's removedPersistentVolumeClaims annotation (joined with any
 // already there), retrying on update conflicts.
-func annotateRemovedClaims(ctx context.Context, c *clients, ns, name string, uid types.UID, claims []string) error {
-	vms := c.kubevirt.VirtualMachines(ns)
+func annotateRemovedClaims(ctx context.Context, c kube.Interface, ns, name string, uid types.UID, claims []string) error {
+	vms := c.VirtualMachines(ns)
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		vm, err := vms.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -143,37 +151,37 @@ func annotateRemovedClaims(ctx context.Context, c *clients, ns, name string, uid
 		return err
 	})
 	if err != nil {
-		return apiError(c, "mark the volumes of VM", ns+"/"+name+" for removal", err)
+		return c.Explain("mark the volumes of VM", ns+"/"+name+" for removal", err)
 	}
 	return nil
 }
 
 // deleteCloudInitSecret deletes the machine's cloud-init Secret if this driver made it. Normally the garbage
 // collector has removed it with the VM; after a create that died before the VM existed it has not.
-func (d *Driver) deleteCloudInitSecret(ctx context.Context, c *clients) error {
+func (d *Driver) deleteCloudInitSecret(ctx context.Context, c kube.Interface) error {
 	ns, name := d.namespace(), cloudInitSecretName(d.MachineName)
-	secret, err := c.secrets().get(ctx, ns, name)
+	secret, err := kube.Get(ctx, c, kube.Secrets, ns, name)
 	switch {
-	case isGone(err, "secrets", name):
+	case kube.IsGone(err, "secrets", name):
 		return nil
 	case err != nil:
-		return apiError(c, "read Secret", ns+"/"+name, err)
+		return c.Explain("read Secret", ns+"/"+name, err)
 	case secret.Labels[LabelCreator] != CreatorName || secret.Labels[LabelVMName] != d.MachineName:
 		debugf("Secret %s/%s was not made by this driver for this machine; left alone", ns, name)
 		return nil
 	}
-	err = c.secrets().delete(ctx, ns, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &secret.UID}})
-	if err != nil && !isGone(err, "secrets", name) {
-		return apiError(c, "delete Secret", ns+"/"+name, err)
+	err = kube.Delete(ctx, c, kube.Secrets, ns, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &secret.UID}})
+	if err != nil && !kube.IsGone(err, "secrets", name) {
+		return c.Explain("delete Secret", ns+"/"+name, err)
 	}
 	return nil
 }
 
 func finalizers(s snapshot) []string {
-	if s.vm == nil {
+	if s.VM == nil {
 		return nil
 	}
-	return s.vm.Finalizers
+	return s.VM.Finalizers
 }
 
 func sortedUnique(items []string) []string {

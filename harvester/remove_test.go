@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // rmDriver is a driver as `rancher-machine rm` loads it: only the saved state, no flags.
@@ -75,7 +77,7 @@ func TestRemoveAllWhenRancherDeletesTheCluster(t *testing.T) {
 	captureLog(t)
 	ctx := context.Background()
 	for _, pvc := range []struct{ name, cluster string }{{"pvc-unattached-csi", "gc8"}, {"pvc-other-cluster", "gc9"}} {
-		fc.ok(fc.c.claims().create(ctx, "default", &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
+		fc.ok(kube.Create(ctx, fc.c, kube.Claims, "default", &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
 			Name: pvc.name, Namespace: "default", Labels: map[string]string{LabelGuestCluster: pvc.cluster}}}))
 	}
 	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false, "pvc-csi-data": true}, map[string]string{AnnotationRemoveAllPVCs: "true"})
@@ -88,28 +90,30 @@ func TestRemoveAllWhenRancherDeletesTheCluster(t *testing.T) {
 	}
 }
 
+// driverSecret makes the cloud-init Secret this driver makes for machine vm, without its VM.
+func (fc *fakeCluster) driverSecret(vm string) {
+	fc.ok(kube.Create(context.Background(), fc.c, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: cloudInitSecretName(vm), Namespace: "default", Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: vm}}}))
+}
+
 func TestRemoveIsIdempotent(t *testing.T) {
 	fc := newFakeCluster(t)
 	captureLog(t)
 	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false}, nil)
-	fc.ok(fc.c.secrets().create(context.Background(), "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-		Name: "m1-cloudinit", Namespace: "default", Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: "m1"}}}))
+	fc.driverSecret("m1")
 	for i := 0; i < 3; i++ {
 		if err := rmDriver(fc, "m1", "").Remove(); err != nil {
 			t.Fatalf("remove #%d: %v", i+1, err)
 		}
 	}
-	if vms, vmis, secrets := fc.objects(); vms+vmis+secrets != 0 {
-		t.Errorf("left behind: %d VMs, %d VMIs, %d Secrets", vms, vmis, secrets)
-	}
+	fc.nothingLeft(t)
 }
 
 func TestRemoveCleansUpAfterACreateThatDied(t *testing.T) {
 	// State is saved before Create; a create killed between the Secret and the VM leaves only the Secret.
 	fc := newFakeCluster(t)
 	captureLog(t)
-	fc.ok(fc.c.secrets().create(context.Background(), "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-		Name: "m1-cloudinit", Namespace: "default", Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: "m1"}}}))
+	fc.driverSecret("m1")
 	if err := rmDriver(fc, "m1", "").Remove(); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +128,7 @@ func TestRemoveRefusesForeignVMsAndSecrets(t *testing.T) {
 	ctx := context.Background()
 	fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{
 		Name: "db", Namespace: "default", Labels: map[string]string{LabelCreator: "harvester"}}}, metav1.CreateOptions{}))
-	fc.ok(fc.c.secrets().create(ctx, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-cloudinit", Namespace: "default"}}))
+	fc.ok(kube.Create(ctx, fc.c, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-cloudinit", Namespace: "default"}}))
 	err := rmDriver(fc, "db", "").Remove()
 	if err == nil || !strings.Contains(err.Error(), "refusing to delete VM default/db") {
 		t.Fatalf("Remove of a VM the driver did not make: %v", err)
@@ -177,13 +181,13 @@ func TestRemoveFailuresNeverSayNotFound(t *testing.T) {
 
 func TestIsGone(t *testing.T) {
 	vmGone := apierrors.NewNotFound(schema.GroupResource{Group: "kubevirt.io", Resource: "virtualmachines"}, "m1")
-	if !isGone(vmGone, "virtualmachines", "m1") {
+	if !kube.IsGone(vmGone, "virtualmachines", "m1") {
 		t.Error("a 404 naming the VM is gone")
 	}
-	if isGone(vmGone, "virtualmachines", "m2") || isGone(vmGone, "secrets", "m1") {
+	if kube.IsGone(vmGone, "virtualmachines", "m2") || kube.IsGone(vmGone, "secrets", "m1") {
 		t.Error("a 404 naming another object is not this object gone")
 	}
-	if isGone(errors.New("virtualmachines m1 not found"), "virtualmachines", "m1") {
+	if kube.IsGone(errors.New("virtualmachines m1 not found"), "virtualmachines", "m1") {
 		t.Error("only API status errors count")
 	}
 }

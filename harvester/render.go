@@ -1,9 +1,7 @@
 package harvester
 
 import (
-	"flag"
 	"fmt"
-	"io"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -14,45 +12,11 @@ const (
 	placeholderPVCSuffix = "<random>"
 )
 
-// RenderCommand runs `docker-machine-driver-harvester render --machine-name NAME [--harvester-… flags]`: it
-// prints, as YAML, the cloud-init Secret and the VirtualMachine a create with these flags would make. It never
-// contacts a cluster: facts looked up at create time are shown as explicit placeholders. Invalid flags print the
-// same aggregated problems a create reports, and the exit code is 1 (2 for a malformed command line).
-func RenderCommand(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
-	var machineName string
-	opts, err := ParseArgs(args, lookupEnv, func(fs *flag.FlagSet) {
-		fs.StringVar(&machineName, "machine-name", "", "name of the machine (and of its VM)")
-	})
-	if err != nil {
-		fmt.Fprintf(stderr, "render: %v\nusage: render --machine-name NAME [--harvester-... flags]\n", err)
-		return 2
-	}
-	if machineName == "" {
-		fmt.Fprintln(stderr, "render: --machine-name is required: the name of the machine, which names its VM")
-		return 2
-	}
-	cfg, err := ParseConfig(machineName, opts)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	out, err := Render(cfg)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	if _, err := stdout.Write(out); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	return 0
-}
-
 // Render returns the cloud-init Secret and the VirtualMachine a create would send for cfg, as YAML. Facts only
 // a create learns (each image's storage class, the claim name suffix, the generated SSH key) are placeholders.
 // The Secret shows its data as stringData, so the user data a node will boot with can be read as is.
 func Render(cfg *Config) ([]byte, error) {
-	facts := Facts{ImageStorageClasses: map[Ref]string{}, PVCSuffix: placeholderPVCSuffix, HasNetworkData: len(cfg.NetworkData) > 0}
+	facts := Facts{ImageStorageClasses: map[Ref]string{}}
 	for _, d := range cfg.Disks {
 		if d.Image != nil {
 			facts.ImageStorageClasses[*d.Image] = fmt.Sprintf("<storage class of image %s>", d.Image)
@@ -67,7 +31,7 @@ func Render(cfg *Config) ([]byte, error) {
 		return nil, err
 	}
 	secret := BuildCloudInitSecret(cfg, userData, cfg.NetworkData)
-	vm, err := BuildVirtualMachine(cfg, facts)
+	vm, err := BuildVirtualMachine(cfg, facts, placeholderPVCSuffix)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package harvester
 
 import (
 	"encoding/base64"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,22 @@ write_files:
   permissions: "0644"
 `
 
-// render shows exactly what a node boots with: the merged user data and the network data, in the Secret.
+// renderArgs renders what a create of machine with the command-line flags args would make, as the render
+// subcommand does: the flags parsed with no environment, then Render.
+func renderArgs(t *testing.T, machine string, args ...string) ([]byte, error) {
+	t.Helper()
+	opts, err := ParseArgs(args, func(string) (string, bool) { return "", false }, nil)
+	if err != nil {
+		t.Fatalf("ParseArgs: %v", err)
+	}
+	cfg, err := ParseConfig(machine, opts)
+	if err != nil {
+		return nil, err
+	}
+	return Render(cfg)
+}
+
+// Render shows exactly what a node boots with: the merged user data and the network data, in the Secret.
 func TestRenderGolden(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "user-data")
@@ -31,19 +47,17 @@ func TestRenderGolden(t *testing.T) {
 	}
 	userData := "#cloud-config\n# keep the clock right\ntimezone: Europe/Berlin\nhostname: pool-wide\npackages: [htop]\n"
 	network := "network:\n  version: 2\n  ethernets:\n    eth0:\n      dhcp4: true\n"
-	var stdout, stderr strings.Builder
-	code := RenderCommand([]string{"--machine-name", "gc1-pool1-abcde-fghij",
+	got, err := renderArgs(t, "gc1-pool1-abcde-fghij",
 		"--harvester-vm-namespace", "team-a", "--harvester-cluster-name", "gc1",
 		"--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "40",
 		"--harvester-network-name", "default/vm-untag", "--harvester-cloud-config", file,
 		"--harvester-user-data", base64.StdEncoding.EncodeToString([]byte(userData)),
 		"--harvester-network-data", network,
-		"--harvester-ssh-password", `p@ss: "word" #1`,
-	}, func(string) (string, bool) { return "", false }, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("render exited %d: %s", code, stderr.String())
+		"--harvester-ssh-password", `p@ss: "word" #1`)
+	if err != nil {
+		t.Fatalf("render: %v", err)
 	}
-	out := stdout.String()
+	out := string(got)
 	for _, want := range []string{"timezone: Europe/Berlin", "hostname: gc1-pool1-abcde-fghij", "sh /usr/local/custom_script/install.sh",
 		"qemu-guest-agent", placeholderSSHKey, "networkdata: |", "dhcp4: true", "networkDataSecretRef"} {
 		if !strings.Contains(out, want) {
@@ -53,18 +67,19 @@ func TestRenderGolden(t *testing.T) {
 	golden.Assert(t, "render/rancher-flow.yaml", []byte(out))
 }
 
+// Problems in cloud-init input are reported against the flag that carries them.
 func TestRenderReportsCloudInitProblems(t *testing.T) {
-	var stdout, stderr strings.Builder
-	code := RenderCommand([]string{"--machine-name", "m1", "--harvester-image-name", "img", "--harvester-disk-size", "1",
+	_, err := renderArgs(t, "m1", "--harvester-image-name", "img", "--harvester-disk-size", "1",
 		"--harvester-network-name", "net", "--harvester-ssh-password", "line\nbreak",
 		"--harvester-network-data", "network: {version: 1, config: [{type: physical}]}",
-		"--harvester-cloud-config", "/nonexistent/user-data"}, func(string) (string, bool) { return "", false }, &stdout, &stderr)
-	if code != 1 {
-		t.Fatalf("exit %d", code)
+		"--harvester-cloud-config", "/nonexistent/user-data")
+	var cerr *ConfigError
+	if !errors.As(err, &cerr) {
+		t.Fatalf("want a ConfigError, got %v", err)
 	}
 	for _, want := range []string{"--harvester-ssh-password:", "--harvester-network-data:", "--harvester-cloud-config:"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
 }

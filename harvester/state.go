@@ -7,6 +7,8 @@ import (
 
 	"github.com/rancher/machine/libmachine/state"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // readTimeout bounds the single reads behind GetState, GetIP and GetIPv6.
@@ -22,28 +24,28 @@ func (d *Driver) namespace() string {
 }
 
 // observe reads the machine's VM and VMI once. A missing VM or VMI is a nil field, not an error.
-func (d *Driver) observe(ctx context.Context) (snapshot, *clients, error) {
+func (d *Driver) observe(ctx context.Context) (snapshot, kube.Interface, error) {
 	c, err := d.api()
 	if err != nil {
 		return snapshot{}, nil, err
 	}
 	ns, name := d.namespace(), d.MachineName
 	var s snapshot
-	vm, err := c.kubevirt.VirtualMachines(ns).Get(ctx, name, metav1.GetOptions{})
+	vm, err := c.VirtualMachines(ns).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case err == nil:
-		s.vm = vm
-	case isGone(err, "virtualmachines", name):
+		s.VM = vm
+	case kube.IsGone(err, "virtualmachines", name):
 		return s, c, nil
 	default:
-		return s, c, apiError(c, "read VM", ns+"/"+name, err)
+		return s, c, c.Explain("read VM", ns+"/"+name, err)
 	}
-	vmi, err := c.kubevirt.VirtualMachineInstances(ns).Get(ctx, name, metav1.GetOptions{})
+	vmi, err := c.VirtualMachineInstances(ns).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case err == nil:
-		s.vmi = vmi
-	case !isGone(err, "virtualmachineinstances", name):
-		return s, c, apiError(c, "read VMI", ns+"/"+name, err)
+		s.VMI = vmi
+	case !kube.IsGone(err, "virtualmachineinstances", name):
+		return s, c, c.Explain("read VMI", ns+"/"+name, err)
 	}
 	return s, c, nil
 }
@@ -57,7 +59,7 @@ func (d *Driver) GetState() (state.State, error) {
 	if err != nil {
 		return state.Error, err
 	}
-	if s.vm == nil {
+	if s.VM == nil {
 		return state.None, d.errNoVM()
 	}
 	return machineState(s), nil
@@ -88,9 +90,9 @@ func (d *Driver) addresses() (ipv4, ipv6 string, err error) {
 	switch {
 	case err != nil:
 		return "", "", err
-	case s.vmi == nil:
+	case s.VMI == nil:
 		return "", "", fmt.Errorf("VM %s/%s is not running", d.namespace(), d.MachineName)
 	}
-	ipv4, ipv6 = nicAddresses(s.vmi, primaryNIC)
+	ipv4, ipv6 = nicAddresses(s.VMI, primaryNIC)
 	return ipv4, ipv6, nil
 }

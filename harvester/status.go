@@ -9,6 +9,8 @@ import (
 	"github.com/rancher/machine/libmachine/state"
 	corev1 "k8s.io/api/core/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // primaryNIC is the interface whose address is the machine's address: the first NIC, on the first configured
@@ -17,29 +19,26 @@ const primaryNIC = "nic-0"
 
 // snapshot is what is known of a machine at one moment: its VM and VMI, nil when absent. Every question the
 // lifecycle asks (state, readiness, addresses, why it is stuck) is answered from one snapshot.
-type snapshot struct {
-	vm  *kubevirtv1.VirtualMachine
-	vmi *kubevirtv1.VirtualMachineInstance
-}
+type snapshot kube.Machine
 
 func (s snapshot) printableStatus() kubevirtv1.VirtualMachinePrintableStatus {
-	if s.vm == nil {
+	if s.VM == nil {
 		return ""
 	}
-	return s.vm.Status.PrintableStatus
+	return s.VM.Status.PrintableStatus
 }
 
 func (s snapshot) vmiPhase() kubevirtv1.VirtualMachineInstancePhase {
-	if s.vmi == nil {
+	if s.VMI == nil {
 		return ""
 	}
-	return s.vmi.Status.Phase
+	return s.VMI.Status.Phase
 }
 
 // machineState maps a snapshot to rancher-machine's states. The VM's printableStatus (KubeVirt's own summary)
 // decides where it is specific; otherwise the VMI phase does, as in the reference driver.
 func machineState(s snapshot) state.State {
-	if s.vm == nil {
+	if s.VM == nil {
 		return state.None
 	}
 	switch s.printableStatus() {
@@ -60,12 +59,12 @@ func machineState(s snapshot) state.State {
 		return state.Error
 	}
 	// Running, Unknown, or not reported yet: the VMI tells.
-	if s.vmi == nil {
+	if s.VMI == nil {
 		return state.Stopped
 	}
 	switch s.vmiPhase() {
 	case kubevirtv1.Running:
-		if hasCondition(s.vmi.Status.Conditions, kubevirtv1.VirtualMachineInstancePaused, corev1.ConditionTrue) {
+		if hasCondition(s.VMI.Status.Conditions, kubevirtv1.VirtualMachineInstancePaused, corev1.ConditionTrue) {
 			return state.Paused
 		}
 		return state.Running
@@ -123,7 +122,7 @@ func readyAddresses(s snapshot) (ipv4, ipv6 string, ok bool) {
 	if s.vmiPhase() != kubevirtv1.Running {
 		return "", "", false
 	}
-	ipv4, ipv6 = nicAddresses(s.vmi, primaryNIC)
+	ipv4, ipv6 = nicAddresses(s.VMI, primaryNIC)
 	return ipv4, ipv6, ipv4 != "" || ipv6 != ""
 }
 
@@ -170,20 +169,20 @@ func usableAddress(raw string) (netip.Addr, bool) {
 
 // describe renders what a snapshot shows, for "timed out … last seen: …" messages.
 func describe(s snapshot) string {
-	if s.vm == nil {
+	if s.VM == nil {
 		return "no VirtualMachine"
 	}
 	parts := []string{"VM " + orUnknown(string(s.printableStatus()))}
-	if s.vmi == nil {
+	if s.VMI == nil {
 		parts = append(parts, "no VMI")
 	} else {
 		parts = append(parts, "VMI "+orUnknown(string(s.vmiPhase())))
-		if hasCondition(s.vmi.Status.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue) {
+		if hasCondition(s.VMI.Status.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue) {
 			parts = append(parts, "guest agent connected")
 		} else {
 			parts = append(parts, "guest agent not connected")
 		}
-		if v4, v6 := nicAddresses(s.vmi, primaryNIC); v4 != "" || v6 != "" {
+		if v4, v6 := nicAddresses(s.VMI, primaryNIC); v4 != "" || v6 != "" {
 			parts = append(parts, fmt.Sprintf("%s has %s", primaryNIC, strings.TrimSpace(v4+" "+v6)))
 		} else {
 			parts = append(parts, primaryNIC+" has no IP")
@@ -210,13 +209,13 @@ func conditionMessages(s snapshot) string {
 			msgs = append(msgs, typ+" "+text)
 		}
 	}
-	if s.vm != nil {
-		for _, c := range s.vm.Status.Conditions {
+	if s.VM != nil {
+		for _, c := range s.VM.Status.Conditions {
 			add(string(c.Type), string(c.Status), c.Reason, c.Message)
 		}
 	}
-	if s.vmi != nil {
-		for _, c := range s.vmi.Status.Conditions {
+	if s.VMI != nil {
+		for _, c := range s.VMI.Status.Conditions {
 			add(string(c.Type), string(c.Status), c.Reason, c.Message)
 		}
 	}

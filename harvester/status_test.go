@@ -75,25 +75,25 @@ func TestMachineStateAllCombinations(t *testing.T) {
 	}
 	for _, ps := range allPrintable {
 		for _, phase := range allPhases {
-			s := snapshot{vm: testVM(ps)}
+			s := snapshot{VM: testVM(ps)}
 			if phase != "none" {
-				s.vmi = testVMI(phase)
+				s.VMI = testVMI(phase)
 			}
 			if got, want := machineState(s), wantState(ps, phase); got != want {
 				t.Errorf("printableStatus %q, VMI phase %q: %v, want %v", ps, phase, got, want)
 			}
 		}
 	}
-	paused := snapshot{vm: testVM(kubevirtv1.VirtualMachineStatusRunning), vmi: testVMI(kubevirtv1.Running)}
-	paused.vmi.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{Type: kubevirtv1.VirtualMachineInstancePaused, Status: corev1.ConditionTrue}}
+	paused := snapshot{VM: testVM(kubevirtv1.VirtualMachineStatusRunning), VMI: testVMI(kubevirtv1.Running)}
+	paused.VMI.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{Type: kubevirtv1.VirtualMachineInstancePaused, Status: corev1.ConditionTrue}}
 	if got := machineState(paused); got != state.Paused {
 		t.Errorf("paused VMI: %v", got)
 	}
 }
 
 func TestStuckError(t *testing.T) {
-	unsched := snapshot{vm: testVM(kubevirtv1.VirtualMachineStatusUnschedulable), vmi: testVMI(kubevirtv1.Scheduling)}
-	unsched.vmi.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{
+	unsched := snapshot{VM: testVM(kubevirtv1.VirtualMachineStatusUnschedulable), VMI: testVMI(kubevirtv1.Scheduling)}
+	unsched.VMI.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{
 		Type: kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled), Status: corev1.ConditionFalse,
 		Reason: "Unschedulable", Message: "0/3 nodes are available: 3 Insufficient memory.",
 	}}
@@ -102,8 +102,8 @@ func TestStuckError(t *testing.T) {
 		!strings.Contains(err.Error(), "3 Insufficient memory") || !strings.Contains(err.Error(), "--harvester-memory-size") {
 		t.Errorf("unschedulable: %v", err)
 	}
-	binding := snapshot{vm: testVM(kubevirtv1.VirtualMachineStatusUnschedulable), vmi: testVMI(kubevirtv1.Scheduling)}
-	binding.vmi.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{
+	binding := snapshot{VM: testVM(kubevirtv1.VirtualMachineStatusUnschedulable), VMI: testVMI(kubevirtv1.Scheduling)}
+	binding.VMI.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{
 		Type: kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled), Status: corev1.ConditionFalse,
 		Reason: "Unschedulable", Message: "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
 	}}
@@ -114,16 +114,16 @@ func TestStuckError(t *testing.T) {
 		"ErrImagePull": graceImagePull, "ImagePullBackOff": graceImagePull, "ErrorPvcNotFound": graceVolumes,
 		"DataVolumeError": graceVolumes, "CrashLoopBackOff": 0, "Terminating": 0,
 	} {
-		if err, grace := stuckError(snapshot{vm: testVM(ps)}); err == nil || grace != want {
+		if err, grace := stuckError(snapshot{VM: testVM(ps)}); err == nil || grace != want {
 			t.Errorf("%s: %v after %s, want stuck after %s", ps, err, grace, want)
 		}
 	}
 	for _, ps := range []kubevirtv1.VirtualMachinePrintableStatus{"", "Provisioning", "Starting", "Running", "WaitingForVolumeBinding"} {
-		if err, _ := stuckError(snapshot{vm: testVM(ps), vmi: testVMI(kubevirtv1.Scheduling)}); err != nil {
+		if err, _ := stuckError(snapshot{VM: testVM(ps), VMI: testVMI(kubevirtv1.Scheduling)}); err != nil {
 			t.Errorf("%s is reported as stuck: %v", ps, err)
 		}
 	}
-	if err, grace := stuckError(snapshot{vm: testVM(""), vmi: testVMI(kubevirtv1.Failed)}); err == nil || grace != graceFailedVMI || !strings.Contains(err.Error(), "VMI phase Failed") {
+	if err, grace := stuckError(snapshot{VM: testVM(""), VMI: testVMI(kubevirtv1.Failed)}); err == nil || grace != graceFailedVMI || !strings.Contains(err.Error(), "VMI phase Failed") {
 		t.Errorf("failed VMI: %v", err)
 	}
 }
@@ -159,13 +159,13 @@ func TestNICAddresses(t *testing.T) {
 	if v4, v6 := nicAddresses(nil, primaryNIC); v4 != "" || v6 != "" {
 		t.Errorf("nil VMI: %q %q", v4, v6)
 	}
-	if _, _, ok := readyAddresses(snapshot{vm: testVM(""), vmi: testVMI(kubevirtv1.Scheduled, iface("nic-0", "10.0.0.5"))}); ok {
+	if _, _, ok := readyAddresses(snapshot{VM: testVM(""), VMI: testVMI(kubevirtv1.Scheduled, iface("nic-0", "10.0.0.5"))}); ok {
 		t.Errorf("a VMI that is not Running is not ready, whatever its interfaces say")
 	}
 }
 
 func TestDescribe(t *testing.T) {
-	s := snapshot{vm: testVM(kubevirtv1.VirtualMachineStatusStarting), vmi: testVMI(kubevirtv1.Running)}
+	s := snapshot{VM: testVM(kubevirtv1.VirtualMachineStatusStarting), VMI: testVMI(kubevirtv1.Running)}
 	if got := describe(s); got != "VM Starting, VMI Running, guest agent not connected, nic-0 has no IP" {
 		t.Errorf("describe = %q", got)
 	}

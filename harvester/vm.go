@@ -13,15 +13,11 @@ import (
 // cloudInitDiskName is the disk the NoCloud datasource is attached as (Harvester's name for it).
 const cloudInitDiskName = "cloudinitdisk"
 
-// Facts are what the VM depends on beyond its configuration: looked up in the cluster or made by the driver at
-// create time. They are passed in so that the builders stay pure (no client, no clock, no randomness).
+// Facts are what the VM depends on that only Harvester knows: looked up in the cluster at create time and passed
+// in, so that the builders stay pure (no client).
 type Facts struct {
 	// ImageStorageClasses maps each image an image disk uses to that image's status.storageClassName.
 	ImageStorageClasses map[Ref]string
-	// PVCSuffix makes this create's claim names unique (five lowercase letters or digits).
-	PVCSuffix string
-	// HasNetworkData says whether the cloud-init Secret carries network data.
-	HasNetworkData bool
 }
 
 // cloudInitSecretName names the Secret holding the VM's cloud-init user and network data.
@@ -31,8 +27,11 @@ func cloudInitSecretName(vmName string) string { return vmName + "-cloudinit" }
 // requests and guest memory for overcommit, machine type, MAC annotations, management-network node affinity,
 // finalizers); only limits are set here, which is also what ResourceQuota namespaces require
 // (harvester/harvester#1455).
-func BuildVirtualMachine(cfg *Config, facts Facts) (*kubevirtv1.VirtualMachine, error) {
-	claims, err := volumeClaimTemplates(cfg, facts)
+//
+// claimSuffix makes this create's claim names unique (five lowercase letters or digits, made at create time: the
+// builders use no randomness).
+func BuildVirtualMachine(cfg *Config, facts Facts, claimSuffix string) (*kubevirtv1.VirtualMachine, error) {
+	claims, err := volumeClaimTemplates(cfg, facts, claimSuffix)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +72,7 @@ func BuildVirtualMachine(cfg *Config, facts Facts) (*kubevirtv1.VirtualMachine, 
 					Affinity:         vmAffinity(cfg),
 					Domain:           domain(cfg),
 					Networks:         networks(cfg.NICs),
-					Volumes:          volumes(cfg, claims, facts),
+					Volumes:          volumes(cfg, claims),
 				},
 			},
 		},
@@ -133,7 +132,7 @@ func disks(ds []Disk) []kubevirtv1.Disk {
 	})
 }
 
-func volumes(cfg *Config, claims []corev1.PersistentVolumeClaim, facts Facts) []kubevirtv1.Volume {
+func volumes(cfg *Config, claims []corev1.PersistentVolumeClaim) []kubevirtv1.Volume {
 	out := make([]kubevirtv1.Volume, 0, len(claims)+1)
 	for i, d := range cfg.Disks {
 		out = append(out, kubevirtv1.Volume{Name: d.Name, VolumeSource: kubevirtv1.VolumeSource{
@@ -147,7 +146,7 @@ func volumes(cfg *Config, claims []corev1.PersistentVolumeClaim, facts Facts) []
 	// (harvester/harvester#760), and the user data holds Rancher's registration token.
 	secret := &corev1.LocalObjectReference{Name: cloudInitSecretName(cfg.MachineName)}
 	noCloud := &kubevirtv1.CloudInitNoCloudSource{UserDataSecretRef: secret}
-	if facts.HasNetworkData {
+	if len(cfg.NetworkData) > 0 {
 		noCloud.NetworkDataSecretRef = secret
 	}
 	return append(out, kubevirtv1.Volume{Name: cloudInitDiskName, VolumeSource: kubevirtv1.VolumeSource{CloudInitNoCloud: noCloud}})

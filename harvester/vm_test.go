@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvester/docker-machine-driver-harvester/internal/golden"
 	corev1 "k8s.io/api/core/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/internal/golden"
 )
 
 const zoneAffinity = `{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"topology.kubernetes.io/zone","operator":"In","values":["zone-a"]}]}]}}}`
@@ -45,7 +46,7 @@ func TestBuildVirtualMachineGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vm, err := BuildVirtualMachine(cfg, factsFor(cfg))
+			vm, err := BuildVirtualMachine(cfg, factsFor(cfg), "abcde")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,11 +136,11 @@ func TestImageDiskMustUseImageClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = BuildVirtualMachine(cfg, factsFor(cfg))
+	_, err = BuildVirtualMachine(cfg, factsFor(cfg), "abcde")
 	if err == nil || !strings.Contains(err.Error(), `storage class "fast" differs from the class of its image default/img ("longhorn-img")`) {
 		t.Fatalf("want a storage class mismatch error, got %v", err)
 	}
-	if _, err := BuildVirtualMachine(cfg, Facts{}); err == nil || !strings.Contains(err.Error(), "storage class of image default/img is not known") {
+	if _, err := BuildVirtualMachine(cfg, Facts{}, "abcde"); err == nil || !strings.Contains(err.Error(), "storage class of image default/img is not known") {
 		t.Fatalf("want a missing-fact error, got %v", err)
 	}
 }

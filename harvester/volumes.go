@@ -19,11 +19,11 @@ func claimName(vmName, diskName, suffix string) string {
 // volumeClaimTemplates are the PVCs Harvester creates for the VM's disks, from the VM's
 // harvesterhci.io/volumeClaimTemplates annotation. Image disks are cloned from the image and must use the
 // image's own storage class (Harvester serves the image through it); blank disks use the class the user named.
-func volumeClaimTemplates(cfg *Config, facts Facts) ([]corev1.PersistentVolumeClaim, error) {
+func volumeClaimTemplates(cfg *Config, facts Facts, suffix string) ([]corev1.PersistentVolumeClaim, error) {
 	claims := make([]corev1.PersistentVolumeClaim, 0, len(cfg.Disks))
 	for _, d := range cfg.Disks {
 		pvc := corev1.PersistentVolumeClaim{
-			ObjectMeta: metav1.ObjectMeta{Name: claimName(cfg.MachineName, d.Name, facts.PVCSuffix)},
+			ObjectMeta: metav1.ObjectMeta{Name: claimName(cfg.MachineName, d.Name, suffix)},
 			Spec: corev1.PersistentVolumeClaimSpec{
 				AccessModes: []corev1.PersistentVolumeAccessMode{d.AccessMode},
 				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{

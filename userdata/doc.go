@@ -1,6 +1,6 @@
-// Package userdata decodes what users and rancher-machine hand the driver as cloud-init input: flag values that
-// may be base64 or literal (DecodeBase64OrPlain, with IsUserData and IsNetworkData as the format checks), the
-// document behind --harvester-cloud-config (ReadCloudConfigFlag), and the facts about raw user data that
-// cloud-init itself decides by looking at the bytes: its content type by first line (ContentType), whether it
-// is a MIME message (IsMIME) and gzip (IsGzip, Gunzip). Nothing here renders user data; package cloudinit does.
+// Package userdata decodes what users and rancher-machine hand the driver, before anything reads it as
+// cloud-init: a value that may be base64 or literal (DecodeBase64OrPlain, told by a format check the caller
+// passes), gzip (IsGzip, Gunzip), and a value that names a file or is the content itself (ReadFileOrInline),
+// every read bounded by MaxSize. It knows no flags and no cloud-init: errors say what was wrong with the value,
+// and the caller says which input it was. Package cloudinit reads and renders the decoded documents.
 package userdata

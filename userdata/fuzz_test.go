@@ -3,6 +3,7 @@ package userdata
 import (
 	"bytes"
 	"encoding/base64"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -17,14 +18,14 @@ func FuzzDecodeBase64OrPlain(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, value string) {
-		got, was := DecodeBase64OrPlain(value, IsUserData)
+		got, was := DecodeBase64OrPlain(value, isCloudConfig)
 		if !was {
 			if string(got) != value {
 				t.Fatalf("literal %q came back as %q", value, got)
 			}
 			return
 		}
-		if !utf8.Valid(got) || !IsUserData(got) {
+		if !utf8.Valid(got) || !isCloudConfig(got) {
 			t.Fatalf("decoded %q to %q, which is not user data", value, got)
 		}
 		compact := strings.Join(strings.Fields(value), "")
@@ -38,13 +39,13 @@ func FuzzDecodeBase64OrPlain(f *testing.F) {
 	})
 }
 
-// FuzzReadCloudConfig: never panics; inline values come back as given; anything read is at most MaxSize.
-func FuzzReadCloudConfig(f *testing.F) {
+// FuzzReadFileOrInline: never panics; inline values come back as given; anything read is at most MaxSize.
+func FuzzReadFileOrInline(f *testing.F) {
 	for _, s := range []string{"", " ", "#cloud-config\n", "a\nb", "/nonexistent/file", ".", "testdata"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, value string) {
-		got, err := ReadCloudConfigFlag(value)
+		got, err := ReadFileOrInline(value)
 		trimmed := strings.TrimSpace(value)
 		switch {
 		case trimmed == "":
@@ -56,8 +57,8 @@ func FuzzReadCloudConfig(f *testing.F) {
 				t.Fatalf("inline %q gave %q, %v", value, got, err)
 			}
 		case err != nil:
-			if !strings.HasPrefix(err.Error(), "--harvester-cloud-config: ") {
-				t.Fatalf("error %q does not name the flag", err)
+			if !strings.HasPrefix(err.Error(), "cannot read the file "+strconv.Quote(value)) {
+				t.Fatalf("error %q does not name the file", err)
 			}
 		case len(got) > MaxSize:
 			t.Fatalf("read %d bytes from %q", len(got), value)

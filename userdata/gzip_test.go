@@ -2,9 +2,23 @@ package userdata
 
 import (
 	"bytes"
+	"compress/gzip"
 	"strings"
 	"testing"
 )
+
+func gz(t testing.TB, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	if _, err := w.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
 
 func TestGunzip(t *testing.T) {
 	multi := append(gz(t, "#cloud-config\n"), gz(t, "a: 1\n")...)

@@ -8,10 +8,11 @@ import (
 	"io"
 	"os"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
-	"github.com/harvester/docker-machine-driver-harvester/internal/version"
 	"github.com/rancher/machine/libmachine/drivers/plugin"
 	"github.com/rancher/machine/libmachine/drivers/plugin/localbinary"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/harvester/docker-machine-driver-harvester/internal/version"
 )
 
 func main() {
@@ -24,18 +25,20 @@ func main() {
 		plugin.RegisterDriver(harvester.NewDriver("", ""))
 		return
 	}
-	os.Exit(run(os.Args[1], os.Args[2:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1], os.Args[2:], os.LookupEnv, os.Stdout, os.Stderr))
 }
 
-func run(cmd string, args []string, stdout, stderr io.Writer) int {
+// run runs one subcommand and returns its exit code: 0 when it did its job, 1 when it failed, 2 for a
+// malformed command line.
+func run(cmd string, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	switch cmd {
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "docker-machine-driver-harvester %s\n", version.String())
 		return 0
 	case "render":
-		return harvester.RenderCommand(args, os.LookupEnv, stdout, stderr)
+		return render(args, lookupEnv, stdout, stderr)
 	case "cloud-provider-config":
-		return harvester.CloudProviderConfigCommand(args, os.LookupEnv, stdout, stderr)
+		return cloudProviderConfig(args, lookupEnv, stdout, stderr)
 	case "help", "--help", "-h":
 		usage(stdout)
 		return 0

@@ -9,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/rancher/machine/libmachine/drivers"
 	rpcdriver "github.com/rancher/machine/libmachine/drivers/rpc"
 	"github.com/rancher/machine/libmachine/mcnflag"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester"
 )
 
 // pluginBin is the plugin binary built once for these tests.

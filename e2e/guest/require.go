@@ -3,7 +3,6 @@ package guest
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,16 +10,13 @@ import (
 	"time"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
+	"github.com/harvester/docker-machine-driver-harvester/internal/testenv"
 )
-
-// RequireToolsEnv, set to 1 (as `make test` does), turns a guest image that cannot be had into a test failure;
-// otherwise tests that boot guests are skipped with the reason.
-const RequireToolsEnv = "DMDH_REQUIRE_TOOLS"
 
 // Require returns the guest image for a test that boots real guests, building it on first use. It skips the test
 // under -short, and on machines without the guest tooling (`hack/guest-image.sh --check` fails: not root, not
-// Debian, not x86_64). Where the tooling is available an image that cannot be built fails the test when
-// RequireToolsEnv is 1, and skips it otherwise.
+// Debian, not x86_64). Where the tooling is available an image that cannot be built fails the test under
+// `make test` and skips it otherwise (testenv.Unavailable).
 func Require(t testing.TB) Image {
 	t.Helper()
 	if testing.Short() {
@@ -35,10 +31,7 @@ func Require(t testing.TB) Image {
 	if check := toolingCheck(ctx); check != nil {
 		t.Skipf("no guest tooling on this machine: %v", check)
 	}
-	if os.Getenv(RequireToolsEnv) == "1" {
-		t.Fatalf("guest image: %v", err)
-	}
-	t.Skipf("guest image unavailable (set %s=1 to fail instead): %v", RequireToolsEnv, err)
+	testenv.Unavailable(t, "guest image", err)
 	return Image{}
 }
 

@@ -16,10 +16,11 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/ownedtemp"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
-	// These tests build the plugin with `go build`, which go test's result cache cannot see; importing the
-	// driver makes this test binary, and so the cache key, change whenever the driver does.
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
+
+	// These tests build the plugin with `go build`, which go test's result cache cannot see; importing the
+	// driver makes this test binary, and so the cache key, change whenever the driver does.
 	_ "github.com/harvester/docker-machine-driver-harvester/harvester"
 )
 
@@ -56,12 +57,8 @@ func setup() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	dir, err := repo.ToolDir(ctx, "rancher-machine", "DMDH_RANCHER_MACHINE_BIN")
-	if err != nil {
-		return err
-	}
-	rancherMachine = filepath.Join(dir, "rancher-machine")
-	return nil
+	rancherMachine, err = rmachine.Find(ctx)
+	return err
 }
 
 // machineCLI runs rancher-machine for one test: its own machine store and environment.

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Leftovers lists the machine objects still in namespace ns — VMs, VMIs, Secrets (service-account tokens
@@ -26,37 +28,38 @@ func (b *Bed) Leftovers(ctx context.Context, ns string, grace time.Duration) ([]
 	}
 }
 
+// leftovers lists, once, the objects of each kind Leftovers looks for.
 func (b *Bed) leftovers(ctx context.Context, ns string) ([]string, error) {
+	opts := metav1.ListOptions{}
+	kinds := []struct {
+		kind string
+		list func() (runtime.Object, error)
+	}{
+		{"VM", func() (runtime.Object, error) { return b.Virt.KubevirtV1().VirtualMachines(ns).List(ctx, opts) }},
+		{"VMI", func() (runtime.Object, error) { return b.Virt.KubevirtV1().VirtualMachineInstances(ns).List(ctx, opts) }},
+		{"Secret", func() (runtime.Object, error) { return b.Kube.CoreV1().Secrets(ns).List(ctx, opts) }},
+		{"PVC", func() (runtime.Object, error) { return b.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, opts) }},
+	}
 	var left []string
-	vms, err := b.Virt.KubevirtV1().VirtualMachines(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	for _, vm := range vms.Items {
-		left = append(left, "VM "+vm.Name)
-	}
-	vmis, err := b.Virt.KubevirtV1().VirtualMachineInstances(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	for _, vmi := range vmis.Items {
-		left = append(left, "VMI "+vmi.Name)
-	}
-	secrets, err := b.Kube.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range secrets.Items {
-		if s.Type != corev1.SecretTypeServiceAccountToken {
-			left = append(left, "Secret "+s.Name)
+	for _, k := range kinds {
+		list, err := k.list()
+		if err != nil {
+			return nil, err
 		}
-	}
-	pvcs, err := b.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range pvcs.Items {
-		left = append(left, "PVC "+p.Name)
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range items {
+			if s, ok := item.(*corev1.Secret); ok && s.Type == corev1.SecretTypeServiceAccountToken {
+				continue
+			}
+			m, err := meta.Accessor(item)
+			if err != nil {
+				return nil, err
+			}
+			left = append(left, k.kind+" "+m.GetName())
+		}
 	}
 	return left, nil
 }

@@ -17,14 +17,11 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/controlplane"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
+	"github.com/harvester/docker-machine-driver-harvester/internal/testenv"
 )
 
-// RequireToolsEnv, set to 1 (as `make test` does), turns a missing or unbuildable control plane into a test
-// failure; otherwise tests that need it are skipped with the reason.
-const RequireToolsEnv = "DMDH_REQUIRE_TOOLS"
-
 // StartT starts a bed for one test and stops it when the test ends, printing the servers' log tails if the
-// test failed. It skips under -short, and when the control-plane binaries cannot be had (see RequireToolsEnv).
+// test failed. It skips under -short, and when the control-plane binaries cannot be had (see RequireControlPlane).
 func StartT(t testing.TB, opts Options) *Bed {
 	t.Helper()
 	RequireControlPlane(t)
@@ -140,16 +137,13 @@ func (b *Bed) Namespace(t testing.TB) string {
 var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // RequireControlPlane skips the test under -short, and when the control-plane binaries cannot be had (fails it
-// instead when RequireToolsEnv is 1). StartT and Shared call it.
+// instead under `make test`: testenv.Unavailable). StartT and Shared call it.
 func RequireControlPlane(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs a real control plane (skipped with -short)")
 	}
 	if _, err := repo.ToolDir(context.Background(), "controlplane", controlplane.BinEnv); err != nil {
-		if os.Getenv(RequireToolsEnv) == "1" {
-			t.Fatalf("control-plane binaries: %v", err)
-		}
-		t.Skipf("control-plane binaries unavailable (set %s=1 to fail instead): %v", RequireToolsEnv, err)
+		testenv.Unavailable(t, "control-plane binaries", err)
 	}
 }

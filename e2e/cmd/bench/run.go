@@ -19,7 +19,6 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/ownedtemp"
-	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
@@ -44,7 +43,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tools, err := repo.ToolDir(ctx, "rancher-machine", "DMDH_RANCHER_MACHINE_BIN")
+	rancherMachine, err := rmachine.Find(ctx)
 	if err != nil {
 		return err
 	}
@@ -76,7 +75,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	newCLI := func(store string) *rmachine.CLI {
-		return &rmachine.CLI{Bin: filepath.Join(tools, "rancher-machine"), Store: filepath.Join(work, store), PluginDir: pluginDir,
+		return &rmachine.CLI{Bin: rancherMachine, Store: filepath.Join(work, store), PluginDir: pluginDir,
 			Env: []string{"HARVESTER_KUBECONFIG_CONTENT=" + base64.StdEncoding.EncodeToString(kubeconfig)}}
 	}
 	createArgs := func(name string) []string {

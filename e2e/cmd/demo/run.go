@@ -14,7 +14,6 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/guest"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/ownedtemp"
-	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 )
@@ -34,7 +33,7 @@ func run(ctx context.Context, plugin string, realGuest bool, out io.Writer) erro
 	say := func(format string, args ...any) { fmt.Fprintf(out, "\n== "+format+"\n", args...) }
 
 	say("Building or finding the real rancher-machine CLI (hack/tools.sh; minutes on a fresh machine)")
-	tools, err := repo.ToolDir(ctx, "rancher-machine", "DMDH_RANCHER_MACHINE_BIN")
+	rancherMachine, err := rmachine.Find(ctx)
 	if err != nil {
 		return err
 	}
@@ -74,7 +73,7 @@ func run(ctx context.Context, plugin string, realGuest bool, out io.Writer) erro
 		return err
 	}
 	cli := &demoCLI{out: out, CLI: rmachine.CLI{
-		Bin:       filepath.Join(tools, "rancher-machine"),
+		Bin:       rancherMachine,
 		Store:     filepath.Join(work, "store"),
 		PluginDir: pluginDir,
 		Env:       []string{"HARVESTER_KUBECONFIG_CONTENT=" + base64.StdEncoding.EncodeToString(bed.AdminKubeconfig())},

@@ -14,7 +14,22 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
 )
+
+// BinEnv names a directory holding a rancher-machine binary to use instead of the one hack/tools.sh builds.
+const BinEnv = "DMDH_RANCHER_MACHINE_BIN"
+
+// Find returns the path of the real rancher-machine CLI: in $DMDH_RANCHER_MACHINE_BIN, else built from the Go
+// module proxy by `hack/tools.sh rancher-machine` (minutes on a fresh machine, a no-op afterwards).
+func Find(ctx context.Context) (string, error) {
+	dir, err := repo.ToolDir(ctx, "rancher-machine", BinEnv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "rancher-machine"), nil
+}
 
 // CLI runs rancher-machine with one machine store and one environment.
 type CLI struct {

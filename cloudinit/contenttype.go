@@ -1,11 +1,12 @@
-package userdata
+package cloudinit
 
 import (
 	"bytes"
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // Content types cloud-init gives user data by its first line (cloudinit/handlers/__init__.py INCLUSION_TYPES_MAP).
@@ -81,27 +82,14 @@ func IsMIME(b []byte) bool {
 // IsUserData reports whether b is user data cloud-init reads: a document starting the way one of its handlers
 // expects (#cloud-config, ## template: jinja, #!, #include, #cloud-boothook, #part-handler, …), a MIME message,
 // gzip-compressed data, or a YAML mapping without the #cloud-config line (the reference driver accepted those
-// and added the line). It is the `valid` check DecodeBase64OrPlain needs for --harvester-user-data.
+// and added the line). It is the `valid` check userdata.DecodeBase64OrPlain needs to tell base64 user data
+// from a literal one.
 func IsUserData(b []byte) bool {
 	switch {
 	case len(bytes.TrimSpace(b)) == 0:
 		return false
-	case IsGzip(b), IsMIME(b), ContentType(b) != "":
+	case userdata.IsGzip(b), IsMIME(b), ContentType(b) != "":
 		return true
 	}
-	return isYAMLMapping(b)
-}
-
-// IsNetworkData reports whether b parses as a YAML (or JSON) mapping, the shape of every cloud-init
-// network-config. It is the `valid` check DecodeBase64OrPlain needs for --harvester-network-data.
-func IsNetworkData(b []byte) bool { return isYAMLMapping(b) }
-
-// isYAMLMapping reports whether b is one YAML document whose top level is a non-empty mapping.
-func isYAMLMapping(b []byte) bool {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return false
-	}
-	return doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode &&
-		len(doc.Content[0].Content) > 0
+	return yamlnode.IsMapping(b)
 }

@@ -1,24 +1,25 @@
-package harvester
+package main
 
 import (
 	"context"
-
 	"flag"
 	"fmt"
-	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
 	"io"
 	"os"
 	"time"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester"
 )
 
-// CloudProviderConfigCommand runs `docker-machine-driver-harvester cloud-provider-config`, which replaces
+// cloudProviderConfig runs `docker-machine-driver-harvester cloud-provider-config`, which replaces
 // harvester/cloud-provider-harvester's generate_addon.sh: it makes (idempotently) the scoped identity a guest
-// cluster's Harvester cloud provider and CSI driver use, and prints its kubeconfig. Exit code 2 for a malformed
-// command line, 1 for any other failure.
-func CloudProviderConfigCommand(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
+// cluster's Harvester cloud provider and CSI driver use (harvester.EnsureCloudProviderAccount), and prints its
+// kubeconfig. Exit code 2 for a malformed command line, 1 for any other failure.
+func cloudProviderConfig(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
+	credentialEnv := harvester.EnvVar(harvester.FlagKubeconfigContent)
 	fs := flag.NewFlagSet("cloud-provider-config", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	kubeconfigPath := fs.String("kubeconfig", "", "Harvester kubeconfig file (default: $"+envVar(FlagKubeconfigContent)+", else $KUBECONFIG or ~/.kube/config)")
+	kubeconfigPath := fs.String("kubeconfig", "", "Harvester kubeconfig file (default: $"+credentialEnv+", else $KUBECONFIG or ~/.kube/config)")
 	namespace := fs.String("namespace", "", "the guest cluster's VM namespace in Harvester (required)")
 	clusterName := fs.String("cluster-name", "", "the guest cluster's name; names the service account unless --service-account is given")
 	account := fs.String("service-account", "", "name of the service account (default: --cluster-name)")
@@ -45,48 +46,44 @@ guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2) or 
 		fs.Usage()
 		return 2
 	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
+		return 1
+	}
 
-	d := NewDriver("", "")
+	// The credential: the file given, else the driver's environment variable, else $KUBECONFIG (nil).
+	var credential []byte
 	switch {
 	case *kubeconfigPath != "":
 		data, err := os.ReadFile(*kubeconfigPath)
 		if err != nil {
-			fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
-			return 1
+			return fail(err)
 		}
-		d.kubeconfig = data
+		credential = data
 	default:
-		if v, ok := lookupEnv(envVar(FlagKubeconfigContent)); ok && v != "" {
-			var p problems
-			d.kubeconfig = parseKubeconfig(&p, v)
-			if err := p.err(); err != nil {
-				fmt.Fprintf(stderr, "cloud-provider-config: $%s: %v\n", envVar(FlagKubeconfigContent), err)
-				return 1
+		if v, ok := lookupEnv(credentialEnv); ok && v != "" {
+			data, err := harvester.DecodeKubeconfig(v)
+			if err != nil {
+				return fail(fmt.Errorf("$%s: %v", credentialEnv, err))
 			}
+			credential = data
 		}
-	}
-	c, err := d.api()
-	if err != nil {
-		fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
-		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	kubeconfig, err := c.ensureCloudProviderAccount(ctx, CloudProviderAccount{Namespace: *namespace, ServiceAccount: *account, Server: *server})
+	kubeconfig, err := harvester.EnsureCloudProviderAccount(ctx, credential,
+		harvester.CloudProviderAccount{Namespace: *namespace, ServiceAccount: *account, Server: *server})
 	if err != nil {
-		fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	out := kubeconfig
 	if *output == "cloud-init" {
-		if out, err = cloudinit.WriteFilesConfig(cloudProviderFiles(kubeconfig, *forRKE2)); err != nil {
-			fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
-			return 1
+		if out, err = harvester.CloudProviderCloudConfig(kubeconfig, *forRKE2); err != nil {
+			return fail(err)
 		}
 	}
 	if _, err := stdout.Write(out); err != nil {
-		fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	return 0
 }

@@ -3,7 +3,9 @@ package cloudinit
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"net/textproto"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -159,7 +161,7 @@ func absent(t *testing.T, m map[string]any, keys ...string) {
 	}
 }
 
-func gzipped(t *testing.T, s string) []byte {
+func gzipped(t testing.TB, s string) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	w := gzip.NewWriter(&b)
@@ -172,39 +174,68 @@ func gzipped(t *testing.T, s string) []byte {
 
 func TestUserDataErrors(t *testing.T) {
 	tests := []struct {
-		name    string
-		in      Input
-		wantErr string
+		name string
+		in   Input
+		part Part   // the part at fault
+		want string // the message starts with this
 	}{
-		{"invalid YAML", Input{User: []byte("#cloud-config\nruncmd: [a\n")}, "--harvester-user-data: not valid YAML: line "},
-		{"two documents", Input{User: []byte("#cloud-config\na: 1\n---\nb: 2\n")}, "--harvester-user-data: holds more than one YAML document"},
-		{"a list at the top", Input{User: []byte("#cloud-config\n- a\n")}, "--harvester-user-data: must be a YAML mapping of cloud-config keys, not a list"},
-		{"not a format cloud-init reads", Input{User: []byte("hello")}, "--harvester-user-data: not a format cloud-init reads"},
+		{"invalid YAML", Input{User: []byte("#cloud-config\nruncmd: [a\n")}, PartUser, "not valid YAML: line "},
+		{"two documents", Input{User: []byte("#cloud-config\na: 1\n---\nb: 2\n")}, PartUser, "holds more than one YAML document"},
+		{"a list at the top", Input{User: []byte("#cloud-config\n- a\n")}, PartUser, "must be a YAML mapping of cloud-config keys, not a list"},
+		{"not a format cloud-init reads", Input{User: []byte("hello")}, PartUser, "not a format cloud-init reads"},
 		{"a list section that is not a list", Input{User: []byte("#cloud-config\nruncmd: echo hi\n"), Rancher: []byte(rancherDoc)},
-			"--harvester-user-data: runcmd: must be a list, not a string"},
-		{"an alias cycle", Input{User: []byte("#cloud-config\na: &x [*x]\n")}, "--harvester-user-data: an alias refers to a node that contains it"},
-		{"a billion laughs", Input{User: []byte(laughs(10))}, "--harvester-user-data: the document's aliases expand to more than a million nodes"},
+			PartUser, "runcmd: must be a list, not a string"},
+		{"an alias cycle", Input{User: []byte("#cloud-config\na: &x [*x]\n")}, PartUser, "an alias refers to a node that contains it"},
+		{"a billion laughs", Input{User: []byte(laughs(10))}, PartUser, "the document's aliases expand to more than a million nodes"},
 		{"YAML that does not survive writing", Input{User: []byte("#cloud-config\na: !!set {x, y}\n")},
-			"--harvester-user-data: uses YAML that cannot be written back unchanged (an explicit tag such as !!set?): wrote YAML that reads back differently"},
-		{"broken gzip", Input{User: gzipped(t, "#cloud-config\n")[:15]}, "--harvester-user-data: gzip: "},
-		{"broken MIME", Input{User: []byte("MIME-Version: 1.0\nContent-Type: multipart/mixed\n\n")}, "--harvester-user-data: MIME: multipart/mixed without a boundary"},
+			PartUser, "uses YAML that cannot be written back unchanged (an explicit tag such as !!set?): wrote YAML that reads back differently"},
+		{"broken gzip", Input{User: gzipped(t, "#cloud-config\n")[:15]}, PartUser, "gzip: "},
+		{"broken MIME", Input{User: []byte("MIME-Version: 1.0\nContent-Type: multipart/mixed\n\n")}, PartUser, "MIME: multipart/mixed without a boundary"},
 		{"a MIME cloud-config part that is not YAML",
 			Input{User: []byte("MIME-Version: 1.0\nContent-Type: text/cloud-config\n\n#cloud-config\na: [\n")},
-			"--harvester-user-data: MIME part 1 (text/cloud-config): not valid YAML"},
-		{"Rancher's document is a script", Input{Rancher: []byte("#!/bin/sh\necho\n")}, "--harvester-cloud-config: not a #cloud-config document but text/x-shellscript"},
-		{"Rancher's document is plain text", Input{Rancher: []byte("hello")}, "--harvester-cloud-config: must be a YAML mapping of cloud-config keys, not a string"},
-		{"Rancher's document is not YAML", Input{Rancher: []byte("#cloud-config\n: :\n")}, "--harvester-cloud-config: not valid YAML"},
-		{"Rancher's hostname is not a string", Input{Rancher: []byte("#cloud-config\nhostname: [a]\n")}, "--harvester-cloud-config: hostname: must be a non-empty string"},
-		{"a password with a line break", Input{SSHPassword: "a\nb"}, "--harvester-ssh-password: contains a line break or NUL, which chpasswd cannot set"},
-		{"a relative write_files path", Input{WriteFiles: []File{{Path: "etc/x"}}}, `cloudinit: write_files[0]: path "etc/x" is not absolute`},
+			PartUser, "MIME part 1 (text/cloud-config): not valid YAML"},
+		{"Rancher's document is a script", Input{Rancher: []byte("#!/bin/sh\necho\n")}, PartRancher, "not a #cloud-config document but text/x-shellscript"},
+		{"Rancher's document is plain text", Input{Rancher: []byte("hello")}, PartRancher, "must be a YAML mapping of cloud-config keys, not a string"},
+		{"Rancher's document is not YAML", Input{Rancher: []byte("#cloud-config\n: :\n")}, PartRancher, "not valid YAML"},
+		{"Rancher's hostname is not a string", Input{Rancher: []byte("#cloud-config\nhostname: [a]\n")}, PartRancher, "hostname: must be a non-empty string"},
+		{"a password with a line break", Input{SSHPassword: "a\nb"}, PartSSHPassword, "contains a line break or NUL, which chpasswd cannot set"},
+		{"a relative write_files path", Input{WriteFiles: []File{{Path: "etc/x"}}}, PartWriteFiles, `write_files[0]: path "etc/x" is not absolute`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, err := UserData(tt.in)
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("UserData() = %q, %v; want an error containing %q", out, err, tt.wantErr)
+			var e *Error
+			if !errors.As(err, &e) || e.Part != tt.part || !strings.HasPrefix(e.Message(), tt.want) {
+				t.Fatalf("UserData() = %q, %v; want an error of %s starting %q", out, err, tt.part, tt.want)
+			}
+			// Check finds the same, without output.
+			if err := Check(tt.in); !errors.As(err, &e) || e.Part != tt.part || !strings.HasPrefix(e.Message(), tt.want) {
+				t.Fatalf("Check() = %v; want an error of %s starting %q", err, tt.part, tt.want)
 			}
 		})
+	}
+}
+
+// Check reports every part's problem at once, each an *Error with its part and path.
+func TestCheckReportsEveryPart(t *testing.T) {
+	err := Check(Input{User: []byte("#cloud-config\nruncmd: [a\n"), Rancher: []byte("#cloud-config\nhostname: [a]\n"), SSHPassword: "a\nb"})
+	var got []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var ce *Error
+		if !errors.As(e, &ce) {
+			t.Fatalf("%v is not an *Error", e)
+		}
+		got = append(got, ce.Part.String()+"|"+ce.Path)
+	}
+	if want := []string{"user data|", "Rancher's cloud-config|hostname", "SSH password|"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("Check found %q, want %q: %v", got, want, err)
+	}
+	if err := Check(Input{Hostname: "m", User: []byte("#cloud-config\nruncmd: echo\n"), Rancher: []byte(rancherDoc)}); err == nil ||
+		err.(*Error).Path != "runcmd" || err.(*Error).Part != PartUser {
+		t.Fatalf("a rule between parts: %v", err)
+	}
+	if err := Check(Input{Hostname: "m", User: []byte("#cloud-config\nruncmd: [a]\n"), Rancher: []byte(rancherDoc), SSHPassword: "pw"}); err != nil {
+		t.Fatalf("valid input: %v", err)
 	}
 }
 
@@ -270,8 +301,8 @@ func TestUserDataShapes(t *testing.T) {
 		}
 	})
 	t.Run("a jinja template that is not YAML and has no jinja is an error", func(t *testing.T) {
-		if _, err := UserData(Input{User: []byte("## template: jinja\n#cloud-config\na: [\n")}); err == nil ||
-			!strings.Contains(err.Error(), "--harvester-user-data: not valid YAML") {
+		_, err := UserData(Input{User: []byte("## template: jinja\n#cloud-config\na: [\n")})
+		if e := (*Error)(nil); !errors.As(err, &e) || e.Part != PartUser || !strings.HasPrefix(e.Message(), "not valid YAML") {
 			t.Fatalf("err = %v", err)
 		}
 	})

@@ -1,4 +1,4 @@
-package harvester
+package kube
 
 import (
 	"encoding/json"
@@ -14,17 +14,17 @@ import (
 // back through the mirrors with every field the driver uses, and the condition names are Harvester's.
 func TestHarvesterMirrorsMatch(t *testing.T) {
 	img := harvesterv1.VirtualMachineImage{
-		ObjectMeta: metav1.ObjectMeta{Name: "ubuntu", Namespace: "default", Labels: map[string]string{labelImageType: "raw_qcow2"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "ubuntu", Namespace: "default", Labels: map[string]string{LabelImageType: "raw_qcow2"}},
 		Spec:       harvesterv1.VirtualMachineImageSpec{DisplayName: "ubuntu.qcow2", URL: "http://mirror/ubuntu.img"},
 		Status: harvesterv1.VirtualMachineImageStatus{AppliedURL: "http://mirror/ubuntu.img", Progress: 100, StorageClassName: "longhorn-ubuntu",
 			Conditions: []harvesterv1.Condition{{Type: harvesterv1.ImageImported, Status: corev1.ConditionTrue, Reason: "r", Message: "m"}}},
 	}
-	var mirror virtualMachineImage
+	var mirror VirtualMachineImage
 	roundTrip(t, img, &mirror)
-	if mirror.Name != "ubuntu" || mirror.Labels[labelImageType] != "raw_qcow2" || mirror.Spec.DisplayName != img.Spec.DisplayName ||
+	if mirror.Name != "ubuntu" || mirror.Labels[LabelImageType] != "raw_qcow2" || mirror.Spec.DisplayName != img.Spec.DisplayName ||
 		mirror.Spec.URL != img.Spec.URL || mirror.Status.AppliedURL != img.Status.AppliedURL || mirror.Status.Progress != 100 ||
 		mirror.Status.StorageClassName != "longhorn-ubuntu" || len(mirror.Status.Conditions) != 1 ||
-		mirror.Status.Conditions[0] != (harvesterCondition{Type: conditionImported, Status: corev1.ConditionTrue, Reason: "r", Message: "m"}) {
+		mirror.Status.Conditions[0] != (Condition{Type: ConditionImported, Status: corev1.ConditionTrue, Reason: "r", Message: "m"}) {
 		t.Errorf("image mirror lost fields: %+v", mirror)
 	}
 
@@ -33,23 +33,23 @@ func TestHarvesterMirrorsMatch(t *testing.T) {
 		Spec:       harvesterv1.KeyPairSpec{PublicKey: "ssh-ed25519 AAAA"},
 		Status:     harvesterv1.KeyPairStatus{FingerPrint: "fp", Conditions: []harvesterv1.Condition{{Type: harvesterv1.KeyPairValidated, Status: corev1.ConditionTrue}}},
 	}
-	var kpMirror keyPair
+	var kpMirror KeyPair
 	roundTrip(t, kp, &kpMirror)
-	if kpMirror.Spec.PublicKey != kp.Spec.PublicKey || kpMirror.Status.FingerPrint != "fp" || !conditionTrue(kpMirror.Status.Conditions, conditionValidated) {
+	if kpMirror.Spec.PublicKey != kp.Spec.PublicKey || kpMirror.Status.FingerPrint != "fp" || !ConditionTrue(kpMirror.Status.Conditions, ConditionValidated) {
 		t.Errorf("key pair mirror lost fields: %+v", kpMirror)
 	}
 
 	for mine, theirs := range map[string]string{
-		conditionImported:           string(harvesterv1.ImageImported),
-		conditionRetryLimitExceeded: string(harvesterv1.ImageRetryLimitExceeded),
-		conditionValidated:          string(harvesterv1.KeyPairValidated),
+		ConditionImported:           string(harvesterv1.ImageImported),
+		ConditionRetryLimitExceeded: string(harvesterv1.ImageRetryLimitExceeded),
+		ConditionValidated:          string(harvesterv1.KeyPairValidated),
 	} {
 		if mine != theirs {
 			t.Errorf("condition %q is %q in Harvester", mine, theirs)
 		}
 	}
-	if harvesterGroupVersion != harvesterv1.SchemeGroupVersion {
-		t.Errorf("group version %v, Harvester's is %v", harvesterGroupVersion, harvesterv1.SchemeGroupVersion)
+	if HarvesterGroupVersion != harvesterv1.SchemeGroupVersion {
+		t.Errorf("group version %v, Harvester's is %v", HarvesterGroupVersion, harvesterv1.SchemeGroupVersion)
 	}
 }
 

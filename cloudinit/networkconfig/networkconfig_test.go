@@ -1,13 +1,14 @@
-package cloudinit
+package networkconfig
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// validNetworkData are the network-configs under testdata/network: each must pass ValidateNetworkData and
+// validNetworkData are the network-configs under testdata/network: each must pass Validate and
 // cloud-init's own net-convert (TestNetworkDataAsCloudInitReadsIt).
 func validNetworkData(t *testing.T) []string {
 	t.Helper()
@@ -18,34 +19,35 @@ func validNetworkData(t *testing.T) []string {
 	return files
 }
 
-func TestValidateNetworkDataAcceptsTestdata(t *testing.T) {
+func TestValidateAcceptsTestdata(t *testing.T) {
 	for _, f := range validNetworkData(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ValidateNetworkData(b); err != nil {
+		if err := Validate(b); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
 }
 
-// invalidNetworkData are network-configs ValidateNetworkData refuses, with the error it must give. Those with
+// invalidNetworkData are network-configs Validate refuses, with the error it must give. Those with
 // cloudInitFails set make cloud-init 22.4 itself fail (checked by TestNetworkDataAsCloudInitReadsIt).
 var invalidNetworkData = []struct {
 	name, doc, wantErr string
+	first              bool // wantErr is the first problem: the error starts with it
 	cloudInitFails     bool
 }{
-	{name: "not YAML", doc: "version: [1", wantErr: "--harvester-network-data: not valid YAML or JSON"},
-	{name: "list", doc: "- a", wantErr: "--harvester-network-data: must be a mapping with a version key, not a list"},
-	{name: "no version", doc: "config: []", wantErr: "--harvester-network-data: version: is required (1 or 2)"},
+	{name: "not YAML", doc: "version: [1", wantErr: "not valid YAML or JSON", first: true},
+	{name: "list", doc: "- a", wantErr: "must be a mapping with a version key, not a list", first: true},
+	{name: "no version", doc: "config: []", wantErr: "version: is required (1 or 2)", first: true},
 	{name: "version as a string", doc: "network:\n  version: \"1\"\n  config: []", wantErr: `network.version: must be the number 1 or 2, not "1"`},
 	{name: "version 3", doc: "version: 3", wantErr: "version: must be the number 1 or 2, not 3"},
 	{name: "v1 config not a list", doc: "version: 1\nconfig: {}", wantErr: "config: must be a list of entries"},
 	{name: "v1 unknown type", doc: "version: 1\nconfig:\n  - type: ethernet\n    name: eth0\n",
 		wantErr: `config[0].type: must be one of physical, bond, bridge, vlan, infiniband, loopback, nameserver, route; not "ethernet"`, cloudInitFails: true},
 	{name: "v1 static without address", doc: "network:\n  version: 1\n  config:\n    - type: physical\n      name: eth0\n    - type: physical\n      name: eth1\n      subnets:\n        - type: static\n          gateway: 10.0.0.1\n",
-		wantErr: "--harvester-network-data: network.config[1].subnets[0].address: is required for a static subnet", cloudInitFails: true},
+		wantErr: "network.config[1].subnets[0].address: is required for a static subnet", first: true, cloudInitFails: true},
 	{name: "v1 bad subnet type", doc: "version: 1\nconfig:\n  - type: physical\n    name: eth0\n    subnets:\n      - type: dhcp5\n",
 		wantErr: `config[0].subnets[0].type: must be one of static`, cloudInitFails: true},
 	{name: "v1 bad address", doc: "version: 1\nconfig:\n  - type: physical\n    name: eth0\n    subnets:\n      - type: static\n        address: 10.0.0.300/24\n",
@@ -93,21 +95,22 @@ var invalidNetworkData = []struct {
 	{name: "alias cycle", doc: "version: 1\nconfig: &c\n  - *c\n", wantErr: "an alias refers to a node that contains it"},
 }
 
-func TestValidateNetworkDataRefuses(t *testing.T) {
+func TestValidateRefuses(t *testing.T) {
 	for _, tt := range invalidNetworkData {
 		t.Run(tt.name, func(t *testing.T) {
-			err := ValidateNetworkData([]byte(tt.doc))
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("ValidateNetworkData() = %v, want an error containing %q", err, tt.wantErr)
+			err := Validate([]byte(tt.doc))
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || (tt.first && !strings.HasPrefix(err.Error(), tt.wantErr)) {
+				t.Fatalf("Validate() = %v, want an error containing %q (first: %v)", err, tt.wantErr, tt.first)
 			}
-			if !strings.HasPrefix(err.Error(), flagNetworkData+": ") {
-				t.Fatalf("error %q does not name the flag", err)
+			var verr *Error
+			if !errors.As(err, &verr) || len(verr.Problems) == 0 {
+				t.Fatalf("error %q is not an *Error with its problems", err)
 			}
 		})
 	}
 }
 
-func TestValidateNetworkDataAccepts(t *testing.T) {
+func TestValidateAccepts(t *testing.T) {
 	for _, doc := range []string{
 		"", "  \n", "# comments only\n",
 		"network:\n  config: disabled\n", // net.is_disabled_cfg
@@ -117,8 +120,28 @@ func TestValidateNetworkDataAccepts(t *testing.T) {
 		"version: 2\ntunnels:\n  he:\n    mode: sit\n",      // netplan-only sections pass unchecked
 		"version: 1\nconfig:\n  - {type: physical, name: eth0, subnets: [{type: static, address: 10.0.0.2, netmask: 255.255.255.0, gateway: 10.0.0.1}, {type: static6, address: 'fd00::2/64', gateway: 'fd00::1'}]}\n",
 	} {
-		if err := ValidateNetworkData([]byte(doc)); err != nil {
-			t.Errorf("ValidateNetworkData(%q) = %v", doc, err)
+		if err := Validate([]byte(doc)); err != nil {
+			t.Errorf("Validate(%q) = %v", doc, err)
+		}
+	}
+}
+
+func TestIsNetworkData(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"version: 2\nethernets: {}\n", true},
+		{`{"version": 1, "config": []}`, true},
+		{"network:\n  version: 1\n", true},
+		{"", false},
+		{"- a", false},
+		{"just text", false},
+		{"a: [", false},
+	}
+	for _, tt := range tests {
+		if got := IsNetworkData([]byte(tt.in)); got != tt.want {
+			t.Errorf("IsNetworkData(%q) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
 }

@@ -1,24 +1,12 @@
-package userdata
+package cloudinit
 
 import (
-	"bytes"
-	"compress/gzip"
+	"encoding/base64"
 	"strings"
 	"testing"
-)
 
-func gz(t testing.TB, s string) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
-	if _, err := w.Write([]byte(s)); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
+)
 
 func TestContentType(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -75,7 +63,7 @@ func TestIsUserData(t *testing.T) {
 		{"jinja", []byte("## template: jinja\n#cloud-config\n"), true},
 		{"include", []byte("#include\nhttps://example.com/ud\n"), true},
 		{"MIME", []byte("MIME-Version: 1.0\nContent-Type: text/x-shellscript\n\n#!/bin/sh\n"), true},
-		{"gzip", gz(t, "#cloud-config\n"), true},
+		{"gzip", gzipped(t, "#cloud-config\n"), true},
 		{"YAML mapping without the header", []byte("packages: [qemu-guest-agent]\n"), true},
 		{"empty", nil, false},
 		{"blank", []byte(" \n\t"), false},
@@ -91,35 +79,15 @@ func TestIsUserData(t *testing.T) {
 	}
 }
 
-func TestIsNetworkData(t *testing.T) {
-	tests := []struct {
-		in   string
-		want bool
-	}{
-		{"version: 2\nethernets: {}\n", true},
-		{`{"version": 1, "config": []}`, true},
-		{"network:\n  version: 1\n", true},
-		{"", false},
-		{"- a", false},
-		{"just text", false},
-		{"a: [", false},
-	}
-	for _, tt := range tests {
-		if got := IsNetworkData([]byte(tt.in)); got != tt.want {
-			t.Errorf("IsNetworkData(%q) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-}
-
 // Base64-encoded user data of any format is decoded when IsUserData is the check; a literal is kept.
 func TestDecodeBase64OrPlainWithIsUserData(t *testing.T) {
 	for _, plain := range []string{"#!/bin/sh\necho hi\n", "## template: jinja\n#cloud-config\n", "packages: [x]\n"} {
-		enc := b64(plain)
-		if got, was := DecodeBase64OrPlain(enc, IsUserData); string(got) != plain || !was {
-			t.Errorf("DecodeBase64OrPlain(b64(%q)) = %q, %v", plain, got, was)
+		enc := base64.StdEncoding.EncodeToString([]byte(plain))
+		if got, was := userdata.DecodeBase64OrPlain(enc, IsUserData); string(got) != plain || !was {
+			t.Errorf("userdata.DecodeBase64OrPlain(b64(%q)) = %q, %v", plain, got, was)
 		}
-		if got, was := DecodeBase64OrPlain(plain, IsUserData); string(got) != plain || was {
-			t.Errorf("DecodeBase64OrPlain(%q) = %q, %v", plain, got, was)
+		if got, was := userdata.DecodeBase64OrPlain(plain, IsUserData); string(got) != plain || was {
+			t.Errorf("userdata.DecodeBase64OrPlain(%q) = %q, %v", plain, got, was)
 		}
 	}
 }

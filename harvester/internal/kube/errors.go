@@ -1,41 +1,42 @@
-package harvester
+package kube
 
 import (
 	"errors"
 	"fmt"
 	"net"
-	"regexp"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// isGone reports whether err is the API server saying that this very object does not exist. A bare 404 is not
+// IsGone reports whether err is the API server saying that this very object does not exist. A bare 404 is not
 // enough: through Rancher's proxy an unknown or disconnected cluster also answers 404 ("clusters… not found"),
-// and treating that as "the VM is gone" would leak the VM on remove. The status details must name the object.
-func isGone(err error, resource, name string) bool {
-	var status apierrors.APIStatus
-	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
-		return false
-	}
-	d := status.Status().Details
-	// The API server (and client-go's fakes) put the plural resource name in Details.Kind.
+// and treating that as "the VM is gone" would leak the VM on remove. The status details must name the object
+// (resource is the plural name, which the API server and client-go's fakes put in Details.Kind).
+func IsGone(err error, resource, name string) bool {
+	d := notFoundDetails(err)
 	return d != nil && d.Name == name && d.Kind == resource
 }
 
-// isMissing reports whether err is a 404 that names the object name (of any kind).
-func isMissing(err error, name string) bool {
-	var status apierrors.APIStatus
-	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
-		return false
-	}
-	d := status.Status().Details
+// IsMissing reports whether err is a 404 that names the object name (of any kind).
+func IsMissing(err error, name string) bool {
+	d := notFoundDetails(err)
 	return d != nil && d.Name == name
 }
 
-// apiError explains a failed API call to a Rancher user: what was being done, on which object, why, and what to
-// check. The last line a user sees must be enough on its own.
-func apiError(c *clients, action, object string, err error) error {
+// notFoundDetails returns the details of a 404, nil for other errors and for a 404 without details.
+func notFoundDetails(err error) *metav1.StatusDetails {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return nil
+	}
+	return status.Status().Details
+}
+
+// Explain words a failed API call for a Rancher user: what was being done, on which object, why, and what to
+// check. The last line a user sees must be enough on its own. A nil err stays nil.
+func (c *Client) Explain(action, object string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -46,9 +47,12 @@ func apiError(c *clients, action, object string, err error) error {
 	var netErr net.Error
 	switch {
 	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("cannot %s %s: %s rejected the credential (401 Unauthorized): its token has probably expired or been revoked. "+
-			"Renew it: in Rancher, update the Harvester cloud credential; with rancher-machine, pass a current kubeconfig with --%s or $KUBECONFIG",
-			action, object, server, FlagKubeconfigContent)
+		renew := ""
+		if c != nil && c.renew != "" {
+			renew = ". " + c.renew
+		}
+		return fmt.Errorf("cannot %s %s: %s rejected the credential (401 Unauthorized): its token has probably expired or been revoked%s",
+			action, object, server, renew)
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("cannot %s %s: the credential is not allowed to (403 Forbidden: %s). Check the user's role in Harvester for this namespace",
 			action, object, serverMessage(err))
@@ -76,16 +80,4 @@ func serverMessage(err error) string {
 		return status.Status().Message
 	}
 	return err.Error()
-}
-
-var notFoundPhrase = regexp.MustCompile(`(?i)not\s+found`)
-
-// scrubNotFound rewords "not found" in an error that is a real failure. rancher-machine's rm treats any Remove
-// error containing "not found" (any case) as "already gone" and drops the machine — which would leak the VM when
-// the real cause is, say, a kubeconfig context that does not exist.
-func scrubNotFound(err error) error {
-	if err == nil || !notFoundPhrase.MatchString(err.Error()) {
-		return err
-	}
-	return errors.New(notFoundPhrase.ReplaceAllString(err.Error(), "missing"))
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestReadCloudConfigFlag(t *testing.T) {
+func TestReadFileOrInline(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "modified-user-data")
 	content := "#cloud-config\nhostname: m1\nruncmd:\n- sh /usr/local/custom_script/install.sh\n"
@@ -29,17 +29,17 @@ func TestReadCloudConfigFlag(t *testing.T) {
 		{name: "inline cloud-config (rancher/rancher#47979)", value: "#cloud-config\nruncmd: [a]\n", want: "#cloud-config\nruncmd: [a]\n"},
 		{name: "inline one line starting with #", value: "#cloud-config", want: "#cloud-config"},
 		{name: "inline without # but with a line break", value: "runcmd:\n- a\n", want: "runcmd:\n- a\n"},
-		{name: "missing file", value: missing, wantErr: []string{"--harvester-cloud-config: ", missing, "no such file"}},
-		{name: "directory", value: dir, wantErr: []string{"--harvester-cloud-config: ", dir, "directory"}},
-		{name: "device", value: os.DevNull, wantErr: []string{"--harvester-cloud-config: ", "not a regular file"}},
-		{name: "over 1 MiB", value: big, wantErr: []string{"--harvester-cloud-config: ", "larger than 1 MiB"}},
+		{name: "missing file", value: missing, wantErr: []string{"cannot read the file ", missing, "no such file"}},
+		{name: "directory", value: dir, wantErr: []string{"cannot read the file ", dir, "directory"}},
+		{name: "device", value: os.DevNull, wantErr: []string{"cannot read the file ", "not a regular file"}},
+		{name: "over 1 MiB", value: big, wantErr: []string{"cannot read the file ", "larger than 1 MiB"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ReadCloudConfigFlag(tt.value)
+			got, err := ReadFileOrInline(tt.value)
 			if len(tt.wantErr) > 0 {
 				if err == nil {
-					t.Fatalf("ReadCloudConfigFlag(%q) = %q, want an error", tt.value, got)
+					t.Fatalf("ReadFileOrInline(%q) = %q, want an error", tt.value, got)
 				}
 				for _, s := range tt.wantErr {
 					if !strings.Contains(err.Error(), s) {
@@ -49,7 +49,7 @@ func TestReadCloudConfigFlag(t *testing.T) {
 				return
 			}
 			if err != nil || string(got) != tt.want {
-				t.Fatalf("ReadCloudConfigFlag(%q) = %q, %v; want %q", tt.value, got, err, tt.want)
+				t.Fatalf("ReadFileOrInline(%q) = %q, %v; want %q", tt.value, got, err, tt.want)
 			}
 		})
 	}

@@ -18,7 +18,14 @@ func cloudInitInput(cfg *Config, authorizedKeys []string, guestKubeconfig []byte
 	}
 }
 
-// renderUserData renders the user data the machine boots with (see package cloudinit for the merge rules).
+// renderUserData renders the user data the machine boots with (see package cloudinit for the merge rules). A
+// problem is reported against the flag of the part at fault, as ParseConfig reports it.
 func renderUserData(cfg *Config, authorizedKeys []string, guestKubeconfig []byte) ([]byte, error) {
-	return cloudinit.UserData(cloudInitInput(cfg, authorizedKeys, guestKubeconfig))
+	out, err := cloudinit.UserData(cloudInitInput(cfg, authorizedKeys, guestKubeconfig))
+	if err != nil {
+		var p problems
+		p.addCloudInit(err)
+		return nil, p.err()
+	}
+	return out, nil
 }

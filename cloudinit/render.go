@@ -2,33 +2,71 @@ package cloudinit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )
 
 // UserData renders the user data the guest boots with: a #cloud-config document (with a leading
 // `## template: jinja` line when the user's was a template), or a MIME multipart message when the user's part
-// is not cloud-config. Errors name the flag at fault (--harvester-user-data: …, --harvester-cloud-config: …,
-// --harvester-ssh-password: …). The rules are in the package documentation.
+// is not cloud-config. Every error is an *Error naming the part of in at fault. The rules are in the package
+// documentation.
 func UserData(in Input) ([]byte, error) {
-	user, err := readUser(in.User, inputHasJinja(in))
+	user, body, err := build(in)
 	if err != nil {
 		return nil, err
+	}
+	return compose(user, body), nil
+}
+
+// Check reports what UserData would refuse in in, without the output: each part is read on its own first, so
+// that a broken user data, a broken Rancher document and a bad password are all reported (errors.Join of
+// *Error); when they read, the rules between them (lists, anchors, writing the merge back) are checked too.
+func Check(in Input) error {
+	var errs []error
+	if _, err := readUser(in.User, inputHasJinja(in)); err != nil {
+		errs = append(errs, err)
+	}
+	if rancher, err := readRancher(in.Rancher); err != nil {
+		errs = append(errs, err)
+	} else if _, _, _, err := placeHostname(in.Hostname, rancher, nil); err != nil {
+		errs = append(errs, err) // Rancher's hostname
+	}
+	if err := checkPassword(in.SSHPassword); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := writeFiles(in.WriteFiles); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	_, _, err := build(in)
+	return err
+}
+
+// build reads and merges the parts of in into the merged cloud-config's body, and the user's parts it goes
+// out with.
+func build(in Input) (*userParts, []byte, error) {
+	user, err := readUser(in.User, inputHasJinja(in))
+	if err != nil {
+		return nil, nil, err
 	}
 	rancher, err := readRancher(in.Rancher)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i, d := range user.configs {
-		if user.configs[i], err = flattenTop(d, flagUserData); err != nil {
-			return nil, err
+		if user.configs[i], err = flattenTop(d, PartUser); err != nil {
+			return nil, nil, err
 		}
 	}
 	id := identity{pin: user.opaqueTemplate}
 	if id.hostname, id.inDriver, id.note, err = placeHostname(in.Hostname, rancher, user.configs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var others []*yaml.Node
 	if rancher != nil {
@@ -36,23 +74,23 @@ func UserData(in Input) ([]byte, error) {
 	}
 	driver, err := driverDoc(in, id, user.configs, others)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	docs, srcs := sources(driver, user.configs, rancher)
 	merged, err := mergeDocs(docs, srcs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if merged, err = fixAnchors(merged); err != nil {
-		return nil, fmt.Errorf("%s: %w", flagUserData, err)
+		return nil, nil, inPart(PartUser, err)
 	}
 	body, err := encode(merged)
 	if err != nil {
 		// Only the user's YAML can do this (the driver writes plain strings, lists and mappings).
-		return nil, fmt.Errorf("%s: uses YAML that cannot be written back unchanged (an explicit tag such as "+
-			"!!set?): %w", flagUserData, err)
+		return nil, nil, inPart(PartUser, fmt.Errorf("uses YAML that cannot be written back unchanged (an explicit tag "+
+			"such as !!set?): %w", err))
 	}
-	return compose(user, body), nil
+	return user, body, nil
 }
 
 // sources lines the documents up in concatenation order (driver, user documents, Rancher) with their key order
@@ -60,14 +98,14 @@ func UserData(in Input) ([]byte, error) {
 func sources(driver *yaml.Node, user []*yaml.Node, rancher *yaml.Node) ([]*yaml.Node, []*source) {
 	k := len(user)
 	docs := []*yaml.Node{driver}
-	srcs := []*source{{flag: "cloudinit", order: k, rank: k + 1}}
+	srcs := []*source{{part: partDriver, order: k, rank: k + 1}}
 	for i, d := range user {
 		docs = append(docs, d)
-		srcs = append(srcs, &source{flag: flagUserData, order: i, rank: k - 1 - i})
+		srcs = append(srcs, &source{part: PartUser, order: i, rank: k - 1 - i})
 	}
 	if rancher != nil {
 		docs = append(docs, rancher)
-		srcs = append(srcs, &source{flag: flagCloudConfig, order: k + 1, rank: k})
+		srcs = append(srcs, &source{part: PartRancher, order: k + 1, rank: k})
 	}
 	return docs, srcs
 }
@@ -80,31 +118,31 @@ func readRancher(b []byte) (*yaml.Node, error) {
 		return nil, nil
 	}
 	body, ok := splitHeader(b, headerCloudConfig)
-	switch kind := userdata.ContentType(b); {
-	case kind == userdata.TypeCloudConfig && ok:
+	switch kind := ContentType(b); {
+	case kind == TypeCloudConfig && ok:
 	case kind == "":
 		body = b
 	default:
-		return nil, fmt.Errorf("%s: not a #cloud-config document but %s (rancher-machine writes a cloud-config "+
-			"here; keep the flag empty and put your own user data in --harvester-user-data)", flagCloudConfig, kind)
+		return nil, inPart(PartRancher, fmt.Errorf("not a #cloud-config document but %s (rancher-machine writes a "+
+			"cloud-config here; give your own user data as the user data instead)", kind))
 	}
 	doc, err := parseConfig(body)
 	if err == nil {
-		err = checkTree(doc, newWalker())
+		err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flagCloudConfig, err)
+		return nil, inPart(PartRancher, err)
 	}
-	return flattenTop(doc, flagCloudConfig)
+	return flattenTop(doc, PartRancher)
 }
 
 // flattenTop returns a copy of doc whose top-level mapping has its merge keys (<<) expanded, so the top-level
 // rules see every key, and which may be changed without touching doc.
-func flattenTop(doc *yaml.Node, flag string) (*yaml.Node, error) {
+func flattenTop(doc *yaml.Node, part Part) (*yaml.Node, error) {
 	top := doc.Content[0]
-	ps, err := pairs(top, newWalker())
+	ps, err := yamlnode.Pairs(top, yamlnode.NewWalker())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
+		return nil, inPart(part, err)
 	}
 	flat := *top
 	flat.Anchor = ""
@@ -124,16 +162,16 @@ func compose(u *userParts, body []byte) []byte {
 		doc = append([]byte(headerJinja+"\n"), doc...)
 	}
 	if len(u.parts) == 0 {
-		if !userdata.IsMIME(doc) {
+		if !IsMIME(doc) {
 			return doc
 		}
 		// cloud-init reads any user data with "mime-version:" in its first 4096 bytes as a MIME message
 		// (user_data.convert_string), which would garble this cloud-config: send it as a MIME part instead.
-		typ := userdata.TypeCloudConfig
+		typ := TypeCloudConfig
 		if u.jinja {
-			typ = userdata.TypeJinja
+			typ = TypeJinja
 		}
 		return writeMIME([]part{textPart(typ, doc)})
 	}
-	return writeMIME(append([]part{textPart(userdata.TypeCloudConfig, doc)}, u.parts...))
+	return writeMIME(append([]part{textPart(TypeCloudConfig, doc)}, u.parts...))
 }

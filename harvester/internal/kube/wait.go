@@ -1,4 +1,4 @@
-package harvester
+package kube
 
 import (
 	"context"
@@ -6,18 +6,29 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
 
-// waitFor watches the VM and the VMI named name and calls check with the latest snapshot of both, first once
+// WatchMachineAccess is what WatchMachine needs: it lists and watches the VM and the VMI.
+var WatchMachineAccess = []Access{
+	{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachines", Verb: "list"},
+	{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachines", Verb: "watch"},
+	{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachineinstances", Verb: "list"},
+	{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachineinstances", Verb: "watch"},
+}
+
+// WatchMachine watches the VM and the VMI named name and calls check with the latest state of both, first once
 // both are listed and then after every change, until check reports done or fails, or ctx ends. It returns the
-// last snapshot seen, also on failure, so the caller can say what it was waiting for and what it last saw.
+// last state seen, also on failure, so the caller can say what it was waiting for and what it last saw.
 //
 // Each object is followed by a client-go informer: a list, then a watch from the list's resource version. A
 // watch the server drops is resumed from the last version seen, and one that has expired (410 Gone) is
@@ -25,7 +36,7 @@ import (
 // is retried with backoff until ctx ends.
 //
 // With recheck > 0 check also runs again when that long passes without a change (for conditions on time).
-func (c *clients) waitFor(ctx context.Context, ns, name string, recheck time.Duration, check func(snapshot) (done bool, err error)) (snapshot, error) {
+func (c *Client) WatchMachine(ctx context.Context, ns, name string, recheck time.Duration, check MachineCheck) (Machine, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -33,9 +44,9 @@ func (c *clients) waitFor(ctx context.Context, ns, name string, recheck time.Dur
 	vms := c.kubevirt.VirtualMachines(ns)
 	vmis := c.kubevirt.VirtualMachineInstances(ns)
 	vmInformer := w.informer(&kubevirtv1.VirtualMachine{}, listWatchByName(name, vms.List, vms.Watch),
-		func(obj any) { w.snap.vm, _ = obj.(*kubevirtv1.VirtualMachine) }, name)
+		func(obj any) { w.last.VM, _ = obj.(*kubevirtv1.VirtualMachine) }, name)
 	vmiInformer := w.informer(&kubevirtv1.VirtualMachineInstance{}, listWatchByName(name, vmis.List, vmis.Watch),
-		func(obj any) { w.snap.vmi, _ = obj.(*kubevirtv1.VirtualMachineInstance) }, name)
+		func(obj any) { w.last.VMI, _ = obj.(*kubevirtv1.VirtualMachineInstance) }, name)
 
 	var running sync.WaitGroup
 	for _, inf := range []cache.Controller{vmInformer, vmiInformer} {
@@ -47,10 +58,10 @@ func (c *clients) waitFor(ctx context.Context, ns, name string, recheck time.Dur
 		return w.current(), fmt.Errorf("could not list VM %s/%s: %w", ns, name, context.Cause(ctx))
 	}
 	for {
-		s := w.current()
-		done, err := check(s)
+		m := w.current()
+		done, err := check(m)
 		if err != nil || done {
-			return s, err
+			return m, err
 		}
 		var tick <-chan time.Time
 		var timer *time.Timer
@@ -70,7 +81,7 @@ func (c *clients) waitFor(ctx context.Context, ns, name string, recheck time.Dur
 	}
 }
 
-// listWatchByName lists and watches the objects named name through a typed client's List and Watch.
+// listWatchByName lists and watches the objects named name through a client's List and Watch.
 func listWatchByName[L runtime.Object](name string, list func(context.Context, metav1.ListOptions) (L, error),
 	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.ListerWatcher {
 	byName := fields.OneTermEqualSelector("metadata.name", name).String()
@@ -100,14 +111,14 @@ func (listAndWatch) IsWatchListSemanticsUnSupported() bool { return true }
 // machineWatch holds the latest VM and VMI the informers delivered.
 type machineWatch struct {
 	mu      sync.Mutex
-	snap    snapshot
+	last    Machine
 	changed chan struct{} // one pending notification is enough: the loop always reads the latest state
 }
 
-func (w *machineWatch) current() snapshot {
+func (w *machineWatch) current() Machine {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.snap
+	return w.last
 }
 
 // informer returns an informer that stores the object named name with set (nil once it is deleted) and wakes
@@ -143,4 +154,47 @@ func (w *machineWatch) informer(obj runtime.Object, lw cache.ListerWatcher, set 
 		},
 	})
 	return ctrl
+}
+
+// WaitForSecretAccess is what WaitForSecret needs: it reads, lists and watches the Secret.
+var WaitForSecretAccess = []Access{
+	{Resource: "secrets", Verb: "get"},
+	{Resource: "secrets", Verb: "list"},
+	{Resource: "secrets", Verb: "watch"},
+}
+
+// WaitForSecret waits until the Secret named name exists and done says it is complete, and returns it. A read
+// comes first, so an API failure is reported as what it is; then client-go's watch.UntilWithSync follows the
+// Secret (list, then watch from the list's version, resumed when dropped) until done or ctx ends. The error is
+// ctx's when the wait ran out.
+func (c *Client) WaitForSecret(ctx context.Context, ns, name string, done func(*corev1.Secret) bool) (*corev1.Secret, error) {
+	s, err := Get(ctx, c, Secrets, ns, name)
+	switch {
+	case err != nil:
+		return nil, err
+	case done(s):
+		return s, nil
+	}
+	secrets := in(c, Secrets, ns)
+	var found *corev1.Secret
+	_, err = watchtools.UntilWithSync(ctx, listWatchByName(name, secrets.List, secrets.Watch), &unstructured.Unstructured{}, nil,
+		func(ev watch.Event) (bool, error) {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok || ev.Type == watch.Deleted || u.GetName() != name {
+				return false, nil
+			}
+			s, err := FromUnstructured[corev1.Secret](u)
+			if err != nil || !done(s) {
+				return false, nil
+			}
+			found = s
+			return true, nil
+		})
+	if found != nil {
+		return found, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, err
 }

@@ -1,4 +1,4 @@
-package cloudinit
+package networkconfig
 
 import (
 	"net"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )
 
 // ipNetwork parses what cloud-init's net.is_ip_network accepts (Python's ipaddress.ip_network, strict=False):
@@ -50,7 +52,7 @@ func ipAddr(s string) (netip.Addr, bool) {
 }
 
 func (c *netCheck) ip(n *yaml.Node, path string) (netip.Addr, bool) {
-	s, ok := scalarText(n)
+	s, ok := yamlnode.ScalarText(n)
 	a, valid := ipAddr(s)
 	if !ok || !valid {
 		c.addf(path, "must be an IP address, not %s", show(n))
@@ -59,7 +61,7 @@ func (c *netCheck) ip(n *yaml.Node, path string) (netip.Addr, bool) {
 }
 
 func (c *netCheck) ipList(n *yaml.Node, path string) {
-	n = resolve(n)
+	n = yamlnode.Resolve(n)
 	if n.Kind == yaml.ScalarNode { // cloud-init splits a string on white space (_normalize_subnet listify)
 		for _, f := range strings.Fields(n.Value) {
 			if _, ok := ipAddr(f); !ok {
@@ -74,7 +76,7 @@ func (c *netCheck) ipList(n *yaml.Node, path string) {
 }
 
 func (c *netCheck) mac(n *yaml.Node, path string) {
-	s, ok := scalarText(n)
+	s, ok := yamlnode.ScalarText(n)
 	if _, err := net.ParseMAC(strings.TrimSpace(s)); !ok || err != nil {
 		c.addf(path, "must be a MAC address like 52:54:00:12:34:56, not %s", show(n))
 	}

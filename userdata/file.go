@@ -7,19 +7,19 @@ import (
 	"strings"
 )
 
-const flagCloudConfig = "--harvester-cloud-config"
-
-// ReadCloudConfigFlag returns the document behind --harvester-cloud-config.
+// ReadFileOrInline returns the document a value stands for: the content of the file it names, or the value
+// itself when it is inline content.
 //
-// rancher-machine passes a file path there: with --custom-install-script it rewrites the flag's file into one
-// holding Rancher's install script (commands/create.go updateUserdataFile) and replaces the value with the new
-// file's path. Users sometimes paste inline cloud-config instead (rancher/rancher#47979). The rule:
+// rancher-machine passes a file path in the driver's userdata flag (the one libmachine/drivers
+// DriverUserdataFlag picks): with --custom-install-script it rewrites the flag's file into one holding Rancher's
+// install script (commands/create.go updateUserdataFile) and replaces the value with the new file's path. Users
+// sometimes paste inline cloud-config instead (rancher/rancher#47979). The rule:
 //
 //   - an empty (or blank) value is an empty document;
 //   - a value that starts with '#' (after leading blanks) or contains a line break is inline content;
 //   - anything else is a path, and a file that is missing, unreadable, not a regular file or over 1 MiB is an
-//     error naming the flag and the path.
-func ReadCloudConfigFlag(value string) ([]byte, error) {
+//     error naming the path.
+func ReadFileOrInline(value string) ([]byte, error) {
 	trimmed := strings.TrimSpace(value)
 	switch {
 	case trimmed == "":
@@ -29,8 +29,8 @@ func ReadCloudConfigFlag(value string) ([]byte, error) {
 	}
 	data, err := readRegularFile(value)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read the file %q (rancher-machine passes a file path here; inline "+
-			"cloud-config must start with \"#cloud-config\"): %w", flagCloudConfig, value, err)
+		return nil, fmt.Errorf("cannot read the file %q (rancher-machine passes a file path here; inline "+
+			"cloud-config must start with \"#cloud-config\"): %w", value, err)
 	}
 	return data, nil
 }

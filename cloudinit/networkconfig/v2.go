@@ -1,9 +1,11 @@
-package cloudinit
+package networkconfig
 
 import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )
 
 // v2Sections are the device sections cloud-init renders itself (NetworkStateInterpreter.handle_ethernets,
@@ -38,9 +40,9 @@ func set2(keys ...string) map[string]bool {
 func (c *netCheck) v2(top *yaml.Node, path string) {
 	devices := map[string]bool{}
 	for _, section := range []string{"ethernets", "bonds", "bridges", "vlans", "wifis"} {
-		if n := get(top, section); n != nil && n.Kind == yaml.MappingNode {
+		if n := yamlnode.Get(top, section); n != nil && n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				if name, ok := scalarText(n.Content[i]); ok {
+				if name, ok := yamlnode.ScalarText(n.Content[i]); ok {
 					devices[name] = true
 				}
 			}
@@ -65,45 +67,45 @@ func (c *netCheck) v2(top *yaml.Node, path string) {
 
 // v2Device checks one device of a section.
 func (c *netCheck) v2Device(section string, dev *yaml.Node, path string, devices map[string]bool) {
-	dev = resolve(dev)
-	if isNull(dev) {
+	dev = yamlnode.Resolve(dev)
+	if yamlnode.IsNull(dev) {
 		return // `eth0: {}` written as `eth0:` configures nothing
 	}
 	if dev.Kind != yaml.MappingNode {
-		c.addf(path, "must be a mapping, not %s", kindName(dev))
+		c.addf(path, "must be a mapping, not %s", yamlnode.KindName(dev))
 		return
 	}
 	c.mappingEntries(dev, path, func(key string, v *yaml.Node, p string) { c.v2Key(key, v, p) })
 	switch section {
 	case "bonds", "bridges":
-		n := get(dev, "interfaces")
-		if n == nil || isNull(n) {
+		n := yamlnode.Get(dev, "interfaces")
+		if n == nil || yamlnode.IsNull(n) {
 			// handle_bond/handle_bridge iterate over the interfaces: none is a TypeError.
-			c.addf(joinPath(path, "interfaces"), "is required")
+			c.addf(yamlnode.JoinPath(path, "interfaces"), "is required")
 		} else {
-			for i, name := range c.stringList(n, joinPath(path, "interfaces")) {
+			for i, name := range c.stringList(n, yamlnode.JoinPath(path, "interfaces")) {
 				if !devices[name] {
-					c.addf(index(joinPath(path, "interfaces"), i), "%q is not a device of this config", name)
+					c.addf(index(yamlnode.JoinPath(path, "interfaces"), i), "%q is not a device of this config", name)
 				}
 			}
 		}
-		if n := get(dev, "parameters"); n != nil && !isNull(n) {
-			c.mappingEntries(n, joinPath(path, "parameters"), func(key string, _ *yaml.Node, p string) {
+		if n := yamlnode.Get(dev, "parameters"); n != nil && !yamlnode.IsNull(n) {
+			c.mappingEntries(n, yamlnode.JoinPath(path, "parameters"), func(key string, _ *yaml.Node, p string) {
 				if !v2Parameters[section][key] {
 					c.addf(p, "not a %s parameter cloud-init knows", strings.TrimSuffix(section, "s"))
 				}
 			})
 		}
 	case "vlans":
-		if n := get(dev, "id"); n == nil {
-			c.addf(joinPath(path, "id"), "is required")
+		if n := yamlnode.Get(dev, "id"); n == nil {
+			c.addf(yamlnode.JoinPath(path, "id"), "is required")
 		} else if v, ok := intValue(n); !ok || v < 0 || v > 4094 {
-			c.addf(joinPath(path, "id"), "must be a VLAN id from 0 to 4094, not %s", show(n))
+			c.addf(yamlnode.JoinPath(path, "id"), "must be a VLAN id from 0 to 4094, not %s", show(n))
 		}
-		if n := get(dev, "link"); n == nil || !nonEmptyString(n) {
-			c.addf(joinPath(path, "link"), "is required: the device the VLAN is on")
-		} else if name, _ := scalarText(n); !devices[name] {
-			c.addf(joinPath(path, "link"), "%q is not a device of this config", name)
+		if n := yamlnode.Get(dev, "link"); n == nil || !nonEmptyString(n) {
+			c.addf(yamlnode.JoinPath(path, "link"), "is required: the device the VLAN is on")
+		} else if name, _ := yamlnode.ScalarText(n); !devices[name] {
+			c.addf(yamlnode.JoinPath(path, "link"), "%q is not a device of this config", name)
 		}
 	}
 }
@@ -153,11 +155,11 @@ func (c *netCheck) v2Key(key string, v *yaml.Node, path string) {
 // from that form to options.
 func (c *netCheck) v2Addresses(v *yaml.Node, path string) {
 	for i, a := range c.items(v, path, "addresses like 192.0.2.10/24") {
-		a = resolve(a)
+		a = yamlnode.Resolve(a)
 		if a.Kind == yaml.MappingNode && len(a.Content) == 2 {
-			a = resolve(a.Content[0])
+			a = yamlnode.Resolve(a.Content[0])
 		}
-		if s, ok := scalarText(a); !ok || !isCIDR(s) {
+		if s, ok := yamlnode.ScalarText(a); !ok || !isCIDR(s) {
 			c.addf(index(path, i), "must be an address with its prefix length, like 192.0.2.10/24, not %s", show(a))
 		}
 	}
@@ -173,25 +175,25 @@ func isCIDR(s string) bool {
 // netplan (Ubuntu): on other images _normalize_route raises "Address default is not a valid ip address".
 func (c *netCheck) v2Routes(v *yaml.Node, path string) {
 	for i, r := range c.items(v, path, "") {
-		r, rp := resolve(r), index(path, i)
+		r, rp := yamlnode.Resolve(r), index(path, i)
 		if r.Kind != yaml.MappingNode {
-			c.addf(rp, "must be a mapping with to and via, not %s", kindName(r))
+			c.addf(rp, "must be a mapping with to and via, not %s", yamlnode.KindName(r))
 			continue
 		}
-		to := get(r, "to")
-		switch s, ok := scalarText(to); {
+		to := yamlnode.Get(r, "to")
+		switch s, ok := yamlnode.ScalarText(to); {
 		case ok && s == "default":
-			c.addf(joinPath(rp, "to"), "write 0.0.0.0/0 (or ::/0): cloud-init renders `default` only on images "+
+			c.addf(yamlnode.JoinPath(rp, "to"), "write 0.0.0.0/0 (or ::/0): cloud-init renders `default` only on images "+
 				"that use netplan")
 		case to == nil || !ok || !isIPNetwork(s):
-			c.addf(joinPath(rp, "to"), "must be a network like 10.0.0.0/8, not %s", show(to))
+			c.addf(yamlnode.JoinPath(rp, "to"), "must be a network like 10.0.0.0/8, not %s", show(to))
 		}
-		if via := get(r, "via"); via != nil {
-			c.ip(via, joinPath(rp, "via"))
+		if via := yamlnode.Get(r, "via"); via != nil {
+			c.ip(via, yamlnode.JoinPath(rp, "via"))
 		}
-		if m := get(r, "metric"); m != nil {
+		if m := yamlnode.Get(r, "metric"); m != nil {
 			if n, ok := intValue(m); !ok || n < 0 {
-				c.addf(joinPath(rp, "metric"), "must be a number, not %s", show(m))
+				c.addf(yamlnode.JoinPath(rp, "metric"), "must be a number, not %s", show(m))
 			}
 		}
 	}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester"
+)
+
+// render runs `docker-machine-driver-harvester render --machine-name NAME [--harvester-… flags]`: it prints, as
+// YAML, the cloud-init Secret and the VirtualMachine a create with these flags would make (harvester.Render). It
+// never contacts a cluster. Invalid flags print the same aggregated problems a create reports, and the exit code
+// is 1 (2 for a malformed command line).
+func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
+	var machineName string
+	opts, err := harvester.ParseArgs(args, lookupEnv, func(fs *flag.FlagSet) {
+		fs.StringVar(&machineName, "machine-name", "", "name of the machine (and of its VM)")
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "render: %v\nusage: render --machine-name NAME [--harvester-... flags]\n", err)
+		return 2
+	}
+	if machineName == "" {
+		fmt.Fprintln(stderr, "render: --machine-name is required: the name of the machine, which names its VM")
+		return 2
+	}
+	cfg, err := harvester.ParseConfig(machineName, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	out, err := harvester.Render(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if _, err := stdout.Write(out); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}

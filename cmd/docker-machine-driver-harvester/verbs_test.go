@@ -1,0 +1,110 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// noEnv is an environment without any HARVESTER_* variable.
+func noEnv(string) (string, bool) { return "", false }
+
+// runVerb runs a subcommand in process, as main does.
+func runVerb(t *testing.T, env func(string) (string, bool), verb string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut strings.Builder
+	code = run(verb, args, env, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+func TestRenderVerb(t *testing.T) {
+	stdout, stderr, code := runVerb(t, noEnv, "render", "--machine-name", "m1", "--harvester-image-name", "img",
+		"--harvester-disk-size", "10", "--harvester-network-name", "net")
+	if code != 0 || !strings.Contains(stdout, "kind: Secret") || !strings.Contains(stdout, "kind: VirtualMachine") || stderr != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// Flags come from the environment too, as rancher-machine reads them.
+	env := func(k string) (string, bool) {
+		v, ok := map[string]string{"HARVESTER_IMAGE_NAME": "img", "HARVESTER_DISK_SIZE": "10", "HARVESTER_NETWORK_NAME": "net"}[k]
+		return v, ok
+	}
+	if stdout, stderr, code := runVerb(t, env, "render", "--machine-name", "m1"); code != 0 || !strings.Contains(stdout, "default/img") {
+		t.Fatalf("from the environment: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestRenderVerbExitCodes(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"no machine name", []string{"--harvester-image-name", "img"}, 2, []string{"render: --machine-name is required"}},
+		{"unknown flag", []string{"--machine-name", "m1", "--harvester-frobnicate", "x"}, 2, []string{"render: flag provided but not defined", "usage: render"}},
+		{"stray argument", []string{"--machine-name", "m1", "extra"}, 2, []string{`unexpected argument "extra"`}},
+		{"cloud-init problems, each under its flag", []string{"--machine-name", "m1", "--harvester-image-name", "img", "--harvester-disk-size", "1",
+			"--harvester-network-name", "net", "--harvester-ssh-password", "line\nbreak",
+			"--harvester-network-data", "network: {version: 1, config: [{type: physical}]}",
+			"--harvester-cloud-config", "/nonexistent/user-data"}, 1,
+			[]string{"--harvester-ssh-password:", "--harvester-network-data:", "--harvester-cloud-config:"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runVerb(t, noEnv, "render", tt.args...)
+			if code != tt.code || stdout != "" {
+				t.Fatalf("exit %d (want %d), stdout %q, stderr %q", code, tt.code, stdout, stderr)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestCloudProviderConfigVerbExitCodes(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none")) // never the machine's own kubeconfig
+	badCredential := func(k string) (string, bool) {
+		if k == "HARVESTER_KUBECONFIG_CONTENT" {
+			return "not a kubeconfig", true
+		}
+		return "", false
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "harvester.yaml")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: h, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: h, context: {cluster: h, user: u}}]
+current-context: h
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		env  func(string) (string, bool)
+		args []string
+		code int
+		want string
+	}{
+		{"no namespace", noEnv, []string{"--cluster-name", "gc1"}, 2, "usage: docker-machine-driver-harvester cloud-provider-config"},
+		{"no account name", noEnv, []string{"--namespace", "default"}, 2, "usage:"},
+		{"unknown output", noEnv, []string{"--namespace", "default", "--cluster-name", "gc1", "--output", "yaml"}, 2, "usage:"},
+		{"unknown flag", noEnv, []string{"--frobnicate"}, 2, "flag provided but not defined"},
+		{"credential from the environment is not a kubeconfig", badCredential, []string{"--namespace", "default", "--cluster-name", "gc1"}, 1,
+			"cloud-provider-config: $HARVESTER_KUBECONFIG_CONTENT: is not"},
+		{"missing kubeconfig file", noEnv, []string{"--kubeconfig", "/nonexistent/kubeconfig", "--namespace", "default", "--cluster-name", "gc1"}, 1,
+			"cloud-provider-config: open /nonexistent/kubeconfig"},
+		{"Harvester unreachable", noEnv, []string{"--kubeconfig", kubeconfig, "--namespace", "default", "--cluster-name", "gc1"}, 1,
+			"cloud-provider-config: cannot read namespace default: Harvester at 127.0.0.1:1 is unreachable"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runVerb(t, tt.env, "cloud-provider-config", tt.args...)
+			if code != tt.code || stdout != "" || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("exit %d (want %d), stdout %q, stderr %q (want %q)", code, tt.code, stdout, stderr, tt.want)
+			}
+		})
+	}
+}

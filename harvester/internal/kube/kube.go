@@ -1,0 +1,97 @@
+// Package kube is the driver's client layer: the only code that talks to Harvester's API server. It holds the
+// clients (KubeVirt's generated client for VMs and VMIs, the dynamic client viewed through typed resources for
+// everything else), the mirrors of Harvester's own types, the wording of API failures, the informer-based wait
+// on a machine's VM and VMI, the wait on a Secret, and the access reviews. It decides nothing about machines:
+// package harvester does, through Interface, which tests back with client-go's fakes.
+package kube
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+	kubevirtv1client "kubevirt.io/client-go/kubevirt/typed/core/v1"
+)
+
+// Interface is what the driver asks of Harvester's API.
+type Interface interface {
+	// Server is the API server's host (and path), named in messages.
+	Server() string
+	// Explain words a failed call for a Rancher user (see Client.Explain).
+	Explain(action, object string, err error) error
+
+	VirtualMachines(namespace string) kubevirtv1client.VirtualMachineInterface
+	VirtualMachineInstances(namespace string) kubevirtv1client.VirtualMachineInstanceInterface
+	// Dynamic is the client behind the typed resources (Secrets, Images, … in resources.go).
+	Dynamic() dynamic.Interface
+
+	// Denied returns what of needed the credential may not do in namespace.
+	Denied(ctx context.Context, namespace string, needed []Access) ([]Access, error)
+	// WatchMachine follows the VM and the VMI named name until check is done (see Client.WatchMachine).
+	WatchMachine(ctx context.Context, namespace, name string, recheck time.Duration, check MachineCheck) (Machine, error)
+	// WaitForSecret waits until the Secret named name exists and satisfies done (see Client.WaitForSecret).
+	WaitForSecret(ctx context.Context, namespace, name string, done func(*corev1.Secret) bool) (*corev1.Secret, error)
+}
+
+// Machine is what is known of a machine at one moment: its VM and VMI, nil when absent.
+type Machine struct {
+	VM  *kubevirtv1.VirtualMachine
+	VMI *kubevirtv1.VirtualMachineInstance
+}
+
+// MachineCheck looks at the latest Machine and says whether the wait is over, or why it failed.
+type MachineCheck func(Machine) (done bool, err error)
+
+// Client is Interface over client-go.
+type Client struct {
+	kubevirt kubevirtv1client.KubevirtV1Interface
+	dynamic  dynamic.Interface
+	server   string
+	renew    string // how to give a current credential, said when the API server rejects this one
+}
+
+var _ Interface = (*Client)(nil)
+
+// New returns a client over the given clients (tests pass client-go's fakes). server names the API server in
+// messages; renew tells a user whose credential was rejected how to give a current one.
+func New(kubevirt kubevirtv1client.KubevirtV1Interface, dyn dynamic.Interface, server, renew string) *Client {
+	return &Client{kubevirt: kubevirt, dynamic: dyn, server: server, renew: renew}
+}
+
+// NewForConfig returns a client for cfg. Both clients share one HTTP client and so one connection pool.
+func NewForConfig(cfg *rest.Config, renew string) (*Client, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("the Harvester kubeconfig is not usable: %v", err)
+	}
+	server := cfg.Host
+	if u, err := url.Parse(cfg.Host); err == nil && u.Host != "" {
+		server = u.Host + u.Path
+	}
+	kv, err := kubevirtv1client.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return New(kv, dyn, server, renew), nil
+}
+
+func (c *Client) Server() string { return c.server }
+
+func (c *Client) VirtualMachines(namespace string) kubevirtv1client.VirtualMachineInterface {
+	return c.kubevirt.VirtualMachines(namespace)
+}
+
+func (c *Client) VirtualMachineInstances(namespace string) kubevirtv1client.VirtualMachineInstanceInterface {
+	return c.kubevirt.VirtualMachineInstances(namespace)
+}
+
+func (c *Client) Dynamic() dynamic.Interface { return c.dynamic }
