@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/crds"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/upstream"
 )
 
 // Installing again changes nothing; discovery serves every kind with the names clients use; Harvester's
@@ -21,7 +22,11 @@ func TestInstall(t *testing.T) {
 	bed := testbed.StartT(t, testbed.Options{NoStandIn: true})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := crds.Install(ctx, bed.AdminConfig(), ""); err != nil {
+	objs, err := upstream.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := crds.Install(ctx, bed.AdminConfig(), objs); err != nil {
 		t.Fatalf("second install: %v", err)
 	}
 
@@ -62,8 +67,9 @@ func TestInstall(t *testing.T) {
 	}
 
 	vms := bed.Virt.KubevirtV1().VirtualMachines("default")
+	halted := kubevirtv1.RunStrategyHalted
 	vm, err := vms.Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "typed"},
-		Spec: kubevirtv1.VirtualMachineSpec{Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{}}}, metav1.CreateOptions{})
+		Spec: kubevirtv1.VirtualMachineSpec{RunStrategy: &halted, Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{}}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("harvester-sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	kubeconfig := fs.String("kubeconfig", "", "also write the admin kubeconfig to this file (removed on exit)")
-	sharedCRDs := fs.String("shared-crds", "", "directory of Harvester's CRDs (default ../shared/crds beside the checkout)")
 	var so standin.Options
 	fs.DurationVar(&so.PhaseDelay, "phase-delay", 200*time.Millisecond, "time per VMI phase (Pending, Scheduling, Scheduled)")
 	fs.DurationVar(&so.IPDelay, "ip-delay", 2*time.Second, "time from Running until the guest agent reports addresses")
@@ -36,7 +35,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	t0 := time.Now()
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Minute) // a first run builds the servers
-	bed, err := testbed.Start(startCtx, testbed.Options{SharedCRDs: *sharedCRDs, StandIn: so, Logf: logf})
+	bed, err := testbed.Start(startCtx, testbed.Options{StandIn: so, Logf: logf})
 	cancel()
 	if err != nil {
 		return err
