@@ -28,6 +28,17 @@ func newVM(b *testbed.Bed, ns, name string) *kubevirtv1.VirtualMachine {
 		vmspec.Disk{Image: "default/ubuntu-22.04", StorageClass: b.Seeded.ImageStorageClass["default/ubuntu-22.04"]})
 }
 
+// inNamespace returns the package's shared bed, a namespace of the test's own in it, and a context that ends a
+// minute from now or with the test.
+func inNamespace(t *testing.T) (*testbed.Bed, string, context.Context) {
+	t.Helper()
+	b := testbed.Shared(t)
+	ns := b.Namespace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return b, ns, ctx
+}
+
 func unstructuredVM(t *testing.T, vm *kubevirtv1.VirtualMachine) *unstructured.Unstructured {
 	t.Helper()
 	vm.TypeMeta = metav1.TypeMeta{APIVersion: kubevirtv1.GroupVersion.String(), Kind: "VirtualMachine"}
@@ -41,10 +52,7 @@ func unstructuredVM(t *testing.T, vm *kubevirtv1.VirtualMachine) *unstructured.U
 // The API server type-checks VirtualMachines against KubeVirt's structural schema, as a real Harvester does:
 // cpu.cores "two" is refused with the schema's own message, before any webhook is asked.
 func TestSchemaRefusesWrongType(t *testing.T) {
-	b := testbed.Shared(t)
-	ns := b.Namespace(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	b, ns, ctx := inNamespace(t)
 	vm := unstructuredVM(t, newVM(b, ns, "typed-wrong"))
 	if err := unstructured.SetNestedField(vm.Object, "two", "spec", "template", "spec", "domain", "cpu", "cores"); err != nil {
 		t.Fatal(err)
@@ -61,10 +69,7 @@ func TestSchemaRefusesWrongType(t *testing.T) {
 
 // Fields KubeVirt's schema does not know are pruned, not stored: a misspelt field is lost, as on Harvester.
 func TestSchemaPrunesUnknownFields(t *testing.T) {
-	b := testbed.Shared(t)
-	ns := b.Namespace(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	b, ns, ctx := inNamespace(t)
 	vm := unstructuredVM(t, newVM(b, ns, "misspelt"))
 	if err := unstructured.SetNestedField(vm.Object, int64(2), "spec", "template", "spec", "domain", "cpu", "coress"); err != nil {
 		t.Fatal(err)
@@ -84,10 +89,7 @@ func TestSchemaPrunesUnknownFields(t *testing.T) {
 // KubeVirt's own admitter refuses, through the webhook, a VirtualMachine whose disk names no volume: on create,
 // on update of an accepted VM, and on a server-side dry run.
 func TestAdmitterRefusesDiskWithoutVolume(t *testing.T) {
-	b := testbed.Shared(t)
-	ns := b.Namespace(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	b, ns, ctx := inNamespace(t)
 	vms := b.Virt.KubevirtV1().VirtualMachines(ns)
 	orphan := func(vm *kubevirtv1.VirtualMachine) *kubevirtv1.VirtualMachine {
 		vm.Spec.Template.Spec.Domain.Devices.Disks = append(vm.Spec.Template.Spec.Domain.Devices.Disks,
