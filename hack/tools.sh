@@ -6,9 +6,11 @@
 #   hack/tools.sh rancher-machine  -> rancher-machine
 #   hack/tools.sh goreleaser       -> goreleaser (make release-snapshot)
 #   hack/tools.sh goimports        -> goimports (make fmt-check)
+#   hack/tools.sh kubevirt         -> kubevirt: KubeVirt's CRDs and VirtualMachine admission for the test bed
 #
-# The cache key is a hash of the wrapper module (go.mod, go.sum) and of the build recipe (packages, ldflags),
-# so changing a pinned version rebuilds and nothing else does. Override the cache root with DMDH_CACHE.
+# The cache key is a hash of the wrapper module (go.mod, go.sum, and its own Go files and nested modules where
+# it has any) and of the build recipe (packages, ldflags), so changing a pinned version or the wrapper's code
+# rebuilds and nothing else does. Override the cache root with DMDH_CACHE.
 # Concurrent runs (parallel test packages) take a lock: one builds, the others wait and reuse the result.
 set -euo pipefail
 
@@ -60,7 +62,7 @@ ensure() { # ensure <name> <wrapper dir> <ldflags> <package=binary>...: print th
 	local name=$1 src=$2 ldflags=$3
 	shift 3
 	local key out
-	key=$({ cat "$src/go.mod" "$src/go.sum"; printf '%s\n' "$ldflags" "$@"; } | sha256sum | cut -c1-16)
+	key=$({ cat "$src/go.mod" "$src/go.sum"; sources "$src"; printf '%s\n' "$ldflags" "$@"; } | sha256sum | cut -c1-16)
 	out=$cache_root/$name-$key
 	if ! complete "$out" "$@"; then
 		mkdir -p "$cache_root"
@@ -71,6 +73,14 @@ ensure() { # ensure <name> <wrapper dir> <ldflags> <package=binary>...: print th
 		exec 9>&-
 	fi
 	echo "$out"
+}
+
+sources() { # sources <wrapper dir>: the wrapper's own Go files and nested go.mod files, names and contents
+	local f
+	(cd "$1" && find . \( -name '*.go' -o -path './*/*' -name go.mod \) -type f | LC_ALL=C sort) | while read -r f; do
+		printf '%s\n' "$f"
+		cat "$1/$f"
+	done
 }
 
 complete() { # complete <dir> <package=binary>...: every binary is present
@@ -104,8 +114,11 @@ goimports)
 	ensure goimports "$here/hack/tools/goimports" "" \
 		golang.org/x/tools/cmd/goimports=goimports
 	;;
+kubevirt)
+	ensure kubevirt "$here/hack/tools/kubevirt" "" .=kubevirt
+	;;
 *)
-	echo "usage: $0 controlplane|rancher-machine|goreleaser|goimports|guest-image" >&2
+	echo "usage: $0 controlplane|rancher-machine|goreleaser|goimports|kubevirt|guest-image" >&2
 	exit 2
 	;;
 esac

@@ -11,6 +11,9 @@ import (
 const (
 	diskTypeDisk  = "disk"
 	diskTypeCDROM = "cd-rom"
+	// defaultCDROMBus is a CD-ROM's bus when none is given, as in Harvester's UI: KubeVirt refuses virtio for
+	// CD-ROMs (kubevirt/kubevirt pkg/storage/admitters/disks.go, validateBusSupport).
+	defaultCDROMBus = "sata"
 )
 
 var (
@@ -128,6 +131,12 @@ func diskFromJSON(p *problems, index int, dj diskJSON, namespace string) Disk {
 	case diskTypeDisk:
 	case diskTypeCDROM:
 		d.CDROM = true
+		if dj.Bus == "" {
+			d.Bus = defaultCDROMBus
+		} else if d.Bus == "virtio" {
+			// kubevirt/kubevirt pkg/storage/admitters/disks.go: "Bus type virtio is invalid for CD-ROM device".
+			p.addf(flag, "%s.bus virtio cannot carry a cd-rom (KubeVirt refuses it); use sata or scsi", path)
+		}
 	default:
 		p.addf(flag, "%s.type must be %q or %q, got %q", path, diskTypeDisk, diskTypeCDROM, dj.Type)
 	}

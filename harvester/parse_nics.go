@@ -40,7 +40,25 @@ func parseNICs(p *problems, opts drivers.DriverOptions, namespace string) []NIC 
 		"interfaces", "interface", func() []rawJSON { return doc.Interfaces },
 		func(i int, nj nicJSON) NIC { return nicFromJSON(p, i, nj, namespace) })
 	checkMACs(p, nics)
+	checkPodNetwork(p, nics)
 	return nics
+}
+
+// checkPodNetwork rejects a second masquerade interface: each uses the pod network, and KubeVirt connects at
+// most one interface to it (kubevirt/kubevirt pkg/network/admitter: "more than one interface is connected to a
+// pod network").
+func checkPodNetwork(p *problems, nics []NIC) {
+	var first string
+	for _, n := range nics {
+		if !n.Masquerade {
+			continue
+		}
+		if first != "" {
+			p.addf(FlagNetworkInfo, "%s and %s are both masquerade interfaces; the pod network takes only one", first, n.Name)
+			return
+		}
+		first = n.Name
+	}
 }
 
 // parseLegacyNIC reads --harvester-network-name and --harvester-network-model: one bridge NIC.

@@ -25,6 +25,9 @@ var vmCases = []struct {
 		FlagClusterName, "gc8",
 		FlagDiskInfo, `{"disks":[{"imageName":"default/image-8854n","size":40,"bootOrder":1},{"storageClassName":"longhorn","size":100,"bus":"scsi","accessMode":"ReadWriteOnce","volumeMode":"Filesystem"},{"imageName":"tools-iso","size":1,"type":"cd-rom","bus":"sata","bootOrder":2}]}`,
 		FlagNetworkInfo, `{"interfaces":[{"networkName":"default/vm-untag","model":"virtio","type":"bridge"},{"macAddress":"52:54:00:00:00:02","model":"e1000","type":"masquerade"}]}`)},
+	// A CD-ROM without a bus goes on SATA: KubeVirt refuses virtio for CD-ROMs.
+	{"cd-rom-default-bus", "m1", with(minimalOptions(),
+		FlagDiskInfo, `{"disks":[{"imageName":"default/image-8854n","size":40,"bootOrder":1},{"imageName":"tools-iso","size":1,"type":"cd-rom","bootOrder":2}]}`)},
 	{"zone-affinity", "gc8-pool1-q99l7-6ndw9", with(minimalOptions(), FlagClusterName, "gc8", FlagVMAffinity, zoneAffinity)},
 	{"zone-flag", "gc8-pool1-q99l7-6ndw9", with(minimalOptions(), FlagClusterName, "gc8", FlagZone, "zone-a, zone-b")},
 	// The zone joins every required term of the user's affinity; preferred terms and pod rules stay as given.

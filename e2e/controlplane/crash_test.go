@@ -89,7 +89,7 @@ func crashChild(t *testing.T, report string) {
 	}
 	r := crashReport{Dir: cp.Dir()}
 	for _, p := range []*process{cp.etcd, cp.apiserver, cp.kcm} {
-		r.Pids = append(r.Pids, p.cmd.Process.Pid)
+		r.Pids = append(r.Pids, p.Pid())
 	}
 	data, _ := json.Marshal(r)
 	if err := os.WriteFile(report, data, 0o600); err != nil {

@@ -1,116 +1,35 @@
 package controlplane
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"runtime"
-	"strings"
-	"syscall"
+	"context"
 	"time"
+
+	proc "github.com/harvester/docker-machine-driver-harvester/e2e/internal/process"
 )
 
-// process is one server binary running in its own process group, its output appended to a log file.
+// process is one server of the control plane: a proc.Process with the names the rest of this package uses.
 type process struct {
-	name    string
-	logPath string
-	cmd     *exec.Cmd
-	done    chan struct{} // closed once the process has exited and err is set
-	err     error
+	*proc.Process
+	name string
+	done <-chan struct{}
 }
 
-// startProcess starts bin with args, stdout and stderr appended to logPath.
-//
-// The child gets SIGKILL when its parent dies (Pdeathsig), so a test binary that panics, times out or is
-// interrupted leaves no server behind. Linux delivers that signal when the *thread* that forked the child exits,
-// not the process, and the Go runtime may retire idle threads: the child is therefore started and waited for
-// from a goroutine locked to its thread, which lives exactly as long as the child does.
+// startProcess starts bin with args, stdout and stderr appended to logPath (see proc.Start).
 func startProcess(name, bin string, args []string, logPath string) (*process, error) {
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	p, err := proc.Start(name, bin, args, logPath)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(logFile, "=== %s %s: %s %s\n", time.Now().Format(time.RFC3339Nano), name, bin, strings.Join(args, " "))
-
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	p := &process{name: name, logPath: logPath, cmd: cmd, done: make(chan struct{})}
-
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the child has exited
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		p.err = cmd.Wait()
-		logFile.Close()
-		close(p.done)
-	}()
-	if err := <-started; err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start %s (%s): %w", name, bin, err)
-	}
-	return p, nil
+	return &process{Process: p, name: name, done: p.Done()}, nil
 }
 
-// exited reports whether the process has ended, and how.
-func (p *process) exited() (bool, error) {
-	select {
-	case <-p.done:
-		return true, p.err
-	default:
-		return false, nil
-	}
+func (p *process) exited() (bool, error) { return p.Exited() }
+
+func (p *process) stop(grace time.Duration) { p.Stop(grace) }
+
+// pollReady asks probe until it succeeds, the process exits, or ctx ends (see proc.Process.PollReady).
+func pollReady(ctx context.Context, p *process, probe func(context.Context) error) error {
+	return p.PollReady(ctx, probe)
 }
 
-// stop sends SIGTERM to the process group, waits up to grace for it to end, then sends SIGKILL.
-// A zero grace kills at once.
-func (p *process) stop(grace time.Duration) {
-	if done, _ := p.exited(); done {
-		return
-	}
-	pgid := -p.cmd.Process.Pid
-	if grace > 0 {
-		_ = syscall.Kill(pgid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-			return
-		case <-time.After(grace):
-		}
-	}
-	_ = syscall.Kill(pgid, syscall.SIGKILL)
-	<-p.done
-}
-
-// tail returns the last n lines of the process's log.
-func (p *process) tail(n int) string {
-	return tailFile(p.logPath, n)
-}
-
-// tailFile returns the last n lines of a file (at most its last 64 KiB).
-func tailFile(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	defer f.Close()
-	const window = 64 << 10
-	if fi, err := f.Stat(); err == nil && fi.Size() > window {
-		_, _ = f.Seek(-window, io.SeekEnd)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Sprintf("(read log: %v)", err)
-	}
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
-}
+func tailFile(path string, n int) string { return proc.TailFile(path, n) }

@@ -26,32 +26,6 @@ func waitReady(ctx context.Context, p *process, cfg *rest.Config) error {
 	})
 }
 
-// pollReady asks probe every 100 ms until it succeeds, the process exits, or ctx ends (default deadline 60 s).
-// Polling is right here: a starting server offers nothing to watch.
-func pollReady(ctx context.Context, p *process, probe func(context.Context) error) error {
-	ctx, cancel := watchtools.ContextWithOptionalTimeout(ctx, 60*time.Second)
-	defer cancel()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		if done, err := p.exited(); done {
-			return fmt.Errorf("%s exited while starting (%v); see its log", p.name, err)
-		}
-		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
-		last = probe(pctx)
-		pcancel()
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waited for %s to become ready: %w; last probe: %v", p.name, ctx.Err(), last)
-		case <-tick.C:
-		}
-	}
-}
-
 // waitControllers waits (by watch) until the serviceaccount controller has created default/default, proof that
 // kube-controller-manager is connected and its informers are synced.
 func waitControllers(ctx context.Context, p *process, cfg *rest.Config) error {

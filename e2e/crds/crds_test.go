@@ -6,12 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/crds"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/upstream"
 )
 
 // Installing again changes nothing; discovery serves every kind with the names clients use; Harvester's
@@ -21,7 +23,11 @@ func TestInstall(t *testing.T) {
 	bed := testbed.StartT(t, testbed.Options{NoStandIn: true})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := crds.Install(ctx, bed.AdminConfig(), ""); err != nil {
+	objs, err := upstream.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := crds.Install(ctx, bed.AdminConfig(), objs); err != nil {
 		t.Fatalf("second install: %v", err)
 	}
 
@@ -62,8 +68,9 @@ func TestInstall(t *testing.T) {
 	}
 
 	vms := bed.Virt.KubevirtV1().VirtualMachines("default")
+	halted := kubevirtv1.RunStrategyHalted
 	vm, err := vms.Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "typed"},
-		Spec: kubevirtv1.VirtualMachineSpec{Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{}}}, metav1.CreateOptions{})
+		Spec: kubevirtv1.VirtualMachineSpec{RunStrategy: &halted, Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{}}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,5 +95,62 @@ func TestInstall(t *testing.T) {
 	}
 	if upd, err := vmis.Update(ctx, vmi, metav1.UpdateOptions{}); err != nil || upd.Status.Phase != kubevirtv1.Running {
 		t.Errorf("VMI status by Update: phase %q (err %v)", upd.Status.Phase, err)
+	}
+}
+
+// KubeVirt's schema prunes what it does not know; everything the stand-in writes in VMI and VM status, the way
+// virt-controller and virt-handler do, is known and kept: written and read back, it is unchanged.
+func TestStandInStatusSurvivesPruning(t *testing.T) {
+	bed := testbed.StartT(t, testbed.Options{NoStandIn: true})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	now := metav1.NewTime(time.Now().Truncate(time.Second))
+	halted := kubevirtv1.RunStrategyHalted
+	vms := bed.Virt.KubevirtV1().VirtualMachines("default")
+	vm, err := vms.Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "status"},
+		Spec: kubevirtv1.VirtualMachineSpec{RunStrategy: &halted, Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm.Status = kubevirtv1.VirtualMachineStatus{
+		Created: true, Ready: true, PrintableStatus: kubevirtv1.VirtualMachineStatusRunning,
+		StartFailure: &kubevirtv1.VirtualMachineStartFailure{ConsecutiveFailCount: 2, LastFailedVMIUID: "uid-1", RetryAfterTimestamp: &now},
+		Conditions: []kubevirtv1.VirtualMachineCondition{{Type: kubevirtv1.VirtualMachineReady, Status: "True",
+			Reason: "Ready", Message: "m", LastProbeTime: now, LastTransitionTime: now}},
+	}
+	got, err := vms.UpdateStatus(ctx, vm, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(got.Status, vm.Status) {
+		t.Errorf("VM status changed on the way through the API server:\nsent %+v\ngot  %+v", vm.Status, got.Status)
+	}
+
+	vmis := bed.Virt.KubevirtV1().VirtualMachineInstances("default")
+	vmi, err := vmis.Create(ctx, &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "status"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vmi.Labels = map[string]string{kubevirtv1.NodeNameLabel: "node-1"}
+	vmi.Status = kubevirtv1.VirtualMachineInstanceStatus{
+		Phase: kubevirtv1.Running, Reason: "GuestBootFailed", NodeName: "node-1",
+		PhaseTransitionTimestamps: []kubevirtv1.VirtualMachineInstancePhaseTransitionTimestamp{{Phase: kubevirtv1.Running, PhaseTransitionTimestamp: now}},
+		Conditions: []kubevirtv1.VirtualMachineInstanceCondition{
+			{Type: kubevirtv1.VirtualMachineInstanceReady, Status: "True", LastProbeTime: now, LastTransitionTime: now},
+			{Type: kubevirtv1.VirtualMachineInstanceAgentConnected, Status: "True", LastProbeTime: now, LastTransitionTime: now},
+			{Type: kubevirtv1.VirtualMachineInstanceSynchronized, Status: "False", Reason: "FailedPvcNotFound", Message: "m", LastProbeTime: now, LastTransitionTime: now},
+			{Type: "PodScheduled", Status: "False", Reason: "Unschedulable", Message: "0/3 nodes", LastProbeTime: now, LastTransitionTime: now},
+		},
+		Interfaces: []kubevirtv1.VirtualMachineInstanceNetworkInterface{{Name: "nic-0", InterfaceName: "eth0", MAC: "52:54:00:00:00:01",
+			IP: "10.0.0.2", IPs: []string{"10.0.0.2", "fd00:e2e::2"}, InfoSource: "domain, guest-agent"}},
+		GuestOSInfo: kubevirtv1.VirtualMachineInstanceGuestOSInfo{Name: "Debian GNU/Linux", ID: "debian", Version: "12", VersionID: "12",
+			PrettyName: "Debian GNU/Linux 12 (bookworm)", KernelRelease: "6.1.0", KernelVersion: "#1 SMP", Machine: "x86_64"},
+	}
+	upd, err := vmis.Update(ctx, vmi, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(upd.Status, vmi.Status) || upd.Labels[kubevirtv1.NodeNameLabel] != "node-1" {
+		t.Errorf("VMI status changed on the way through the API server:\nsent %+v\ngot  %+v", vmi.Status, upd.Status)
 	}
 }

@@ -178,16 +178,24 @@ func checkRancherUserData(t *testing.T, userData, name, publicKey string) {
 	t.Errorf("Rancher's install script is not written by cloud-init:\n%s", userData)
 }
 
-// Each create that fails — at the pre-flight, on a stuck VM, on the timeout — says why and leaves nothing.
+// Each create that fails — at the pre-flight, on KubeVirt's admission, on a stuck VM, on the timeout — says why
+// and leaves nothing.
 func TestFailedCreatesLeaveNothing(t *testing.T) {
 	b := testbed.Shared(t)
 	tests := []struct {
 		name, image, inject, timeout string
+		extra                        []string
 		want                         []string
 	}{
 		{name: "iso image", image: "default/ubuntu-22.04-iso", want: []string{"is an ISO image", "boots cloud images only"}},
 		{name: "unlabelled iso image", image: "default/k3os-iso-unlabelled", want: []string{"is an ISO image"}},
 		{name: "image still importing", image: "default/rocky-9-importing", want: []string{"is still being imported (progress 42%)"}},
+		// The driver accepts this MAC address; KubeVirt's admitter (pkg/network/admitter/binding.go) reserves it for
+		// the in-pod bridge of a masquerade interface. The Secret made before the VM is removed again.
+		{name: "refused by KubeVirt's admission",
+			extra: []string{"--harvester-network-info", `{"interfaces":[{"type":"masquerade","macAddress":"02:00:00:00:00:00"}]}`},
+			want: []string{`cannot create VirtualMachine`, `admission webhook "virtualmachine-validator.kubevirt.io" denied the request: ` +
+				`The requested MAC address is reserved for the in-pod bridge. Please choose another one.`}},
 		{name: "unschedulable", inject: standin.InjectUnschedulable, want: []string{"no Harvester host can run the VM (ErrorUnschedulable)", "Insufficient memory"}},
 		{name: "image pull error", inject: standin.InjectImagePullError, want: []string{"cannot pull a container image"}},
 		{name: "ip never appears", inject: standin.InjectNoAgent, timeout: "5",
@@ -207,6 +215,7 @@ func TestFailedCreatesLeaveNothing(t *testing.T) {
 			if tt.timeout != "" {
 				args = append(args, "--harvester-create-timeout", tt.timeout)
 			}
+			args = append(args, tt.extra...)
 			r := cli.run(append(args, "m1")...)
 			if r.Err == nil {
 				t.Fatalf("create succeeded: %s", r)

@@ -1,5 +1,6 @@
 // Package testbed composes the simulated Harvester the end-to-end tests and `make demo` run against: a real
-// control plane, Harvester's and KubeVirt's CRDs, a seeded cluster state and the stand-in controllers.
+// control plane, Harvester's and KubeVirt's own CRDs (package upstream), KubeVirt's own VirtualMachine
+// admission (package admission), a seeded cluster state and the stand-in controllers.
 package testbed
 
 import (
@@ -14,19 +15,19 @@ import (
 	"k8s.io/client-go/rest"
 	"kubevirt.io/client-go/kubevirt"
 
+	"github.com/harvester/docker-machine-driver-harvester/e2e/admission"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/controlplane"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/crds"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/credential"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/fixtures"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/upstream"
 )
 
 // Options configures Start. The zero value gives the default bed.
 type Options struct {
 	// ControlPlane options; its BeforeControllerManager is set by Start (it installs the CRDs).
 	ControlPlane controlplane.Options
-	// SharedCRDs is the directory of Harvester's CRDs; empty: ../shared/crds or $DMDH_SHARED_CRDS.
-	SharedCRDs string
 	// Fixtures to seed; nil means fixtures.Default().
 	Fixtures *fixtures.Spec
 	// StandIn options (latencies, workers).
@@ -41,6 +42,8 @@ type Options struct {
 // Bed is a running simulated Harvester.
 type Bed struct {
 	ControlPlane *controlplane.ControlPlane
+	// Admission is KubeVirt's VirtualMachine admission, which every VM create and update passes through.
+	Admission *admission.Webhook
 	// StandIn is nil when started with NoStandIn or after StopStandIn.
 	StandIn *standin.StandIn
 	// Seeded reports what seeding produced (image storage class names).
@@ -65,9 +68,18 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	if cpOpts.Logf == nil {
 		cpOpts.Logf = opts.Logf
 	}
+	// Upstream manifests and KubeVirt's tool come first: a first run downloads modules and builds the tool.
+	manifests, err := upstream.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kubevirtTool, err := upstream.KubeVirtTool(ctx)
+	if err != nil {
+		return nil, err
+	}
 	cpOpts.BeforeControllerManager = func(ctx context.Context, admin *rest.Config) error {
 		t0 := time.Now()
-		if err := crds.Install(ctx, admin, opts.SharedCRDs); err != nil {
+		if err := crds.Install(ctx, admin, manifests); err != nil {
 			return err
 		}
 		opts.Logf("testbed: CRDs established after %v", time.Since(t0).Round(time.Millisecond))
@@ -103,12 +115,20 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	if err = os.WriteFile(b.KubeconfigPath, cp.AdminKubeconfig(), 0o600); err != nil {
 		return nil, err
 	}
+	t0 := time.Now()
+	if b.Admission, err = admission.Start(ctx, admission.Options{Tool: kubevirtTool, Dir: cp.Dir(), Kubeconfig: b.KubeconfigPath}); err != nil {
+		return nil, fmt.Errorf("start KubeVirt's admission: %w", err)
+	}
+	if err = b.Admission.Register(ctx, admin); err != nil {
+		return nil, fmt.Errorf("register KubeVirt's admission: %w", err)
+	}
+	opts.Logf("testbed: KubeVirt's VirtualMachine admission serving on %s after %v", b.Admission.URL, time.Since(t0).Round(time.Millisecond))
 
 	spec := fixtures.Default()
 	if opts.Fixtures != nil {
 		spec = *opts.Fixtures
 	}
-	t0 := time.Now()
+	t0 = time.Now()
 	if b.Seeded, err = fixtures.Seed(ctx, admin, spec); err != nil {
 		return nil, fmt.Errorf("seed the Harvester fixtures: %w", err)
 	}
@@ -146,9 +166,10 @@ func (b *Bed) StopStandIn() {
 	}
 }
 
-// Stop stops the stand-in and the control plane and removes their files.
+// Stop stops the stand-in, KubeVirt's admission and the control plane, and removes their files.
 func (b *Bed) Stop() {
 	b.StopStandIn()
+	b.Admission.Stop()
 	if b.ControlPlane != nil {
 		b.ControlPlane.Stop()
 	}

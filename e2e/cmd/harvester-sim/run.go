@@ -18,7 +18,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("harvester-sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	kubeconfig := fs.String("kubeconfig", "", "also write the admin kubeconfig to this file (removed on exit)")
-	sharedCRDs := fs.String("shared-crds", "", "directory of Harvester's CRDs (default ../shared/crds beside the checkout)")
 	var so standin.Options
 	fs.DurationVar(&so.PhaseDelay, "phase-delay", 200*time.Millisecond, "time per VMI phase (Pending, Scheduling, Scheduled)")
 	fs.DurationVar(&so.IPDelay, "ip-delay", 2*time.Second, "time from Running until the guest agent reports addresses")
@@ -35,7 +34,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	t0 := time.Now()
-	bed, err := testbed.Start(ctx, testbed.Options{SharedCRDs: *sharedCRDs, StandIn: so, Logf: logf})
+	bed, err := testbed.Start(ctx, testbed.Options{StandIn: so, Logf: logf})
 	if err != nil {
 		return err
 	}

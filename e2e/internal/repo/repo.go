@@ -40,23 +40,6 @@ func Root() (string, error) {
 	return "", fmt.Errorf("no directory with go.mod and hack/tools.sh above %q: run from inside the checkout", starts)
 }
 
-// SharedCRDDir returns the directory of Harvester's CRDs and ClusterRoles: $DMDH_SHARED_CRDS when set, else
-// ../shared/crds beside the checkout (where CI puts it).
-func SharedCRDDir() (string, error) {
-	if dir := os.Getenv("DMDH_SHARED_CRDS"); dir != "" {
-		return dir, nil
-	}
-	root, err := Root()
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(filepath.Dir(root), "shared", "crds")
-	if _, err := os.Stat(dir); err != nil {
-		return "", fmt.Errorf("Harvester CRDs: %w (expected ../shared/crds beside the checkout, or set DMDH_SHARED_CRDS)", err)
-	}
-	return dir, nil
-}
-
 var toolDirs sync.Map // tool name -> *toolResult, so one process asks hack/tools.sh once per tool
 
 type toolResult struct {

@@ -1,0 +1,105 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+	"kubevirt.io/client-go/kubevirt"
+
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/apply"
+)
+
+// Names of the configuration and its webhook: virt-operator's (components.VirtAPIValidatingWebhookName and the
+// VirtualMachine entry of NewVirtAPIValidatingWebhookConfiguration), so the API server's refusals read as on
+// Harvester: admission webhook "virtualmachine-validator.kubevirt.io" denied the request: ...
+const (
+	ConfigurationName = "virt-api-validator"
+	WebhookName       = "virtualmachine-validator.kubevirt.io"
+	// vmValidatePath is components.VMValidatePath, where virt-api serves VirtualMachine validation.
+	vmValidatePath = "/virtualmachines-validate"
+)
+
+// Configuration returns the ValidatingWebhookConfiguration that sends VirtualMachine creates and updates to
+// this server: virt-operator's rule, failure policy, timeout and side effects, with a URL instead of a Service.
+// sideEffects None lets server-side dry runs through it too.
+func (w *Webhook) Configuration() *admissionregistrationv1.ValidatingWebhookConfiguration {
+	fail := admissionregistrationv1.Fail
+	none := admissionregistrationv1.SideEffectClassNone
+	timeout := int32(10) // components.defaultTimeoutSeconds
+	url := w.URL + vmValidatePath
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName, Labels: map[string]string{kubevirtv1.AppLabel: ConfigurationName}},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:                    WebhookName,
+			AdmissionReviewVersions: []string{"v1"},
+			FailurePolicy:           &fail,
+			TimeoutSeconds:          &timeout,
+			SideEffects:             &none,
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{
+					APIGroups:   []string{kubevirtv1.GroupVersion.Group},
+					APIVersions: kubevirtv1.ApiSupportedWebhookVersions,
+					Resources:   []string{"virtualmachines"},
+				},
+			}},
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.CA},
+		}},
+	}
+}
+
+// Register applies Configuration and waits until the API server calls the webhook: until a server-side dry run
+// of a VirtualMachine that only KubeVirt's admitter refuses (a disk without a volume) is refused by it. The API
+// server picks new webhook configurations up asynchronously; without this wait the first VMs of a test could
+// slip past.
+func (w *Webhook) Register(ctx context.Context, cfg *rest.Config) error {
+	a, err := apply.New(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := a.ApplyTyped(ctx, w.Configuration()); err != nil {
+		return err
+	}
+	virt, err := kubevirt.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	probe := ProbeVM()
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if done, perr := w.Exited(); done {
+			return false, fmt.Errorf("the webhook server exited (%v)", perr)
+		}
+		_, last = virt.KubevirtV1().VirtualMachines(probe.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return last != nil && strings.Contains(last.Error(), fmt.Sprintf("admission webhook %q denied the request", WebhookName)), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waited for the API server to call webhook %s at %s: %w; last dry run of VM %s answered: %v\n%s",
+			WebhookName, w.URL, err, probe.Name, last, w.Logs(30))
+	}
+	return nil
+}
+
+// ProbeVM returns a VirtualMachine the API server's schema accepts and KubeVirt's admitter refuses: its only disk
+// names no volume.
+func ProbeVM() *kubevirtv1.VirtualMachine {
+	halted := kubevirtv1.RunStrategyHalted
+	return &kubevirtv1.VirtualMachine{
+		TypeMeta:   metav1.TypeMeta{APIVersion: kubevirtv1.GroupVersion.String(), Kind: "VirtualMachine"},
+		ObjectMeta: metav1.ObjectMeta{Name: "dmdh-admission-probe", Namespace: metav1.NamespaceDefault},
+		Spec: kubevirtv1.VirtualMachineSpec{
+			RunStrategy: &halted,
+			Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{Spec: kubevirtv1.VirtualMachineInstanceSpec{
+				Domain: kubevirtv1.DomainSpec{Devices: kubevirtv1.Devices{Disks: []kubevirtv1.Disk{{Name: "no-such-volume"}}}},
+			}},
+		},
+	}
+}

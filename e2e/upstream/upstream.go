@@ -1,0 +1,106 @@
+// Package upstream is the one place that knows where the simulated Harvester's upstream manifests and code come
+// from: Harvester's CRDs and ClusterRoles from the github.com/harvester/harvester module, the
+// NetworkAttachmentDefinition CRD from the module that publishes it, both at the versions the root go.mod
+// selects and read from the Go module cache; KubeVirt's CRDs and admission from KubeVirt's own code, built by
+// `hack/tools.sh kubevirt` (hack/tools/kubevirt, pinned to the kubevirt.io/kubevirt that matches kubevirt.io/api
+// in go.mod). Nothing is copied into the repository.
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/apply"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
+)
+
+// Module paths of the upstream sources; their versions are the root go.mod's.
+const (
+	HarvesterModule = "github.com/harvester/harvester"
+	NADModule       = "github.com/k8snetworkplumbingwg/network-attachment-definition-client"
+)
+
+// Manifest is one upstream file the test bed installs.
+type Manifest struct {
+	Module string // module path; the version is the root go.mod's
+	Path   string // file inside the module
+	// ClusterRoles, when set, takes only the ClusterRoles of these names from the file (a Helm template, whose
+	// other documents the test bed does not need); all must be there.
+	ClusterRoles []string
+}
+
+// Manifests lists Harvester's own resources the driver relies on: the KeyPair, Setting and VirtualMachineImage
+// CRDs of Harvester's CRD chart, the ClusterRoles its cloud provider and CSI driver credentials are bound to
+// (harvester/harvester deploy/charts/harvester/templates/rbac.yaml), and the NetworkAttachmentDefinition CRD
+// (Harvester installs Multus, which publishes it as artifacts/networks-crd.yaml).
+var Manifests = []Manifest{
+	{Module: HarvesterModule, Path: "deploy/charts/harvester-crd/templates/harvesterhci.io_keypairs.yaml"},
+	{Module: HarvesterModule, Path: "deploy/charts/harvester-crd/templates/harvesterhci.io_settings.yaml"},
+	{Module: HarvesterModule, Path: "deploy/charts/harvester-crd/templates/harvesterhci.io_virtualmachineimages.yaml"},
+	{Module: HarvesterModule, Path: "deploy/charts/harvester/templates/rbac.yaml",
+		ClusterRoles: []string{"harvesterhci.io:cloudprovider", "harvesterhci.io:csi-driver"}},
+	{Module: NADModule, Path: "artifacts/networks-crd.yaml"},
+}
+
+// KubeVirtBinEnv names the environment variable that points at a directory holding the kubevirt tool. When it is
+// unset, `hack/tools.sh kubevirt` provides (and if need be builds) it.
+const KubeVirtBinEnv = "DMDH_KUBEVIRT_BIN"
+
+// KubeVirtTool returns the path of the kubevirt tool (hack/tools/kubevirt): `crds` prints virt-operator's
+// VirtualMachine and VirtualMachineInstance CRDs, `webhook` serves virt-api's VirtualMachine admission. A first
+// run builds it (minutes); a deadline on ctx does not cut that short (see repo.ToolDir).
+func KubeVirtTool(ctx context.Context) (string, error) {
+	dir, err := repo.ToolDir(ctx, "kubevirt", KubeVirtBinEnv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "kubevirt"), nil
+}
+
+// Load reads one manifest from its module in the Go module cache, downloading the module when missing.
+func (m Manifest) Load(ctx context.Context) ([]*unstructured.Unstructured, error) {
+	mod, err := repo.ModuleDir(ctx, m.Module)
+	if err != nil {
+		return nil, err
+	}
+	file := filepath.Join(mod.Dir, m.Path)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s from %s: %w", m.Path, mod, err)
+	}
+	if len(m.ClusterRoles) > 0 {
+		if data, err = clusterRoles(data, m.ClusterRoles...); err != nil {
+			return nil, fmt.Errorf("%s from %s: %w", m.Path, mod, err)
+		}
+	}
+	objs, err := apply.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s from %s: %w", m.Path, mod, err)
+	}
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("%s from %s holds no object", m.Path, mod)
+	}
+	return objs, nil
+}
+
+// Load returns every upstream manifest the test bed installs: Manifests, then KubeVirtCRDs. A first run may
+// download modules and build the kubevirt tool.
+func Load(ctx context.Context) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, m := range Manifests {
+		objs, err := m.Load(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	kv, err := KubeVirtCRDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, kv...), nil
+}

@@ -1,0 +1,142 @@
+package harvester
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// kubevirtTool returns the kubevirt tool of hack/tools/kubevirt: from $DMDH_KUBEVIRT_BIN, else as
+// `hack/tools.sh kubevirt` provides it (building it on a first run, which takes minutes). Without it the tests
+// that need it fail when DMDH_REQUIRE_TOOLS=1 (make test, CI) and are skipped otherwise.
+func kubevirtTool(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("DMDH_KUBEVIRT_BIN")
+	if dir == "" {
+		var stderr bytes.Buffer
+		cmd := exec.Command(filepath.Join("..", "hack", "tools.sh"), "kubevirt")
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			msg := "KubeVirt's admitter is not available: hack/tools.sh kubevirt: " + err.Error() + "\n" + stderr.String()
+			if os.Getenv("DMDH_REQUIRE_TOOLS") == "1" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+		dir = strings.TrimSpace(string(out))
+	}
+	return filepath.Join(dir, "kubevirt")
+}
+
+// admitVerdict is one line of `kubevirt admit`.
+type admitVerdict struct {
+	File     string   `json:"file"`
+	Name     string   `json:"name"`
+	Allowed  bool     `json:"allowed"`
+	Message  string   `json:"message"`
+	Warnings []string `json:"warnings"`
+}
+
+// kubevirtAdmit runs KubeVirt's VirtualMachine admitter (virt-api's, without a server) on the VirtualMachines in
+// files, as a user's CREATE on Harvester, and returns its verdicts.
+func kubevirtAdmit(t *testing.T, files ...string) []admitVerdict {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(kubevirtTool(t), append([]string{"admit"}, files...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kubevirt admit: %v\n%s", err, stderr.String())
+	}
+	var out []admitVerdict
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		var v admitVerdict
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("kubevirt admit printed %q: %v", sc.Text(), err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+var vmDocument = regexp.MustCompile(`(?m)^kind: VirtualMachine$`)
+
+// Every golden VirtualMachine under testdata (the builder's, and those inside rendered manifests) passes
+// KubeVirt's own VirtualMachine admission with Harvester's KubeVirt configuration, without warnings.
+func TestGoldenVMsPassKubeVirtAdmission(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var withVMs []string
+	want := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(vmDocument.FindAll(data, -1)); n > 0 {
+			withVMs = append(withVMs, f)
+			want += n
+		}
+	}
+	if want < len(vmCases) {
+		t.Fatalf("found %d golden VirtualMachines, fewer than the %d builder cases", want, len(vmCases))
+	}
+	verdicts := kubevirtAdmit(t, withVMs...)
+	if len(verdicts) != want {
+		t.Fatalf("KubeVirt's admitter judged %d VirtualMachines, want %d: %+v", len(verdicts), want, verdicts)
+	}
+	for _, v := range verdicts {
+		if !v.Allowed {
+			t.Errorf("%s: KubeVirt refuses VirtualMachine %s: %s", v.File, v.Name, v.Message)
+		}
+		if len(v.Warnings) > 0 {
+			t.Errorf("%s: KubeVirt warns about VirtualMachine %s: %v", v.File, v.Name, v.Warnings)
+		}
+	}
+}
+
+// The check above can fail: the same admitter refuses a golden VM whose CPU cores are a string, and one with a
+// disk that names no volume, each with KubeVirt's own message.
+func TestKubeVirtAdmissionRefuses(t *testing.T) {
+	golden, err := os.ReadFile(filepath.Join("testdata", "vm", "minimal-legacy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct{ old, new, want string }{
+		"cores-string.yaml": {"cores: 2\n", "cores: \"two\"\n",
+			`spec.template.spec.domain.cpu.cores in body must be of type integer: "string"`},
+		"disk-without-volume.yaml": {"        devices:\n          disks:\n", "        devices:\n          disks:\n          - name: orphan\n            disk: {bus: virtio}\n",
+			"spec.template.spec.domain.devices.disks[0].Name 'orphan' not found."},
+	}
+	dir := t.TempDir()
+	var files []string
+	for name, c := range cases {
+		if !bytes.Contains(golden, []byte(c.old)) {
+			t.Fatalf("%s: minimal-legacy.yaml no longer contains %q", name, c.old)
+		}
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, bytes.Replace(golden, []byte(c.old), []byte(c.new), 1), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	verdicts := kubevirtAdmit(t, files...)
+	if len(verdicts) != len(cases) {
+		t.Fatalf("KubeVirt's admitter judged %d VirtualMachines, want %d: %+v", len(verdicts), len(cases), verdicts)
+	}
+	for _, v := range verdicts {
+		want := cases[filepath.Base(v.File)].want
+		if v.Allowed || v.Message != want {
+			t.Errorf("%s: allowed %v, message %q; want refused with %q", filepath.Base(v.File), v.Allowed, v.Message, want)
+		}
+	}
+}
