@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 )
 
 // Module is one module of the root module's build list, present in the Go module cache.
@@ -21,25 +20,17 @@ type Module struct {
 // String is path@version.
 func (m Module) String() string { return m.Path + "@" + m.Version }
 
-var modules sync.Map // module path -> *moduleResult, so one process asks the go command once per module
-
-type moduleResult struct {
-	once sync.Once
-	mod  Module
-	err  error
-}
+var modules onceByKey[Module] // module path -> Module: one process asks the go command once per module
 
 // ModuleDir returns the module path at the version the root go.mod selects (`go list -m` in the checkout, so
 // bumping go.mod moves it; a replace directive is followed), downloaded into the Go module cache if it is not
 // there yet (`go mod download`, which checks it against the checksum database as for any build).
 //
 // The download runs outside the checkout: `go mod download` in it would add go.sum lines for modules the build
-// does not need (a test-only data source such as a CRD manifest), which `go mod tidy` removes again.
+// does not need (a test-only data source such as a CRD manifest), which `go mod tidy` removes again. Like a tool
+// build, a download is not cut short by a deadline on ctx, only by a cancellation.
 func ModuleDir(ctx context.Context, path string) (Module, error) {
-	v, _ := modules.LoadOrStore(path, &moduleResult{})
-	r := v.(*moduleResult)
-	r.once.Do(func() { r.mod, r.err = moduleDir(ctx, path) })
-	return r.mod, r.err
+	return modules.do(ctx, path, func(ctx context.Context) (Module, error) { return moduleDir(ctx, path) })
 }
 
 func moduleDir(ctx context.Context, path string) (Module, error) {

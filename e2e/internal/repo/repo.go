@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 )
 
 // Root returns the repository root: the nearest directory, upwards from the working directory (or, failing that,
@@ -40,13 +39,7 @@ func Root() (string, error) {
 	return "", fmt.Errorf("no directory with go.mod and hack/tools.sh above %q: run from inside the checkout", starts)
 }
 
-var toolDirs sync.Map // tool name -> *toolResult, so one process asks hack/tools.sh once per tool
-
-type toolResult struct {
-	once sync.Once
-	dir  string
-	err  error
-}
+var toolDirs onceByKey[string] // tool name -> directory: one process asks hack/tools.sh once per tool
 
 // ToolDir returns the directory holding the binaries of one hack/tools.sh target ("controlplane",
 // "rancher-machine"): the value of envVar when that is set, else what `hack/tools.sh <name>` prints. The script
@@ -59,25 +52,7 @@ func ToolDir(ctx context.Context, name, envVar string) (string, error) {
 	if dir := os.Getenv(envVar); dir != "" {
 		return dir, nil
 	}
-	v, _ := toolDirs.LoadOrStore(name, &toolResult{})
-	r := v.(*toolResult)
-	r.once.Do(func() {
-		buildCtx, stop := withoutDeadline(ctx)
-		defer stop()
-		r.dir, r.err = runTools(buildCtx, name)
-	})
-	return r.dir, r.err
-}
-
-// withoutDeadline returns a context that ends when parent is cancelled but not when parent's deadline passes.
-func withoutDeadline(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
-	stop := context.AfterFunc(parent, func() {
-		if errors.Is(parent.Err(), context.Canceled) {
-			cancel()
-		}
-	})
-	return ctx, func() { stop(); cancel() }
+	return toolDirs.do(ctx, name, func(ctx context.Context) (string, error) { return runTools(ctx, name) })
 }
 
 func runTools(ctx context.Context, name string) (string, error) {

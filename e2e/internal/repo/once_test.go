@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -35,3 +36,32 @@ func TestWithoutDeadline(t *testing.T) {
 		}
 	})
 }
+
+// A lookup runs once per key; later callers get its result, an error included, and a caller whose deadline has
+// already passed still gets a full run.
+func TestOnceByKey(t *testing.T) {
+	var o onceByKey[int]
+	calls := 0
+	f := func(ctx context.Context) (int, error) {
+		calls++
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		return 0, errTest
+	}
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	for i := 0; i < 3; i++ {
+		if _, err := o.do(expired, "k", f); err != errTest {
+			t.Fatalf("call %d: err = %v, want the lookup's own error (not the caller's deadline)", i, err)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("the lookup ran %d times, want once", calls)
+	}
+	if v, err := o.do(context.Background(), "other", func(context.Context) (int, error) { return 7, nil }); v != 7 || err != nil {
+		t.Errorf("another key = %d, %v; want 7, nil", v, err)
+	}
+}
+
+var errTest = errors.New("lookup failed")
