@@ -74,16 +74,7 @@ func Start(ctx context.Context, opts Options) (*Webhook, error) {
 			return fmt.Errorf("no address yet: %w", err)
 		}
 		w.URL = "https://" + strings.TrimSpace(string(addr))
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, w.URL+"/healthz", nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/healthz answered %s", resp.Status)
-		}
-		return nil
+		return proc.GetOK(ctx, client, w.URL+"/healthz")
 	})
 	if err != nil {
 		err = fmt.Errorf("%w\n%s", err, w.Logs(30))

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 
+	proc "github.com/harvester/docker-machine-driver-harvester/e2e/internal/process"
+
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/kubeconfig"
 )
 
@@ -31,16 +33,7 @@ func (cp *ControlPlane) startEtcd(ctx context.Context) error {
 	}
 	cp.etcd = p
 	return pollReady(ctx, p, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, client+"/health", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/health answered %s", resp.Status)
-		}
-		return nil
+		return proc.GetOK(ctx, http.DefaultClient, client+"/health")
 	})
 }
 
