@@ -86,7 +86,7 @@ var cloudProviderAccess = []kube.Access{
 // makes the guest cluster's account there (see ensureCloudProviderAccount). It replaces
 // harvester/cloud-provider-harvester's generate_addon.sh; the cloud-provider-config subcommand runs it.
 func EnsureCloudProviderAccount(ctx context.Context, kubeconfig []byte, a CloudProviderAccount) ([]byte, error) {
-	c, err := connect(kubeconfig)
+	c, _, err := connect(kubeconfig, time.Now())
 	if err != nil {
 		return nil, err
 	}
