@@ -55,7 +55,9 @@ type CloudProviderSetup struct {
 	Kubeconfig []byte // given kubeconfig (secret); nil when none or generated
 	Generate   bool   // make the scoped account at create time
 	Server     string // the VIP URL for a generated kubeconfig; "" to discover
-	ForRKE2    bool   // also write RKE2's config drop-in
+	// Distribution is where the guest's distribution reads the kubeconfig (--harvester-cloud-provider-distribution).
+	Distribution Distribution
+	DropIn       bool // also write the distribution's config drop-in
 }
 
 // Enabled reports whether anything is written into the guest for the cloud provider.

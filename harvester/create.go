@@ -36,6 +36,9 @@ func (d *Driver) Create() error {
 	if err != nil {
 		return err
 	}
+	if warning := expiryWarning(d.credentialExpiry, time.Now()); warning != "" {
+		infof("%s", warning)
+	}
 	looked, err := d.lookUp(ctx, c)
 	if err != nil {
 		return err

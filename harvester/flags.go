@@ -55,7 +55,9 @@ const (
 	FlagGenerateCloudProviderConfig = "harvester-generate-cloud-provider-config"
 	FlagCloudProviderServer         = "harvester-cloud-provider-server"
 	// The digit goes last: Rancher does not split "rke2Cloud…" back into "rke2-cloud…".
-	FlagCloudProviderForRKE2 = "harvester-cloud-provider-for-rke2"
+	FlagCloudProviderForRKE2      = "harvester-cloud-provider-for-rke2"
+	FlagCloudProviderDistribution = "harvester-cloud-provider-distribution"
+	FlagCloudProviderDropIn       = "harvester-cloud-provider-drop-in"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -131,10 +133,12 @@ var flagTable = []flagSpec{
 	{name: FlagCreateTimeout, kind: intFlag, num: DefaultCreateTimeoutSecs, usage: "Seconds to wait for the VM to run and report an IP before the machine is removed again. Default: 900."},
 	{name: FlagZone, usage: "Run the VM only on Harvester hosts in these zones (host label topology.kubernetes.io/zone), comma-separated, e.g. zone-a. Empty: any zone."},
 	{name: FlagRegion, usage: "Run the VM only on Harvester hosts in these regions (host label topology.kubernetes.io/region), comma-separated. Empty: any region."},
-	{name: FlagCloudProviderConfig, usage: "Kubeconfig for the guest cluster's Harvester cloud provider and CSI driver (a scoped service account; see the cloud-provider-config subcommand), as YAML or base64. Written to /etc/kubernetes/cloud-config and /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (root, 0600). Rancher's RKE2 flow does this itself: leave empty there."},
+	{name: FlagCloudProviderConfig, usage: "Kubeconfig for the guest cluster's Harvester cloud provider and CSI driver (a scoped service account; see the cloud-provider-config subcommand), as YAML or base64. Written to /etc/kubernetes/cloud-config and the distribution's path, /var/lib/rancher/rke2/etc/config-files/cloud-provider-config or /var/lib/rancher/k3s/etc/config-files/cloud-provider-config (root, 0600). Rancher's RKE2 flow does this itself: leave empty there."},
 	{name: FlagGenerateCloudProviderConfig, kind: boolFlag, usage: "Create (once per guest cluster, named after --harvester-cluster-name) the cloud provider's scoped service account in Harvester and write its kubeconfig into the guest, as --harvester-cloud-provider-config does."},
 	{name: FlagCloudProviderServer, usage: "Harvester's address as the guests reach it, https://<Harvester VIP>:6443, for the generated kubeconfig. Empty: discovered from Harvester."},
-	{name: FlagCloudProviderForRKE2, kind: boolFlag, usage: "Also write /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml setting cloud-provider-name harvester and that config file, for RKE2 installed outside Rancher's cloud provider setting."},
+	{name: FlagCloudProviderForRKE2, kind: boolFlag, usage: "Also write /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml setting cloud-provider-name harvester and that config file, for RKE2 installed outside Rancher's cloud provider setting. The same as --harvester-cloud-provider-drop-in with distribution rke2."},
+	{name: FlagCloudProviderDistribution, str: DefaultDistribution, usage: "Kubernetes distribution of the guest cluster, for where the cloud provider kubeconfig goes: rke2 or k3s. Default: rke2."},
+	{name: FlagCloudProviderDropIn, kind: boolFlag, usage: "Also write the distribution's config drop-in that turns the Harvester cloud provider on, for clusters installed outside Rancher: RKE2 /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml (cloud-provider-name harvester), K3s /etc/rancher/k3s/config.yaml.d/90-harvester-cloud-provider.yaml (disable-cloud-controller; install the harvester-cloud-provider chart with cloudConfigPath /var/lib/rancher/k3s/etc/config-files/cloud-provider-config)."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.
