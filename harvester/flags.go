@@ -56,6 +56,13 @@ const (
 	FlagCloudProviderServer         = "harvester-cloud-provider-server"
 	// The digit goes last: Rancher does not split "rke2Cloud…" back into "rke2-cloud…".
 	FlagCloudProviderForRKE2 = "harvester-cloud-provider-for-rke2"
+
+	// Host devices, labels and strategies. The names are those of the reference driver's pending changes
+	// (harvester/docker-machine-driver-harvester PRs #96 and #83), so one Rancher machine config serves both.
+	FlagHostDeviceInfo      = "harvester-host-device-info"
+	FlagVMLabels            = "harvester-vm-labels"
+	FlagEvictionStrategy    = "harvester-eviction-strategy"
+	FlagMaintenanceStrategy = "harvester-maintenance-strategy"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -135,6 +142,10 @@ var flagTable = []flagSpec{
 	{name: FlagGenerateCloudProviderConfig, kind: boolFlag, usage: "Create (once per guest cluster, named after --harvester-cluster-name) the cloud provider's scoped service account in Harvester and write its kubeconfig into the guest, as --harvester-cloud-provider-config does."},
 	{name: FlagCloudProviderServer, usage: "Harvester's address as the guests reach it, https://<Harvester VIP>:6443, for the generated kubeconfig. Empty: discovered from Harvester."},
 	{name: FlagCloudProviderForRKE2, kind: boolFlag, usage: "Also write /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml setting cloud-provider-name harvester and that config file, for RKE2 installed outside Rancher's cloud provider setting."},
+	{name: FlagHostDeviceInfo, usage: `PCI and USB host devices to pass through, as JSON: {"hostDevices":[{"name":"gpu1","deviceName":"nvidia.com/GA102GL_A10"}]}; name: a lowercase name unique among host devices and vGPUs; deviceName: the device's resource name in Harvester (Advanced → PCI Devices / USB Devices), enabled for passthrough. Empty: none.`},
+	{name: FlagVMLabels, usage: "Extra labels of the VM and its instances, as key=value,key=value (Kubernetes label keys and values). The labels the driver sets itself (harvesterhci.io/creator, vmName, machineSetName, the guest-cluster and node-pool labels) cannot be given. Empty: none."},
+	{name: FlagEvictionStrategy, str: DefaultEvictionStrategy, usage: "What KubeVirt does with the VM when its host is drained: LiveMigrateIfPossible, LiveMigrate, None or External. Default: LiveMigrateIfPossible."},
+	{name: FlagMaintenanceStrategy, usage: "What Harvester does with the VM when its host enters maintenance mode (label harvesterhci.io/maintain-mode-strategy): Migrate, ShutdownAndRestartAfterEnable, ShutdownAndRestartAfterDisable or Shutdown. Empty: Harvester's default (Migrate)."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.
