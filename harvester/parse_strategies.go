@@ -8,7 +8,8 @@ import (
 )
 
 // DefaultEvictionStrategy is the VM's eviction strategy unless --harvester-eviction-strategy says otherwise:
-// what Harvester's own VM form sets, and what this driver always set.
+// what Harvester's own VM templates and builder set (pkg/data/template.go, pkg/builder/vm.go), and what this
+// driver always set.
 const DefaultEvictionStrategy = string(kubevirtv1.EvictionStrategyLiveMigrateIfPossible)
 
 // evictionStrategies are the values KubeVirt accepts (kubevirt.io/api core/v1 EvictionStrategy; virt-api's
