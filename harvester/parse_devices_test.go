@@ -30,6 +30,16 @@ func parseProblems(t *testing.T, opts Options) (*Config, string) {
 	return nil, err.Error()
 }
 
+// wantAll fails the test for each of want that text lacks.
+func wantAll(t *testing.T, text string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("lacks %q:\n%s", w, text)
+		}
+	}
+}
+
 func TestParseHostDevices(t *testing.T) {
 	doc := `{"hostDevices":[{"name":"gpu1","deviceName":"nvidia.com/GA102GL_A10"},{"name":"usb-key","deviceName":"kubevirt.io/node1-0951-1666-001002"}]}`
 	want := []HostDevice{{"gpu1", "nvidia.com/GA102GL_A10"}, {"usb-key", "kubevirt.io/node1-0951-1666-001002"}}
@@ -72,11 +82,7 @@ func TestParseHostDevicesRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, problems := parseProblems(t, with(minimalOptions(), FlagHostDeviceInfo, tt.raw, FlagVGPUInfo, tt.vgpus))
-			for _, w := range tt.want {
-				if !strings.Contains(problems, w) {
-					t.Errorf("problems lack %q:\n%s", w, problems)
-				}
-			}
+			wantAll(t, problems, tt.want...)
 		})
 	}
 }
@@ -118,11 +124,7 @@ func TestParseVMLabelsRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, problems := parseProblems(t, with(minimalOptions(), FlagVMLabels, tt.raw, FlagMaintenanceStrategy, tt.strategy))
-			for _, w := range tt.want {
-				if !strings.Contains(problems, w) {
-					t.Errorf("problems lack %q:\n%s", w, problems)
-				}
-			}
+			wantAll(t, problems, tt.want...)
 		})
 	}
 }
@@ -145,14 +147,9 @@ func TestParseStrategies(t *testing.T) {
 		}
 	}
 	_, problems = parseProblems(t, with(minimalOptions(), FlagEvictionStrategy, "liveMigrate", FlagMaintenanceStrategy, "migrate"))
-	for _, w := range []string{
+	wantAll(t, problems,
 		`--harvester-eviction-strategy: must be one of LiveMigrateIfPossible, LiveMigrate, None or External (KubeVirt's eviction strategies), got "liveMigrate"`,
-		`--harvester-maintenance-strategy: must be one of Migrate, ShutdownAndRestartAfterEnable, ShutdownAndRestartAfterDisable or Shutdown (Harvester's maintenance-mode strategies), got "migrate"`,
-	} {
-		if !strings.Contains(problems, w) {
-			t.Errorf("problems lack %q:\n%s", w, problems)
-		}
-	}
+		`--harvester-maintenance-strategy: must be one of Migrate, ShutdownAndRestartAfterEnable, ShutdownAndRestartAfterDisable or Shutdown (Harvester's maintenance-mode strategies), got "migrate"`)
 }
 
 // The maintenance strategies and their label are Harvester's: read from the source of the harvester module go.mod
