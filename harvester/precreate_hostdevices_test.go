@@ -91,9 +91,9 @@ func TestPreCreateCheckHostDevicesProblems(t *testing.T) {
 		t.Fatalf("want three problems, got %v", err)
 	}
 	wantAll(t, err.Error(),
-		"--harvester-host-device-info: hostDevices[0] (deva): no PCI or USB device in Harvester has resource name nvidia.com/TU104GL_T4 " +
+		"--harvester-host-device-info: hostDevices[0] (deva): no PCI or USB device in Harvester has resource name nvidia.com/TU104GL_T4 "+
 			"(passthrough is enabled for nvidia.com/GA102GL_A10); see Advanced → PCI Devices and USB Devices",
-		"--harvester-host-device-info: hostDevices[1] (devb): intel.com/ETHERNET_CONTROLLER_X710 is the resource name of PCI node1/0000:3b:00.0, " +
+		"--harvester-host-device-info: hostDevices[1] (devb): intel.com/ETHERNET_CONTROLLER_X710 is the resource name of PCI node1/0000:3b:00.0, "+
 			"but passthrough is enabled on none",
 		"hostDevices[2] (devc): kubevirt.io/node1-0951-1666-001002 is the resource name of USB node1/node1-0951-1666-001002, but passthrough is enabled on none")
 }
