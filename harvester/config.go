@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
 )
 
 // Config is the validated, typed form of every flag: what one machine is to be. SetConfigFromFlags produces it
@@ -29,6 +30,15 @@ type Config struct {
 	Disks []Disk
 	NICs  []NIC
 	VGPUs []VGPU
+	// HostDevices are the PCI and USB devices passed through (--harvester-host-device-info).
+	HostDevices []HostDevice
+
+	// Labels are the user's extra labels of the VM and its template (--harvester-vm-labels); none of the driver's.
+	Labels map[string]string
+	// EvictionStrategy is KubeVirt's, for host drains; MaintenanceStrategy the value of Harvester's
+	// maintain-mode-strategy label, "" for none (Harvester's default).
+	EvictionStrategy    kubevirtv1.EvictionStrategy
+	MaintenanceStrategy string
 
 	// Affinity is the user's --harvester-vm-affinity; nil means the default spread across hosts.
 	Affinity *corev1.Affinity

@@ -54,6 +54,9 @@ var fakeListKinds = map[schema.GroupVersionResource]string{
 	{Group: "harvesterhci.io", Version: "v1beta1", Resource: "keypairs"}:                  "KeyPairList",
 	{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}: "NetworkAttachmentDefinitionList",
 	{Group: "authorization.k8s.io", Version: "v1", Resource: "selfsubjectaccessreviews"}:  "SelfSubjectAccessReviewList",
+	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "pcidevices"}:        "PCIDeviceList",
+	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "pcideviceclaims"}:   "PCIDeviceClaimList",
+	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "usbdevices"}:        "USBDeviceList",
 }
 
 func newFakeCluster(t *testing.T) *fakeCluster {

@@ -58,6 +58,13 @@ const (
 	FlagCloudProviderForRKE2      = "harvester-cloud-provider-for-rke2"
 	FlagCloudProviderDistribution = "harvester-cloud-provider-distribution"
 	FlagCloudProviderDropIn       = "harvester-cloud-provider-drop-in"
+
+	// Host devices, labels and strategies. The names are those of the reference driver's pending changes
+	// (harvester/docker-machine-driver-harvester PRs #96 and #83), so one Rancher machine config serves both.
+	FlagHostDeviceInfo      = "harvester-host-device-info"
+	FlagVMLabels            = "harvester-vm-labels"
+	FlagEvictionStrategy    = "harvester-eviction-strategy"
+	FlagMaintenanceStrategy = "harvester-maintenance-strategy"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -139,6 +146,10 @@ var flagTable = []flagSpec{
 	{name: FlagCloudProviderForRKE2, kind: boolFlag, usage: "Also write /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml setting cloud-provider-name harvester and that config file, for RKE2 installed outside Rancher's cloud provider setting. The same as --harvester-cloud-provider-drop-in with distribution rke2."},
 	{name: FlagCloudProviderDistribution, str: DefaultDistribution, usage: "Kubernetes distribution of the guest cluster, for where the cloud provider kubeconfig goes: rke2 or k3s. Default: rke2."},
 	{name: FlagCloudProviderDropIn, kind: boolFlag, usage: "Also write the distribution's config drop-in that turns the Harvester cloud provider on, for clusters installed outside Rancher: RKE2 /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml (cloud-provider-name harvester), K3s /etc/rancher/k3s/config.yaml.d/90-harvester-cloud-provider.yaml (disable-cloud-controller; install the harvester-cloud-provider chart with cloudConfigPath /var/lib/rancher/k3s/etc/config-files/cloud-provider-config)."},
+	{name: FlagHostDeviceInfo, usage: `PCI and USB host devices to pass through, as JSON: {"hostDevices":[{"name":"gpu1","deviceName":"nvidia.com/GA102GL_A10"}]}; name: a lowercase name unique among host devices and vGPUs; deviceName: the device's resource name in Harvester (Advanced → PCI Devices / USB Devices), enabled for passthrough. Empty: none.`},
+	{name: FlagVMLabels, usage: "Extra labels of the VM and its instances, as key=value,key=value (Kubernetes label keys and values). The labels the driver sets itself (harvesterhci.io/creator, vmName, machineSetName, the guest-cluster and node-pool labels) cannot be given. Empty: none."},
+	{name: FlagEvictionStrategy, str: DefaultEvictionStrategy, usage: "What KubeVirt does with the VM when its host is drained: LiveMigrateIfPossible, LiveMigrate, None or External. Default: LiveMigrateIfPossible."},
+	{name: FlagMaintenanceStrategy, usage: "What Harvester does with the VM when its host enters maintenance mode (label harvesterhci.io/maintain-mode-strategy): Migrate, ShutdownAndRestartAfterEnable, ShutdownAndRestartAfterDisable or Shutdown. Empty: Harvester's default (Migrate)."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

@@ -68,7 +68,7 @@ func BuildVirtualMachine(cfg *Config, facts Facts, claimSuffix string) (*kubevir
 					},
 				},
 				Spec: kubevirtv1.VirtualMachineInstanceSpec{
-					EvictionStrategy: ptrTo(kubevirtv1.EvictionStrategyLiveMigrateIfPossible),
+					EvictionStrategy: ptrTo(cfg.EvictionStrategy),
 					Affinity:         vmAffinity(cfg),
 					Domain:           domain(cfg),
 					Networks:         networks(cfg.NICs),
@@ -108,6 +108,9 @@ func domain(cfg *Config) kubevirtv1.DomainSpec {
 	// Harvester v1.8 requests vGPUs as host devices (harvester/harvester#10026); older builders used gpus[].
 	for _, g := range cfg.VGPUs {
 		d.Devices.HostDevices = append(d.Devices.HostDevices, kubevirtv1.HostDevice{Name: g.Name, DeviceName: g.DeviceName})
+	}
+	for _, h := range cfg.HostDevices {
+		d.Devices.HostDevices = append(d.Devices.HostDevices, kubevirtv1.HostDevice{Name: h.Name, DeviceName: h.DeviceName})
 	}
 	return d
 }
