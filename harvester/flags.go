@@ -56,6 +56,10 @@ const (
 	FlagCloudProviderServer         = "harvester-cloud-provider-server"
 	// The digit goes last: Rancher does not split "rke2Cloud…" back into "rke2-cloud…".
 	FlagCloudProviderForRKE2 = "harvester-cloud-provider-for-rke2"
+
+	FlagIPPool        = "harvester-ip-pool"
+	FlagIPPoolGateway = "harvester-ip-pool-gateway"
+	FlagIPPoolDNS     = "harvester-ip-pool-dns"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -135,6 +139,9 @@ var flagTable = []flagSpec{
 	{name: FlagGenerateCloudProviderConfig, kind: boolFlag, usage: "Create (once per guest cluster, named after --harvester-cluster-name) the cloud provider's scoped service account in Harvester and write its kubeconfig into the guest, as --harvester-cloud-provider-config does."},
 	{name: FlagCloudProviderServer, usage: "Harvester's address as the guests reach it, https://<Harvester VIP>:6443, for the generated kubeconfig. Empty: discovered from Harvester."},
 	{name: FlagCloudProviderForRKE2, kind: boolFlag, usage: "Also write /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml setting cloud-provider-name harvester and that config file, for RKE2 installed outside Rancher's cloud provider setting."},
+	{name: FlagIPPool, usage: "Static addresses for the first NIC (a bridge on a VM network): each machine gets one of them, allocated in Harvester, as FIRST-LAST/PREFIX (10.0.0.10-10.0.0.59/24, 2001:db8::10-2001:db8::59/64) or a subnet (10.0.0.0/24: all but its network, broadcast and gateway addresses). Given to the guest as cloud-init network-config v2, added to --harvester-network-data (v2 only, its ethernets matched by macaddress, none the first NIC's). Empty: no static address (DHCP)."},
+	{name: FlagIPPoolGateway, usage: "Default gateway of --harvester-ip-pool's subnet, e.g. 10.0.0.1. Empty: no default route."},
+	{name: FlagIPPoolDNS, usage: "DNS servers for --harvester-ip-pool, comma-separated, e.g. 10.0.0.2,10.0.0.3. Empty: none configured."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

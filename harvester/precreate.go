@@ -63,6 +63,7 @@ func (d *Driver) PreCreateCheck() error {
 	d.checkStorageClasses(ctx, c, &p)
 	d.checkNetworks(ctx, c, &p)
 	d.checkTopology(ctx, c, &p)
+	d.checkIPPool(ctx, c, &p)
 	if err := p.errTitled("cannot create the machine on Harvester"); err != nil {
 		return err
 	}

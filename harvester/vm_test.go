@@ -37,6 +37,8 @@ var vmCases = []struct {
 	{"reserved-memory-cpu-model-pinning", "m1", with(minimalOptions(), FlagReservedMemorySize, 512, FlagMemorySize, 8, FlagCPUCount, 4,
 		FlagCPUModel, "host-passthrough", FlagCPUPinning, true, FlagIsolateEmulatorThread, true)},
 	{"vgpu", "m1", with(minimalOptions(), FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"},{"name":"gpu2","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`)},
+	// The first NIC gets the MAC the allocated address's network-config matches; the VM names its allocation.
+	{"ip-pool", "m1", with(minimalOptions(), FlagIPPool, "10.0.0.10-10.0.0.59/24", FlagIPPoolGateway, "10.0.0.1")},
 	// namespace + machine name exceed 63 characters: machineSetName is hashed (harvester/harvester#7467).
 	{"long-names-hashed", "averyveryverylongclusternamethatgoes-pool1-q99l7-6ndw9",
 		with(minimalOptions(), FlagVMNamespace, strings.Repeat("a", 40), FlagClusterName, "averyveryverylongclusternamethatgoes")},
