@@ -39,8 +39,8 @@ import (
 // A variable for tests.
 var allocationMargin = time.Minute
 
-// now is the clock reclaim decisions are made on; a variable for tests.
-var now = time.Now
+// allocationNow is the clock reclaim decisions are made on; a variable for tests.
+var allocationNow = time.Now
 
 // ipPoolAccess is what allocating, recording and releasing an address needs in the network's namespace.
 var ipPoolAccess = []kube.Access{
@@ -194,7 +194,7 @@ func (s *poolScan) candidates(ctx context.Context, yield func(addr netip.Addr, s
 func (s *poolScan) isHeld(ctx context.Context, cm *corev1.ConfigMap) bool {
 	uid := cm.Annotations[AnnotationIPVMUID]
 	if uid == "" {
-		if expiry := allocationExpiry(cm); now().Before(expiry) {
+		if expiry := allocationExpiry(cm); allocationNow().Before(expiry) {
 			if s.inFlight++; s.firstExpiry.IsZero() || expiry.Before(s.firstExpiry) {
 				s.firstExpiry = expiry
 			}

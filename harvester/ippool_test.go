@@ -68,8 +68,8 @@ func (fc *fakeCluster) allocations() map[string]corev1.ConfigMap {
 	return out
 }
 
-// reloaded is the driver as a later rancher-machine command loads it: only its saved state.
-func reloaded(t *testing.T, fc *fakeCluster, d *Driver) *Driver {
+// savedAndLoaded is the driver as a later rancher-machine command loads it: only its saved state.
+func savedAndLoaded(t *testing.T, fc *fakeCluster, d *Driver) *Driver {
 	t.Helper()
 	state, err := json.Marshal(d)
 	if err != nil {
@@ -142,7 +142,7 @@ func TestCreateWithIPPool(t *testing.T) {
 		t.Fatalf("second machine: %q %v, want the next address", m2.IPAddress, err)
 	}
 
-	rm := reloaded(t, fc, d)
+	rm := savedAndLoaded(t, fc, d)
 	if rm.IPPoolNetwork != "default/vlan1" {
 		t.Fatalf("the saved state does not say where the address is: %q", rm.IPPoolNetwork)
 	}
@@ -150,14 +150,14 @@ func TestCreateWithIPPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := fc.allocations(); len(got) != 1 || got["ip-vlan1-10-0-0-11"].Name == "" {
-		t.Errorf("after removing m1 the allocations are %v, want m2's alone", keys(got))
+		t.Errorf("after removing m1 the allocations are %v, want m2's alone", allocationNames(got))
 	}
 	if err := rm.Remove(); err != nil {
 		t.Errorf("a second Remove: %v", err)
 	}
 }
 
-func keys[V any](m map[string]V) []string {
+func allocationNames(m map[string]corev1.ConfigMap) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
@@ -181,7 +181,7 @@ func TestIPPoolExhausted(t *testing.T) {
 		}
 	}
 	if vms, _, secrets := fc.objects(); vms != 1 || secrets != 1 || len(fc.allocations()) != 1 {
-		t.Errorf("the failed create left something: %d VMs, %d Secrets, allocations %v", vms, secrets, keys(fc.allocations()))
+		t.Errorf("the failed create left something: %d VMs, %d Secrets, allocations %v", vms, secrets, allocationNames(fc.allocations()))
 	}
 }
 
@@ -225,7 +225,7 @@ func TestIPPoolReclaim(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(fc)
 			}
-			later(t, tt.later)
+			clockAhead(t, tt.later)
 			d := newTestDriver(t, fc, "m1", poolCreateOptions("10.0.0.10-10.0.0.10/24"))
 			err := d.PreCreateCheck()
 			if !tt.reclaimed {
@@ -286,11 +286,11 @@ func (fc *fakeCluster) ownedVMI(name, owner string, annotations map[string]strin
 	}}, metav1.CreateOptions{}))
 }
 
-// later moves the driver's clock on by d for the test.
-func later(t *testing.T, d time.Duration) {
-	old := now
-	now = func() time.Time { return time.Now().Add(d) }
-	t.Cleanup(func() { now = old })
+// clockAhead moves the driver's clock on by d for the test.
+func clockAhead(t *testing.T, d time.Duration) {
+	old := allocationNow
+	allocationNow = func() time.Time { return time.Now().Add(d) }
+	t.Cleanup(func() { allocationNow = old })
 }
 
 // Another create took the first free address between this create's list and its create: it takes the next.
@@ -345,7 +345,7 @@ func TestIPPoolReleasedOnRollback(t *testing.T) {
 			}
 			fc.nothingLeft(t)
 			if got := fc.allocations(); len(got) != 0 {
-				t.Errorf("the address is still allocated: %v", keys(got))
+				t.Errorf("the address is still allocated: %v", allocationNames(got))
 			}
 		})
 	}
@@ -364,7 +364,7 @@ func TestRemoveLeavesOtherMachinesAllocations(t *testing.T) {
 	if err := kube.MergePatch(context.Background(), fc.c, kube.ConfigMaps, "default", "ip-vlan1-10-0-0-10", patch); err != nil {
 		t.Fatal(err)
 	}
-	if err := reloaded(t, fc, d).Remove(); err != nil {
+	if err := savedAndLoaded(t, fc, d).Remove(); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := fc.allocations()["ip-vlan1-10-0-0-10"]; !ok {

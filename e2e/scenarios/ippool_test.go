@@ -38,7 +38,7 @@ func TestStaticAddressFromPool(t *testing.T) {
 	b := testbed.Shared(t)
 	ns := b.Namespace(t)
 	ctx := context.Background()
-	createNetwork(t, b, ns, "static-net")
+	createVMNetwork(t, b, ns, "static-net")
 	cli := newCLI(t, b.AdminKubeconfig())
 	cli.must(append(createArgs(t, ns, "--harvester-network-name", ns+"/static-net",
 		"--harvester-ip-pool", "10.77.0.10-10.77.0.12/24", "--harvester-ip-pool-gateway", "10.77.0.1",
@@ -101,7 +101,7 @@ func TestIPPoolConcurrentCreates(t *testing.T) {
 	b := testbed.Shared(t)
 	vmNS, netNS := b.Namespace(t), b.Namespace(t)
 	ctx := context.Background()
-	createNetwork(t, b, netNS, "pool-net")
+	createVMNetwork(t, b, netNS, "pool-net")
 	quietDriverLog(t)
 	opts := harvester.DefaultOptions()
 	for k, v := range map[string]any{
@@ -122,7 +122,7 @@ func TestIPPoolConcurrentCreates(t *testing.T) {
 	for i := range drivers {
 		drivers[i] = newDriver(i)
 	}
-	each(drivers, func(i int, d *harvester.Driver) {
+	eachDriver(drivers, func(i int, d *harvester.Driver) {
 		if err := d.PreCreateCheck(); err != nil {
 			t.Errorf("machine %d: pre-flight: %v", i, err)
 			return
@@ -143,7 +143,7 @@ func TestIPPoolConcurrentCreates(t *testing.T) {
 		}
 		seen[ip] = i
 	}
-	if cms := allocations(t, b, netNS); len(cms) != n {
+	if cms := ipAllocations(t, b, netNS); len(cms) != n {
 		t.Errorf("%d allocations for %d machines", len(cms), n)
 	}
 
@@ -158,19 +158,19 @@ func TestIPPoolConcurrentCreates(t *testing.T) {
 		t.Errorf("the refused create made a VM")
 	}
 
-	each(drivers, func(i int, d *harvester.Driver) {
+	eachDriver(drivers, func(i int, d *harvester.Driver) {
 		if err := d.Remove(); err != nil {
 			t.Errorf("machine %d: remove: %v", i, err)
 		}
 	})
-	if cms := allocations(t, b, netNS); len(cms) != 0 {
+	if cms := ipAllocations(t, b, netNS); len(cms) != 0 {
 		t.Errorf("allocations left after removing every machine: %v", cms)
 	}
 	nothingLeft(t, b, vmNS)
 }
 
-// each runs fn for every driver at once and waits.
-func each(drivers []*harvester.Driver, fn func(i int, d *harvester.Driver)) {
+// eachDriver runs fn for every driver at once and waits.
+func eachDriver(drivers []*harvester.Driver, fn func(i int, d *harvester.Driver)) {
 	var wg sync.WaitGroup
 	for i, d := range drivers {
 		wg.Add(1)
@@ -186,7 +186,7 @@ func TestKilledCreatesAddressIsReclaimed(t *testing.T) {
 	b := testbed.Shared(t)
 	ns := b.Namespace(t)
 	ctx := context.Background()
-	createNetwork(t, b, ns, "reclaim-net")
+	createVMNetwork(t, b, ns, "reclaim-net")
 	pool := []string{"--harvester-network-name", ns + "/reclaim-net", "--harvester-ip-pool", "10.66.0.10-10.66.0.10/24"}
 
 	// The killed create: its cloud-init Secret is held at a proxy until rancher-machine and the plugin are killed.
@@ -288,8 +288,8 @@ func holdingProxy(t *testing.T, admin *rest.Config, hold func(*http.Request) boo
 	return out, arrived
 }
 
-// createNetwork creates a VM network (a NetworkAttachmentDefinition) in namespace ns.
-func createNetwork(t *testing.T, b *testbed.Bed, ns, name string) {
+// createVMNetwork creates a VM network (a NetworkAttachmentDefinition) in namespace ns.
+func createVMNetwork(t *testing.T, b *testbed.Bed, ns, name string) {
 	t.Helper()
 	nad := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
@@ -302,8 +302,8 @@ func createNetwork(t *testing.T, b *testbed.Bed, ns, name string) {
 	}
 }
 
-// allocations lists the node driver's address allocations in ns.
-func allocations(t *testing.T, b *testbed.Bed, ns string) []string {
+// ipAllocations lists the node driver's address allocations in ns.
+func ipAllocations(t *testing.T, b *testbed.Bed, ns string) []string {
 	t.Helper()
 	list, err := b.Kube.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{LabelSelector: allocationSelector})
 	if err != nil {
