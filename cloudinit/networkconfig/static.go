@@ -63,19 +63,15 @@ func (s Static) entry() *yaml.Node {
 	return m
 }
 
-// StaticV2 returns a version 2 network-config that configures s and nothing else (without a top-level `network:`
+// staticV2 returns a version 2 network-config that configures s and nothing else (without a top-level `network:`
 // key, which cloud-init before 22.3 does not strip from NoCloud's network-config).
-func StaticV2(s Static) []byte {
+func staticV2(s Static) ([]byte, error) {
 	top := yamlnode.Map()
 	yamlnode.Set(top, "version", &yaml.Node{Kind: yaml.ScalarNode, Tag: yamlnode.TagInt, Value: "2"})
 	eth := yamlnode.Map()
 	yamlnode.Set(eth, s.ID, s.entry())
 	yamlnode.Set(top, "ethernets", eth)
-	out, err := encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{top}})
-	if err != nil {
-		panic(err) // the nodes above are always encodable
-	}
-	return out
+	return yamlnode.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{top}})
 }
 
 // StaticConflict is why a user's network-config cannot take a Static entry.
@@ -122,19 +118,19 @@ func CheckStatic(doc []byte, mac string) error {
 	return err
 }
 
-// AddStatic adds s to the user's version 2 network-config doc and returns the result; with an empty doc it is
-// StaticV2. The rule: the user's document stays as written, and s goes under ethernets, unless the document could
-// configure the same NIC — then it is refused with a *StaticError: a version 1 document (nothing is merged into
-// it), `config: disabled`, an ethernets entry that is not matched by macaddress (netplan and cloud-init match it
-// by name, and the name the guest gives the NIC is not known here), or one matching s.MAC. doc must have passed
-// Validate.
+// AddStatic adds s to the user's version 2 network-config doc and returns the result; with an empty doc it is a
+// document of s alone. The rule: the user's document stays as written, and s goes under ethernets, unless the
+// document could configure the same NIC — then it is refused with a *StaticError: a version 1 document (nothing
+// is merged into it), `config: disabled`, an ethernets entry that is not matched by macaddress (netplan and
+// cloud-init match it by name, and the name the guest gives the NIC is not known here), or one matching s.MAC.
+// doc must have passed Validate.
 func AddStatic(doc []byte, s Static) ([]byte, error) {
 	root, eth, err := staticTarget(doc, s.MAC)
 	if err != nil {
 		return nil, err
 	}
 	if root == nil {
-		return StaticV2(s), nil
+		return staticV2(s)
 	}
 	id := s.ID
 	for i := 2; yamlnode.Lookup(eth, id) >= 0; i++ {
@@ -144,7 +140,7 @@ func AddStatic(doc []byte, s Static) ([]byte, error) {
 	if top := root.Content[0]; top.Style&yaml.FlowStyle != 0 {
 		blockStyle(top) // a JSON document: written as YAML in block style, which reads better
 	}
-	return encode(root)
+	return yamlnode.Encode(root)
 }
 
 // blockStyle drops flow style from n and everything below it.
@@ -222,17 +218,4 @@ func normalMAC(s string) string {
 		return ""
 	}
 	return hw.String()
-}
-
-func encode(doc *yaml.Node) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		return nil, fmt.Errorf("cannot write YAML: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("cannot write YAML: %w", err)
-	}
-	return buf.Bytes(), nil
 }
