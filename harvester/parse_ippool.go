@@ -59,6 +59,13 @@ func (p *IPPool) Size() *big.Int {
 	return n
 }
 
+// skipAddr sets a aside: the pool never gives it out.
+func (p *IPPool) skipAddr(a netip.Addr) {
+	if !slices.Contains(p.skip, a) {
+		p.skip = append(p.skip, a)
+	}
+}
+
 func addrInt(a netip.Addr) *big.Int {
 	b := a.As16()
 	return new(big.Int).SetBytes(b[:])
@@ -98,7 +105,7 @@ func parseIPPool(p *problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
 		}
 		if err == nil && pool != nil {
 			pool.Gateway = gw
-			pool.skip = append(pool.skip, gw)
+			pool.skipAddr(gw)
 		}
 	}
 	for i, s := range strings.Split(dnsRaw, ",") {
@@ -114,7 +121,7 @@ func parseIPPool(p *problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
 		}
 		if err == nil && pool != nil {
 			pool.DNS = append(pool.DNS, a)
-			pool.skip = append(pool.skip, a)
+			pool.skipAddr(a)
 		}
 	}
 	if pool != nil && len(p.list) == before && pool.Size().Sign() <= 0 {
@@ -184,8 +191,8 @@ func parseRange(raw string) (*IPPool, error) {
 		return nil, fmt.Errorf("%q: LAST %s is outside the subnet %s of FIRST", raw, last, subnet)
 	}
 	for _, a := range cidrReserved(subnet) {
-		if a.Is4() && a.Compare(first) >= 0 && a.Compare(last) <= 0 {
-			return nil, fmt.Errorf("%q: the range holds %s, the network or broadcast address of %s, which no machine can use", raw, a, subnet)
+		if a.Compare(first) >= 0 && a.Compare(last) <= 0 {
+			return nil, fmt.Errorf("%q: the range holds %s, the %s of %s, which no machine can use", raw, a, reservedName(a), subnet)
 		}
 	}
 	return &IPPool{First: first, Last: last, Subnet: subnet}, nil
@@ -225,6 +232,13 @@ func cidrReserved(p netip.Prefix) []netip.Addr {
 	return nil
 }
 
+func reservedName(a netip.Addr) string {
+	if a.Is4() {
+		return "network or broadcast address"
+	}
+	return "subnet-router anycast address"
+}
+
 // inSubnet checks that a (named what) can serve the pool's subnet.
 func (p *IPPool) inSubnet(a netip.Addr, what string) error {
 	switch {
@@ -232,8 +246,8 @@ func (p *IPPool) inSubnet(a netip.Addr, what string) error {
 		return fmt.Errorf("%s is an %s address, the pool's are %s", a, family(a), family(p.First))
 	case !p.Subnet.Contains(a):
 		return fmt.Errorf("%s %s is outside the pool's subnet %s: the machines could not reach it", what, a, p.Subnet)
-	case slices.Contains(cidrReserved(p.Subnet), a) && a.Is4():
-		return fmt.Errorf("%s %s is the network or broadcast address of %s", what, a, p.Subnet)
+	case slices.Contains(cidrReserved(p.Subnet), a):
+		return fmt.Errorf("%s %s is the %s of %s", what, a, reservedName(a), p.Subnet)
 	}
 	return nil
 }

@@ -31,6 +31,9 @@ func TestParseIPPool(t *testing.T) {
 		// The gateway and the DNS servers inside the range are never given out.
 		{name: "IPv4 range around its gateway", opts: poolOptions(FlagIPPool, " 10.0.0.1-10.0.0.4/29 ", FlagIPPoolGateway, "10.0.0.2", FlagIPPoolDNS, "10.0.0.3"),
 			first: "10.0.0.1", last: "10.0.0.4", bits: 29, size: "2", gateway: "10.0.0.2", dns: []string{"10.0.0.3"}, addresses: []string{"10.0.0.1", "10.0.0.4"}},
+		// A DNS server that is also the gateway is set aside once.
+		{name: "IPv4 range, gateway serves DNS", opts: poolOptions(FlagIPPool, "10.0.0.1-10.0.0.3/24", FlagIPPoolGateway, "10.0.0.1", FlagIPPoolDNS, "10.0.0.1"),
+			first: "10.0.0.1", last: "10.0.0.3", bits: 24, size: "2", gateway: "10.0.0.1", dns: []string{"10.0.0.1"}, addresses: []string{"10.0.0.2", "10.0.0.3"}},
 		// A subnet gives out everything but its network and broadcast addresses and its gateway.
 		{name: "IPv4 subnet", opts: poolOptions(FlagIPPool, "192.168.5.0/24", FlagIPPoolGateway, "192.168.5.1"),
 			first: "192.168.5.1", last: "192.168.5.254", bits: 24, size: "253", gateway: "192.168.5.1", addresses: []string{"192.168.5.2", "192.168.5.3"}},
@@ -98,6 +101,10 @@ func TestParseIPPoolRefuses(t *testing.T) {
 		{"range across subnets", poolOptions(FlagIPPool, "10.0.0.10-10.0.1.10/24"), []string{"LAST 10.0.1.10 is outside the subnet 10.0.0.0/24 of FIRST"}},
 		{"range holds the broadcast address", poolOptions(FlagIPPool, "10.0.0.10-10.0.0.255/24"), []string{
 			"the range holds 10.0.0.255, the network or broadcast address of 10.0.0.0/24, which no machine can use"}},
+		{"IPv6 range holds the subnet-router anycast address", poolOptions(FlagIPPool, "2001:db8::-2001:db8::9/64"), []string{
+			"the range holds 2001:db8::, the subnet-router anycast address of 2001:db8::/64"}},
+		{"IPv6 gateway is the subnet-router anycast address", poolOptions(FlagIPPool, "2001:db8::10-2001:db8::20/64", FlagIPPoolGateway, "2001:db8::"), []string{
+			"--harvester-ip-pool-gateway: the gateway 2001:db8:: is the subnet-router anycast address of 2001:db8::/64"}},
 		{"address, not subnet", poolOptions(FlagIPPool, "10.0.0.5/24"), []string{
 			"10.0.0.5/24 is an address in subnet 10.0.0.0/24, not a subnet: write the subnet, or a range of one address as 10.0.0.5-10.0.0.5/24"}},
 		{"gateway elsewhere, DNS of the other family", poolOptions(FlagIPPool, "10.0.0.10-10.0.0.20/24", FlagIPPoolGateway, "10.1.0.1", FlagIPPoolDNS, "1.1.1.1,2001:db8::53,dns.example"), []string{
