@@ -58,6 +58,9 @@ type Config struct {
 	CreateTimeout     time.Duration
 
 	CloudProvider CloudProviderSetup
+
+	// IPPool is where the first NIC's static address comes from; nil without --harvester-ip-pool.
+	IPPool *IPPool
 }
 
 // CloudProviderSetup is what the guest cluster's Harvester cloud provider gets written into the guest.

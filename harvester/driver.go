@@ -37,6 +37,9 @@ type Driver struct {
 	ClusterName string
 	// DriverVersion is the driver version that created the machine, for diagnostics.
 	DriverVersion string
+	// IPPoolNetwork is namespace/name of the network whose --harvester-ip-pool the machine's address comes from:
+	// Remove releases the address there. "" without a pool.
+	IPPoolNetwork string `json:",omitempty"`
 
 	cfg        *Config // set by SetConfigFromFlags, used by PreCreateCheck and Create in the same process
 	kubeconfig []byte  // the Harvester credential: flags, environment, or a reference-driver machine's state
@@ -69,6 +72,7 @@ func (d *Driver) SetConfigFromFlags(opts drivers.DriverOptions) error {
 	d.cfg = cfg
 	d.VMNamespace = cfg.Namespace
 	d.ClusterName = cfg.ClusterName
+	d.IPPoolNetwork = ipPoolNetwork(cfg)
 	d.SSHUser = cfg.SSH.User
 	d.SSHPort = cfg.SSH.Port
 	d.DriverVersion = version.Version

@@ -63,10 +63,14 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 	t.Helper()
 	fc := &fakeCluster{t: t, kv: kvfake.NewSimpleClientset(), denied: map[string]bool{}}
 	fc.dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), fakeListKinds)
-	// The fakes do not assign UIDs; the driver relies on them (owner references, delete preconditions).
+	// The fakes do not assign UIDs or creation times; the driver relies on them (owner references, delete
+	// preconditions, the lifetime of an address allocation).
 	stampUID := func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if m, err := meta.Accessor(a.(k8stesting.CreateAction).GetObject()); err == nil && m.GetUID() == "" {
 			m.SetUID(types.UID(fmt.Sprintf("uid-%d", fc.uids.Add(1))))
+			if ts := m.GetCreationTimestamp(); ts.IsZero() {
+				m.SetCreationTimestamp(metav1.Now())
+			}
 		}
 		return false, nil, nil
 	}

@@ -65,6 +65,10 @@ const (
 	FlagVMLabels            = "harvester-vm-labels"
 	FlagEvictionStrategy    = "harvester-eviction-strategy"
 	FlagMaintenanceStrategy = "harvester-maintenance-strategy"
+
+	FlagIPPool        = "harvester-ip-pool"
+	FlagIPPoolGateway = "harvester-ip-pool-gateway"
+	FlagIPPoolDNS     = "harvester-ip-pool-dns"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -150,6 +154,9 @@ var flagTable = []flagSpec{
 	{name: FlagVMLabels, usage: "Extra labels of the VM and its instances, as key=value,key=value (Kubernetes label keys and values). The labels the driver sets itself (harvesterhci.io/creator, vmName, machineSetName, the guest-cluster and node-pool labels) cannot be given. Empty: none."},
 	{name: FlagEvictionStrategy, str: DefaultEvictionStrategy, usage: "What KubeVirt does with the VM when its host is drained: LiveMigrateIfPossible, LiveMigrate, None or External. Default: LiveMigrateIfPossible."},
 	{name: FlagMaintenanceStrategy, usage: "What Harvester does with the VM when its host enters maintenance mode (label harvesterhci.io/maintain-mode-strategy): Migrate, ShutdownAndRestartAfterEnable, ShutdownAndRestartAfterDisable or Shutdown. Empty: Harvester's default (Migrate)."},
+	{name: FlagIPPool, usage: "Static addresses for the first NIC (a bridge on a VM network): each machine gets one of them, allocated in Harvester, as FIRST-LAST/PREFIX (10.0.0.10-10.0.0.59/24, 2001:db8::10-2001:db8::59/64) or a subnet (10.0.0.0/24: all but its network, broadcast and gateway addresses). Given to the guest as cloud-init network-config v2, added to --harvester-network-data (v2 only, its ethernets matched by macaddress, none the first NIC's). Empty: no static address (DHCP)."},
+	{name: FlagIPPoolGateway, usage: "Default gateway of --harvester-ip-pool's subnet, e.g. 10.0.0.1. Empty: no default route."},
+	{name: FlagIPPoolDNS, usage: "DNS servers for --harvester-ip-pool, comma-separated, e.g. 10.0.0.2,10.0.0.3. Empty: none configured."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

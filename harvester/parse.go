@@ -59,6 +59,7 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	cfg.InstallGuestAgent = !opts.Bool(FlagSkipGuestAgent)
 	cfg.CloudProvider = parseCloudProvider(&p, opts, cfg)
 	checkCloudInit(&p, cfg)
+	cfg.IPPool = parseIPPool(&p, opts, cfg)
 
 	timeout := opts.Int(FlagCreateTimeout)
 	if timeout <= 0 {

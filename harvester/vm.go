@@ -18,6 +18,8 @@ const cloudInitDiskName = "cloudinitdisk"
 type Facts struct {
 	// ImageStorageClasses maps each image an image disk uses to that image's status.storageClassName.
 	ImageStorageClasses map[Ref]string
+	// StaticAddress is the first NIC's address allocated from --harvester-ip-pool; nil without a pool.
+	StaticAddress *StaticAddress
 }
 
 // cloudInitSecretName names the Secret holding the VM's cloud-init user and network data.
@@ -77,6 +79,7 @@ func BuildVirtualMachine(cfg *Config, facts Facts, claimSuffix string) (*kubevir
 			},
 		},
 	}
+	applyStaticAddress(vm, facts)
 	return vm, nil
 }
 

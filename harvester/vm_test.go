@@ -42,6 +42,8 @@ var vmCases = []struct {
 		FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`,
 		FlagHostDeviceInfo, `{"hostDevices":[{"name":"nic1","deviceName":"intel.com/ETHERNET_CONTROLLER_X710_FOR_10GBE_SFP"},{"name":"token","deviceName":"kubevirt.io/node1-0951-1666-001002"}]}`,
 		FlagVMLabels, "team=ml,example.com/cost-center=42", FlagEvictionStrategy, "None", FlagMaintenanceStrategy, "ShutdownAndRestartAfterDisable")},
+	// The first NIC gets the MAC the allocated address's network-config matches; the VM names its allocation.
+	{"ip-pool", "m1", with(minimalOptions(), FlagIPPool, "10.0.0.10-10.0.0.59/24", FlagIPPoolGateway, "10.0.0.1")},
 	// namespace + machine name exceed 63 characters: machineSetName is hashed (harvester/harvester#7467).
 	{"long-names-hashed", "averyveryverylongclusternamethatgoes-pool1-q99l7-6ndw9",
 		with(minimalOptions(), FlagVMNamespace, strings.Repeat("a", 40), FlagClusterName, "averyveryverylongclusternamethatgoes")},
