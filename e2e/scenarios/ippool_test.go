@@ -182,7 +182,11 @@ func eachDriver(drivers []*harvester.Driver, fn func(i int, d *harvester.Driver)
 // A create killed after it allocated its address and before it made its VM leaves the allocation behind. It
 // holds the address for the create's lifetime (timeout + a minute), then the next allocation reclaims it; the
 // killed machine's rm leaves the address to its new owner.
+//
+// It waits out that lifetime (about 70 s, nearly all asleep), so it runs beside the other parallel test, the real
+// guests, instead of adding its wait to the package's time.
 func TestKilledCreatesAddressIsReclaimed(t *testing.T) {
+	t.Parallel()
 	b := testbed.Shared(t)
 	ns := b.Namespace(t)
 	ctx := context.Background()
