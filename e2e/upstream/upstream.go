@@ -3,7 +3,9 @@
 // NetworkAttachmentDefinition CRD from the module that publishes it, both at the versions the root go.mod
 // selects and read from the Go module cache; KubeVirt's CRDs and admission from KubeVirt's own code, built by
 // `hack/tools.sh kubevirt` (hack/tools/kubevirt, pinned to the kubevirt.io/kubevirt that matches kubevirt.io/api
-// in go.mod). Nothing is copied into the repository.
+// in go.mod); Harvester's VirtualMachine validator from Harvester's own code, built by `hack/tools.sh harvester`
+// (hack/tools/harvester, pinned to the github.com/harvester/harvester of go.mod). Nothing is copied into the
+// repository.
 package upstream
 
 import (
@@ -59,6 +61,21 @@ func KubeVirtTool(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return filepath.Join(dir, "kubevirt"), nil
+}
+
+// HarvesterBinEnv names the environment variable that points at a directory holding the harvester tool. When it
+// is unset, `hack/tools.sh harvester` provides (and if need be builds) it.
+const HarvesterBinEnv = "DMDH_HARVESTER_BIN"
+
+// HarvesterTool returns the path of the harvester tool (hack/tools/harvester, pinned to the
+// github.com/harvester/harvester of the root go.mod): `webhook` serves Harvester's VirtualMachine validator. A
+// first run builds it (minutes); a deadline on ctx does not cut that short (see repo.ToolDir).
+func HarvesterTool(ctx context.Context) (string, error) {
+	dir, err := repo.ToolDir(ctx, "harvester", HarvesterBinEnv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "harvester"), nil
 }
 
 // Load reads one manifest from its module in the Go module cache, downloading the module when missing.
