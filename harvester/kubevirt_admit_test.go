@@ -102,16 +102,21 @@ func goldenVMs(t *testing.T) (withVMs []string, vms int) {
 // KubeVirt's own VirtualMachine admission with Harvester's KubeVirt configuration, without warnings.
 func TestGoldenVMsPassKubeVirtAdmission(t *testing.T) {
 	withVMs, want := goldenVMs(t)
-	verdicts := kubevirtAdmit(t, withVMs...)
+	allAllowed(t, "KubeVirt", kubevirtAdmit(t, withVMs...), want)
+}
+
+// allAllowed checks that the verdicts of who's admission are want VirtualMachines, each allowed without warnings.
+func allAllowed(t *testing.T, who string, verdicts []admitVerdict, want int) {
+	t.Helper()
 	if len(verdicts) != want {
-		t.Fatalf("KubeVirt's admitter judged %d VirtualMachines, want %d: %+v", len(verdicts), want, verdicts)
+		t.Fatalf("%s judged %d VirtualMachines, want %d: %+v", who, len(verdicts), want, verdicts)
 	}
 	for _, v := range verdicts {
 		if !v.Allowed {
-			t.Errorf("%s: KubeVirt refuses VirtualMachine %s: %s", v.File, v.Name, v.Message)
+			t.Errorf("%s: %s refuses VirtualMachine %s: %s", v.File, who, v.Name, v.Message)
 		}
 		if len(v.Warnings) > 0 {
-			t.Errorf("%s: KubeVirt warns about VirtualMachine %s: %v", v.File, v.Name, v.Warnings)
+			t.Errorf("%s: %s warns about VirtualMachine %s: %v", v.File, who, v.Name, v.Warnings)
 		}
 	}
 }

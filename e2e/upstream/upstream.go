@@ -55,13 +55,7 @@ const KubeVirtBinEnv = "DMDH_KUBEVIRT_BIN"
 // KubeVirtTool returns the path of the kubevirt tool (hack/tools/kubevirt): `crds` prints virt-operator's
 // VirtualMachine and VirtualMachineInstance CRDs, `webhook` serves virt-api's VirtualMachine admission. A first
 // run builds it (minutes); a deadline on ctx does not cut that short (see repo.ToolDir).
-func KubeVirtTool(ctx context.Context) (string, error) {
-	dir, err := repo.ToolDir(ctx, "kubevirt", KubeVirtBinEnv)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "kubevirt"), nil
-}
+func KubeVirtTool(ctx context.Context) (string, error) { return tool(ctx, "kubevirt", KubeVirtBinEnv) }
 
 // HarvesterBinEnv names the environment variable that points at a directory holding the harvester tool. When it
 // is unset, `hack/tools.sh harvester` provides (and if need be builds) it.
@@ -71,11 +65,16 @@ const HarvesterBinEnv = "DMDH_HARVESTER_BIN"
 // github.com/harvester/harvester of the root go.mod): `webhook` serves Harvester's VirtualMachine validator. A
 // first run builds it (minutes); a deadline on ctx does not cut that short (see repo.ToolDir).
 func HarvesterTool(ctx context.Context) (string, error) {
-	dir, err := repo.ToolDir(ctx, "harvester", HarvesterBinEnv)
+	return tool(ctx, "harvester", HarvesterBinEnv)
+}
+
+// tool returns the path of the binary of `hack/tools.sh <name>`, which is named like the target.
+func tool(ctx context.Context, name, envVar string) (string, error) {
+	dir, err := repo.ToolDir(ctx, name, envVar)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, "harvester"), nil
+	return filepath.Join(dir, name), nil
 }
 
 // Load reads one manifest from its module in the Go module cache, downloading the module when missing.
