@@ -58,7 +58,7 @@ func admitFiles(args []string, stdout, stderr io.Writer) error {
 	if len(files) == 0 {
 		return errors.New("admit needs at least one YAML file")
 	}
-	logrus.SetLevel(logrus.ErrorLevel) // the validator's warnings (a VM without a maintenance strategy) are not verdicts
+	logrus.SetLevel(logrus.ErrorLevel) // its warnings (a VM without a maintenance-mode strategy) are no verdicts
 	var shared []*unstructured.Unstructured
 	for _, f := range clusterFiles {
 		objs, err := readObjects(f)
