@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/admission"
@@ -96,5 +97,44 @@ func TestHarvesterRefusesOverStorageQuota(t *testing.T) {
 	setQuota("20Gi")
 	if _, err := vms.Create(ctx, newVM(b, ns, "fits"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 		t.Errorf("dry-run create of a 10Gi VM under a 20Gi quota: %v", err)
+	}
+}
+
+// Harvester's validator judges status updates too (its rule names virtualmachines/status): a volume hotplug
+// request for a PVC marked as a golden image (harvester/harvester pkg/util/constants.go AnnotationGoldenImage),
+// written to a VM's status, is refused with Harvester's message; it reads the PVC from the cluster.
+func TestHarvesterJudgesStatusUpdates(t *testing.T) {
+	b, ns, ctx := inNamespace(t)
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "golden", Annotations: map[string]string{"harvesterhci.io/goldenImage": "true"}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := b.Kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vms := b.Virt.KubevirtV1().VirtualMachines(ns)
+	if _, err := vms.Create(ctx, newVM(b, ns, "hotplug"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := harvesterDenied("PVC " + ns + "/golden is a golden image, it can't be used as a hotplug volume in VM")
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error { // the stand-in writes the status meanwhile
+		vm, err := vms.Get(ctx, "hotplug", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		vm.Status.VolumeRequests = append(vm.Status.VolumeRequests, kubevirtv1.VirtualMachineVolumeRequest{
+			AddVolumeOptions: &kubevirtv1.AddVolumeOptions{Name: "golden",
+				Disk: &kubevirtv1.Disk{DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusSCSI}}},
+				VolumeSource: &kubevirtv1.HotplugVolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
+					PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "golden"}}}},
+		})
+		_, err = vms.UpdateStatus(ctx, vm, metav1.UpdateOptions{})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("status update with a hotplug request for a golden-image PVC: %v\nwant: %s", err, want)
 	}
 }
