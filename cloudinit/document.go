@@ -72,7 +72,7 @@ func splitHeader(text []byte, header string) (rest []byte, ok bool) {
 // data: yaml.v3 can misplace some comments when re-emitting a document, so if the check fails the document is
 // written again without comments, and if that fails too the error is returned.
 func encode(doc *yaml.Node) ([]byte, error) {
-	out, err := encodeChecked(doc)
+	out, err := yamlnode.Encode(doc)
 	if err == nil {
 		return out, nil
 	}
@@ -82,32 +82,10 @@ func encode(doc *yaml.Node) ([]byte, error) {
 		return nil, cerr
 	}
 	stripComments(bare)
-	if out, err2 := encodeChecked(bare); err2 == nil {
+	if out, err2 := yamlnode.Encode(bare); err2 == nil {
 		return out, nil
 	}
 	return nil, err
-}
-
-func encodeChecked(doc *yaml.Node) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		return nil, fmt.Errorf("cannot write YAML: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("cannot write YAML: %w", err)
-	}
-	var back yaml.Node
-	if err := yaml.Unmarshal(buf.Bytes(), &back); err != nil {
-		return nil, fmt.Errorf("wrote YAML that does not read back: %w", err)
-	}
-	if ok, err := yamlnode.Equal(doc, &back, yamlnode.NewWalker()); err != nil {
-		return nil, err
-	} else if !ok {
-		return nil, errors.New("wrote YAML that reads back differently")
-	}
-	return buf.Bytes(), nil
 }
 
 // deepCopyKeepAnchors copies a tree node for node, keeping anchors and pointing aliases at the copies.

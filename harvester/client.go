@@ -22,29 +22,35 @@ func (d *Driver) api() (kube.Interface, error) {
 	if d.credentialErr != nil {
 		return nil, d.credentialErr
 	}
-	c, err := connect(d.kubeconfig)
+	c, expiry, err := connect(d.kubeconfig, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	d.clients = c
+	d.clients, d.credentialExpiry = c, expiry
 	return c, nil
 }
 
 // renewCredential tells a user whose credential Harvester rejected how to give a current one.
-var renewCredential = fmt.Sprintf("Renew it: in Rancher, update the Harvester cloud credential; with rancher-machine, pass a current kubeconfig with --%s or $KUBECONFIG",
+var renewCredential = fmt.Sprintf("Renew it: in Rancher, update the Harvester cloud credential (Cluster Management → Cloud Credentials); with rancher-machine, pass a current kubeconfig with --%s or $KUBECONFIG",
 	FlagKubeconfigContent)
 
-// connect returns a client for a Harvester kubeconfig (see restConfig).
-func connect(kubeconfig []byte) (kube.Interface, error) {
+// connect returns a client for a Harvester kubeconfig (see restConfig), and the expiry of its token when the
+// token says (see tokenExpiry); a rejected credential's errors give that expiry as of now.
+func connect(kubeconfig []byte, now time.Time) (kube.Interface, time.Time, error) {
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	c, err := kube.NewForConfig(cfg, renewCredential)
+	expiry, _ := tokenExpiry(cfg.BearerToken)
+	renew := renewCredential
+	if note := expiryNote(expiry, now); note != "" {
+		renew = note + ". " + renew
+	}
+	c, err := kube.NewForConfig(cfg, renew)
 	if err != nil {
-		return nil, scrubNotFound(err)
+		return nil, time.Time{}, scrubNotFound(err)
 	}
-	return c, nil
+	return c, expiry, nil
 }
 
 // restConfig resolves the Harvester credential: the kubeconfig given (--harvester-kubeconfig-content, its

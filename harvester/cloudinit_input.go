@@ -12,7 +12,7 @@ func cloudInitInput(cfg *Config, authorizedKeys []string, guestKubeconfig []byte
 		SSHAuthorizedKeys: authorizedKeys,
 		SSHPassword:       cfg.SSH.Password,
 		InstallGuestAgent: cfg.InstallGuestAgent,
-		WriteFiles:        cloudProviderFiles(guestKubeconfig, cfg.CloudProvider.ForRKE2),
+		WriteFiles:        cloudProviderFiles(guestKubeconfig, cfg.CloudProvider.Distribution, cfg.CloudProvider.DropIn),
 		User:              cfg.UserData,
 		Rancher:           cfg.RancherUserData,
 	}

@@ -86,7 +86,7 @@ var cloudProviderAccess = []kube.Access{
 // makes the guest cluster's account there (see ensureCloudProviderAccount). It replaces
 // harvester/cloud-provider-harvester's generate_addon.sh; the cloud-provider-config subcommand runs it.
 func EnsureCloudProviderAccount(ctx context.Context, kubeconfig []byte, a CloudProviderAccount) ([]byte, error) {
-	c, err := connect(kubeconfig)
+	c, _, err := connect(kubeconfig, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -94,10 +94,10 @@ func EnsureCloudProviderAccount(ctx context.Context, kubeconfig []byte, a CloudP
 }
 
 // CloudProviderCloudConfig renders a #cloud-config that writes a cloud provider kubeconfig to the guest's
-// cloud provider paths, as the driver writes it (with forRKE2, also RKE2's drop-in that turns the Harvester cloud
-// provider on): a snippet for user data written by hand.
-func CloudProviderCloudConfig(kubeconfig []byte, forRKE2 bool) ([]byte, error) {
-	return cloudinit.WriteFilesConfig(cloudProviderFiles(kubeconfig, forRKE2))
+// cloud provider paths for a distribution (see LookupDistribution), as the driver writes it (with dropIn, also the
+// distribution's drop-in that turns the Harvester cloud provider on): a snippet for user data written by hand.
+func CloudProviderCloudConfig(kubeconfig []byte, dist Distribution, dropIn bool) ([]byte, error) {
+	return cloudinit.WriteFilesConfig(cloudProviderFiles(kubeconfig, dist, dropIn))
 }
 
 // ensureCloudProviderAccount makes, idempotently, the guest cluster's identity in Harvester — ServiceAccount,

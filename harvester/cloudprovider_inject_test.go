@@ -29,6 +29,10 @@ func TestParseCloudProviderFlags(t *testing.T) {
 		{"proxy kubeconfig", with(minimalOptions(), FlagCloudProviderConfig, proxied), FlagCloudProviderConfig, "is a Rancher proxy URL"},
 		{"the driver's own credential", with(minimalOptions(), FlagKubeconfigContent, testKubeconfig, FlagCloudProviderConfig, base64.StdEncoding.EncodeToString([]byte(testKubeconfig))), FlagCloudProviderConfig, "is the Harvester credential of the driver itself"},
 		{"rke2 drop-in without config", with(minimalOptions(), FlagCloudProviderForRKE2, true), FlagCloudProviderForRKE2, "needs --harvester-cloud-provider-config or"},
+		{"drop-in without config", with(minimalOptions(), FlagCloudProviderDropIn, true), FlagCloudProviderDropIn, "needs --harvester-cloud-provider-config or"},
+		{"distribution without config", with(minimalOptions(), FlagCloudProviderDistribution, "k3s"), FlagCloudProviderDistribution, "is only used with --harvester-cloud-provider-config"},
+		{"unknown distribution", with(minimalOptions(), FlagCloudProviderConfig, guest, FlagCloudProviderDistribution, "k0s"), FlagCloudProviderDistribution, `must be k3s or rke2, got "k0s"`},
+		{"RKE2's drop-in on K3s", with(minimalOptions(), FlagCloudProviderConfig, guest, FlagCloudProviderDistribution, "k3s", FlagCloudProviderForRKE2, true), FlagCloudProviderForRKE2, "the distribution is k3s: use --harvester-cloud-provider-drop-in"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,9 +43,31 @@ func TestParseCloudProviderFlags(t *testing.T) {
 		})
 	}
 	cfg, err := ParseConfig("m1", with(minimalOptions(), FlagCloudProviderConfig, guest, FlagCloudProviderForRKE2, true))
-	if err != nil || string(cfg.CloudProvider.Kubeconfig) != guest || !cfg.CloudProvider.ForRKE2 {
+	if err != nil || string(cfg.CloudProvider.Kubeconfig) != guest || !cfg.CloudProvider.DropIn || cfg.CloudProvider.Distribution != distributions["rke2"] {
 		t.Fatalf("a scoped kubeconfig is accepted: %v %+v", err, cfg)
 	}
+	// Rancher's form may send the string flag empty: that is the default, RKE2.
+	cfg, err = ParseConfig("m1", with(minimalOptions(), FlagCloudProviderConfig, guest, FlagCloudProviderDistribution, ""))
+	if err != nil || cfg.CloudProvider.Distribution != distributions["rke2"] || cfg.CloudProvider.DropIn {
+		t.Fatalf("empty distribution: %v %+v", err, cfg)
+	}
+	cfg, err = ParseConfig("m1", with(minimalOptions(), FlagCloudProviderConfig, guest, FlagCloudProviderDistribution, "K3s", FlagCloudProviderDropIn, true))
+	if err != nil || cfg.CloudProvider.Distribution != distributions["k3s"] || !cfg.CloudProvider.DropIn {
+		t.Fatalf("k3s: %v %+v", err, cfg)
+	}
+}
+
+// isGuestCloudProviderFile reports whether the driver writes path for the guest's cloud provider.
+func isGuestCloudProviderFile(path string) bool {
+	if path == guestCloudConfigPath {
+		return true
+	}
+	for _, d := range distributions {
+		if path == d.ConfigPath || path == d.DropInPath {
+			return true
+		}
+	}
+	return false
 }
 
 // guestFiles reads the files a Secret's user data writes.
@@ -63,8 +89,7 @@ func guestFiles(t *testing.T, userData []byte) map[string]string {
 			}
 			content = string(b)
 		}
-		guestFile := f.Path == guestCloudConfigPath || f.Path == guestRKE2CloudConfigPath || f.Path == guestRKE2DropInPath
-		if guestFile && (f.Owner != "root:root" || f.Permissions != "0600") {
+		if isGuestCloudProviderFile(f.Path) && (f.Owner != "root:root" || f.Permissions != "0600") {
 			t.Errorf("%s: owner %q, permissions %q; it holds a token: root, 0600", f.Path, f.Owner, f.Permissions)
 		}
 		files[f.Path] = content
@@ -92,13 +117,17 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 	}
 	userData := secret.Data["userdata"]
 	files := guestFiles(t, userData)
-	for _, path := range []string{guestCloudConfigPath, guestRKE2CloudConfigPath} {
+	rke2 := distributions["rke2"]
+	for _, path := range []string{guestCloudConfigPath, rke2.ConfigPath} {
 		if !strings.Contains(files[path], "token: sa-token-gc1-token") || !strings.Contains(files[path], "https://192.168.10.100:6443") {
 			t.Errorf("%s:\n%s", path, files[path])
 		}
 	}
-	if !strings.Contains(files[guestRKE2DropInPath], "cloud-provider-name: harvester") {
-		t.Errorf("RKE2 drop-in: %q", files[guestRKE2DropInPath])
+	if !strings.Contains(files[rke2.DropInPath], "cloud-provider-name: harvester") {
+		t.Errorf("RKE2 drop-in: %q", files[rke2.DropInPath])
+	}
+	if len(files) != 4 { // the three and Rancher's install script
+		t.Errorf("files written: %v", keysOf(files))
 	}
 	// The driver's own credential must never reach a guest: every pod on the node could read it.
 	if strings.Contains(string(userData), "not-a-real-token") || strings.Contains(string(userData), base64.StdEncoding.EncodeToString([]byte(testKubeconfig))) {
@@ -136,4 +165,33 @@ func TestRenderCloudProviderGolden(t *testing.T) {
 		t.Fatalf("render: %v", err)
 	}
 	golden.Assert(t, "render/cloud-provider.yaml", out)
+}
+
+// A K3s guest gets the kubeconfig where K3s's harvester-cloud-provider chart reads it, and K3s's drop-in.
+func TestRenderCloudProviderK3sGolden(t *testing.T) {
+	guest := strings.Replace(testKubeconfig, "not-a-real-token", "guest-token", 1)
+	out, err := renderArgs(t, "k3s-pool1-abcde-fghij", "--harvester-cluster-name", "k3s",
+		"--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "40", "--harvester-network-name", "default/vm-untag",
+		"--harvester-cloud-provider-config", base64.StdEncoding.EncodeToString([]byte(guest)),
+		"--harvester-cloud-provider-distribution", "k3s", "--harvester-cloud-provider-drop-in")
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	golden.Assert(t, "render/cloud-provider-k3s.yaml", out)
+	for _, want := range []string{"/var/lib/rancher/k3s/etc/config-files/cloud-provider-config", "/etc/rancher/k3s/config.yaml.d/90-harvester-cloud-provider.yaml", "/etc/kubernetes/cloud-config"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("render writes no %s", want)
+		}
+	}
+	if strings.Contains(string(out), "/rke2/") {
+		t.Errorf("a K3s guest gets RKE2's files")
+	}
+}
+
+func keysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }

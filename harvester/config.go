@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
 )
 
 // Config is the validated, typed form of every flag: what one machine is to be. SetConfigFromFlags produces it
@@ -29,6 +30,15 @@ type Config struct {
 	Disks []Disk
 	NICs  []NIC
 	VGPUs []VGPU
+	// HostDevices are the PCI and USB devices passed through (--harvester-host-device-info).
+	HostDevices []HostDevice
+
+	// Labels are the user's extra labels of the VM and its template (--harvester-vm-labels); none of the driver's.
+	Labels map[string]string
+	// EvictionStrategy is KubeVirt's, for host drains; MaintenanceStrategy the value of Harvester's
+	// maintain-mode-strategy label, "" for none (Harvester's default).
+	EvictionStrategy    kubevirtv1.EvictionStrategy
+	MaintenanceStrategy string
 
 	// Affinity is the user's --harvester-vm-affinity; nil means the default spread across hosts.
 	Affinity *corev1.Affinity
@@ -48,6 +58,9 @@ type Config struct {
 	CreateTimeout     time.Duration
 
 	CloudProvider CloudProviderSetup
+
+	// IPPool is where the first NIC's static address comes from; nil without --harvester-ip-pool.
+	IPPool *IPPool
 }
 
 // CloudProviderSetup is what the guest cluster's Harvester cloud provider gets written into the guest.
@@ -55,7 +68,9 @@ type CloudProviderSetup struct {
 	Kubeconfig []byte // given kubeconfig (secret); nil when none or generated
 	Generate   bool   // make the scoped account at create time
 	Server     string // the VIP URL for a generated kubeconfig; "" to discover
-	ForRKE2    bool   // also write RKE2's config drop-in
+	// Distribution is where the guest's distribution reads the kubeconfig (--harvester-cloud-provider-distribution).
+	Distribution Distribution
+	DropIn       bool // also write the distribution's config drop-in
 }
 
 // Enabled reports whether anything is written into the guest for the cloud provider.

@@ -19,10 +19,11 @@ import (
 // rollbackTimeout bounds the cleanup after a failed create: removing the VM waits for it to be gone.
 const rollbackTimeout = 5 * time.Minute
 
-// Create makes the machine: the cloud-init Secret, then the VirtualMachine, then hands the Secret to the VM
-// (ownerReference) so deleting the VM deletes it; then waits, by watch, until the VM runs and reports an IP.
+// Create makes the machine: its static address when it has a pool (see ippool_alloc.go), the cloud-init Secret,
+// then the VirtualMachine, then hands the Secret to the VM (ownerReference) so deleting the VM deletes it; then
+// waits, by watch, until the VM runs and reports an IP.
 // It is transactional: when anything fails — an API error, a state KubeVirt will not leave, the timeout — it
-// removes what it made (the VM with its volumes, the Secret) before returning, and the error carries both the
+// removes what it made (the VM with its volumes, the Secret, the address) before returning, and the error carries both the
 // cause and any cleanup failure. rancher-machine does not save the machine after a failed create, so nothing
 // else would ever clean up (harvester/harvester#1246).
 func (d *Driver) Create() error {
@@ -35,6 +36,9 @@ func (d *Driver) Create() error {
 	c, err := d.api()
 	if err != nil {
 		return err
+	}
+	if warning := expiryWarning(d.credentialExpiry, time.Now()); warning != "" {
+		infof("%s", warning)
 	}
 	looked, err := d.lookUp(ctx, c)
 	if err != nil {
@@ -56,15 +60,16 @@ func (d *Driver) Create() error {
 	if err != nil {
 		return err
 	}
-	vm, err := BuildVirtualMachine(cfg, looked.facts, randomSuffix())
+	made := &created{}
+	facts, err := d.allocateAddress(ctx, c, looked.facts, made)
 	if err != nil {
 		return err
 	}
-	secret := BuildCloudInitSecret(cfg, userData, cfg.NetworkData)
-
-	infof("Creating VM %s/%s on Harvester (%d CPUs, %d GiB memory, %d disks)", cfg.Namespace, cfg.MachineName, cfg.CPUs, cfg.MemoryGiB, len(cfg.Disks))
-	made := &created{}
-	err = d.createObjects(ctx, c, secret, vm, made)
+	secret, vm, err := buildObjects(cfg, facts, userData)
+	if err == nil {
+		infof("Creating VM %s/%s on Harvester (%d CPUs, %d GiB memory, %d disks)", cfg.Namespace, cfg.MachineName, cfg.CPUs, cfg.MemoryGiB, len(cfg.Disks))
+		err = d.createObjects(ctx, c, secret, vm, made)
+	}
 	if err == nil {
 		err = d.waitUntilReady(ctx, c, cfg.CreateTimeout)
 	}
@@ -72,6 +77,19 @@ func (d *Driver) Create() error {
 		return d.rollBack(c, made, err)
 	}
 	return nil
+}
+
+// buildObjects builds the cloud-init Secret and the VM of a create.
+func buildObjects(cfg *Config, facts Facts, userData []byte) (*corev1.Secret, *kubevirtv1.VirtualMachine, error) {
+	network, err := networkData(cfg, facts)
+	if err != nil {
+		return nil, nil, err
+	}
+	vm, err := BuildVirtualMachine(cfg, facts, randomSuffix())
+	if err != nil {
+		return nil, nil, err
+	}
+	return BuildCloudInitSecret(cfg, userData, network), vm, nil
 }
 
 // guestKubeconfig returns the cloud provider kubeconfig the guest gets: the given one, or the generated
@@ -91,8 +109,9 @@ func (d *Driver) guestKubeconfig(ctx context.Context, c kube.Interface) ([]byte,
 
 // created records what a create has made so far, for the rollback.
 type created struct {
-	secret bool
-	vm     *kubevirtv1.VirtualMachine
+	address *allocation // from --harvester-ip-pool
+	secret  bool
+	vm      *kubevirtv1.VirtualMachine
 }
 
 // createAccess is what createObjects needs.
@@ -127,7 +146,7 @@ func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *co
 	if err := kube.MergePatch(ctx, c, kube.Secrets, ns, secret.Name, patch); err != nil {
 		return c.Explain("hand the cloud-init Secret to its VM", ns+"/"+secret.Name, err)
 	}
-	return nil
+	return recordVM(ctx, c, made.address, got)
 }
 
 // replaceStaleSecret overwrites the cloud-init Secret a killed create left behind, and nothing else.
@@ -147,7 +166,7 @@ func replaceStaleSecret(ctx context.Context, c kube.Interface, secret *corev1.Se
 
 // rollBack removes what a failed create made and returns the create's error, joined with any cleanup failure.
 func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
-	if made.vm == nil && !made.secret {
+	if made.vm == nil && !made.secret && made.address == nil {
 		return cause
 	}
 	infof("Create failed; removing what it made: %v", cause)
@@ -159,6 +178,9 @@ func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
 	}
 	if made.secret {
 		cleanup = errors.Join(cleanup, d.deleteCloudInitSecret(ctx, c))
+	}
+	if a := made.address; a != nil && cleanup == nil { // the address goes only once its VM has
+		cleanup = d.releaseAddress(ctx, c, a.static.Allocation, a.uid)
 	}
 	if cleanup != nil {
 		return fmt.Errorf("%w\nthe cleanup after it also failed, so objects may be left in Harvester namespace %s: %v", cause, d.cfg.Namespace, cleanup)

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"github.com/rancher/machine/libmachine/drivers"
 	rpcdriver "github.com/rancher/machine/libmachine/drivers/rpc"
@@ -27,7 +28,8 @@ const DriverName = "harvester"
 // Driver is one machine. Its exported fields are persisted by rancher-machine as JSON in the machine store (and
 // by Rancher in the machine-state Secret), so they hold only what later commands need to find the machine again;
 // credentials, passwords and user data stay in memory. VMNamespace and ClusterName keep the reference driver's
-// JSON names so machines it created can still be removed after an upgrade.
+// JSON names so machines it created can still be removed after an upgrade; so does the one exception to "no
+// credential in the state", the reference driver's own saved credential (see legacyState).
 type Driver struct {
 	*drivers.BaseDriver
 
@@ -35,14 +37,22 @@ type Driver struct {
 	ClusterName string
 	// DriverVersion is the driver version that created the machine, for diagnostics.
 	DriverVersion string
+	// IPPoolNetwork is namespace/name of the network whose --harvester-ip-pool the machine's address comes from:
+	// Remove releases the address there. "" without a pool.
+	IPPoolNetwork string `json:",omitempty"`
 
 	cfg        *Config // set by SetConfigFromFlags, used by PreCreateCheck and Create in the same process
 	kubeconfig []byte  // the Harvester credential: flags, environment, or a reference-driver machine's state
+	// legacyCredential is the credential a reference-driver machine's saved state carries, as saved; it is saved
+	// again with the machine (MarshalJSON) until a credential is given to this process or the machine is removed.
+	legacyCredential string
 	// credentialErr is why the credential given to this process could not be used; reported when the cluster is
 	// first needed, since UnmarshalJSON must not fail a machine's loading.
 	credentialErr error
 	clients       kube.Interface // built on first use (api); tests set fakes
-	looked        *lookups       // facts found by PreCreateCheck, reused by Create
+	// credentialExpiry is when the credential's token expires, when it says (a JWT's exp); zero otherwise.
+	credentialExpiry time.Time
+	looked           *lookups // facts found by PreCreateCheck, reused by Create
 }
 
 // NewDriver returns a driver for machine hostName whose store lives under storePath.
@@ -62,6 +72,7 @@ func (d *Driver) SetConfigFromFlags(opts drivers.DriverOptions) error {
 	d.cfg = cfg
 	d.VMNamespace = cfg.Namespace
 	d.ClusterName = cfg.ClusterName
+	d.IPPoolNetwork = ipPoolNetwork(cfg)
 	d.SSHUser = cfg.SSH.User
 	d.SSHPort = cfg.SSH.Port
 	d.DriverVersion = version.Version
@@ -83,21 +94,46 @@ func (d *Driver) UnmarshalJSON(data []byte) error {
 	}
 	*d = Driver(p)
 
-	// Machines created by the reference driver carry the credential in their state.
-	var legacy struct{ KubeConfigContent string }
+	var legacy legacyState
 	if json.Unmarshal(data, &legacy) == nil && legacy.KubeConfigContent != "" {
-		d.kubeconfig = []byte(legacy.KubeConfigContent)
+		d.legacyCredential = legacy.KubeConfigContent
+		kc, err := DecodeKubeconfig(legacy.KubeConfigContent)
+		d.kubeconfig, d.credentialErr = kc, nil
+		if err != nil {
+			d.credentialErr = fmt.Errorf("the Harvester credential the earlier driver saved with this machine %v; pass a current one with --%s or $%s",
+				err, FlagKubeconfigContent, EnvVar(FlagKubeconfigContent))
+		}
 	}
 	opts := rpcdriver.GetDriverOpts(d.GetCreateFlags(), os.Args)
 	if _, ok := opts.Values[FlagKubeconfigContent]; ok {
 		var p problems
 		if kc := parseKubeconfig(&p, opts.String(FlagKubeconfigContent)); kc != nil {
-			d.kubeconfig, d.credentialErr = kc, nil
+			// A credential given again replaces the saved one, in memory and in the state saved next.
+			d.kubeconfig, d.credentialErr, d.legacyCredential = kc, nil, ""
 		} else if err := p.err(); err != nil {
 			d.credentialErr = fmt.Errorf("%v (from the command line or $%s)", err, EnvVar(FlagKubeconfigContent))
 		}
 	}
 	return nil
+}
+
+// legacyState is the part of a reference-driver machine's saved state (harvester/docker-machine-driver-harvester
+// harvester/harvester.go, its Driver struct) this driver reads besides the shared fields: the Harvester
+// credential, which the reference driver saved with every machine created with --harvester-kubeconfig-content.
+// This driver never saves a credential of its own, but it keeps that one: dropping it on the first command would
+// leave the machine without a credential for every later one (stop, start, rm), and its VM in Harvester.
+type legacyState struct {
+	KubeConfigContent string `json:",omitempty"`
+}
+
+// MarshalJSON saves the machine's state: the exported fields, plus the reference driver's credential for the
+// machines that came with one (see legacyState).
+func (d *Driver) MarshalJSON() ([]byte, error) {
+	type persisted Driver // same fields, no MarshalJSON method
+	return json.Marshal(struct {
+		*persisted
+		legacyState
+	}{(*persisted)(d), legacyState{KubeConfigContent: d.legacyCredential}})
 }
 
 // GetSSHHostname returns the machine's IP address.

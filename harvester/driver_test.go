@@ -3,6 +3,8 @@ package harvester
 import (
 	"encoding/base64"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,4 +54,118 @@ func TestUnmarshalJSONReloadsCredential(t *testing.T) {
 func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// referenceState is the driver part of a machine's saved state as the reference driver writes it
+// (testdata/state/reference-driver.json: every field of its Driver struct), with kubeconfig as its credential.
+func referenceState(t *testing.T, kubeconfig string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "state", "reference-driver.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(strings.NewReplacer("@MACHINE@", "gc8-pool1-a-b", "@STORE@", "/store", "@NAMESPACE@", "team-a",
+		"@CLUSTER@", "gc8", "@KUBECONFIG@", strconvQuote(kubeconfig)).Replace(string(raw)))
+}
+
+// savedCredential loads state into a fresh driver, saves it again as rancher-machine does after every command, and
+// returns the credential the saved state carries ("" for none) and the driver.
+func savedCredential(t *testing.T, state []byte) (string, *Driver) {
+	t.Helper()
+	d := NewDriver("", "")
+	if err := json.Unmarshal(state, d); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		KubeConfigContent *string
+		MachineName       string
+		VMNamespace       string
+		ClusterName       string
+	}
+	if err := json.Unmarshal(saved, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.MachineName != "gc8-pool1-a-b" || got.VMNamespace != "team-a" || got.ClusterName != "gc8" {
+		t.Errorf("saved state lost the machine's identity: %s", saved)
+	}
+	if got.KubeConfigContent == nil {
+		return "", d
+	}
+	if *got.KubeConfigContent == "" {
+		t.Errorf("an empty KubeConfigContent was saved: %s", saved)
+	}
+	return *got.KubeConfigContent, d
+}
+
+// A machine the reference driver created keeps its saved credential through every command until a credential is
+// given again: without it, stop, start and rm after the first command would have none.
+func TestReferenceDriverStateKeepsItsCredential(t *testing.T) {
+	t.Setenv("HARVESTER_KUBECONFIG_CONTENT", "") // only the saved state
+	os.Unsetenv("HARVESTER_KUBECONFIG_CONTENT")
+
+	t.Run("kept through commands", func(t *testing.T) {
+		state := referenceState(t, testKubeconfig)
+		for i := range 3 { // status, ip, stop: each loads and saves the machine
+			saved, d := savedCredential(t, state)
+			if saved != testKubeconfig {
+				t.Fatalf("command %d saved credential %q, want the reference driver's", i+1, saved)
+			}
+			if string(d.kubeconfig) != testKubeconfig || d.credentialErr != nil {
+				t.Fatalf("command %d does not use the saved credential (err %v)", i+1, d.credentialErr)
+			}
+			state, _ = json.Marshal(d)
+		}
+	})
+
+	t.Run("a credential given again replaces it", func(t *testing.T) {
+		rotated := strings.Replace(testKubeconfig, "not-a-real-token", "rotated-token", 1)
+		t.Setenv("HARVESTER_KUBECONFIG_CONTENT", base64.StdEncoding.EncodeToString([]byte(rotated)))
+		saved, d := savedCredential(t, referenceState(t, testKubeconfig))
+		if saved != "" {
+			t.Errorf("the old credential is still saved after a new one was given")
+		}
+		if string(d.kubeconfig) != rotated {
+			t.Errorf("the given credential is not used")
+		}
+	})
+
+	t.Run("an unusable credential given does not drop the saved one", func(t *testing.T) {
+		t.Setenv("HARVESTER_KUBECONFIG_CONTENT", "not a kubeconfig: [")
+		saved, d := savedCredential(t, referenceState(t, testKubeconfig))
+		if saved != testKubeconfig {
+			t.Errorf("saved credential %q, want the reference driver's kept", saved)
+		}
+		if d.credentialErr == nil {
+			t.Errorf("the unusable credential given is not reported")
+		}
+	})
+
+	t.Run("an unusable saved credential is reported as such", func(t *testing.T) {
+		_, d := savedCredential(t, referenceState(t, "apiVersion: v1\nkind: Config\n"))
+		if d.credentialErr == nil || !strings.Contains(d.credentialErr.Error(), "the earlier driver saved") ||
+			!strings.Contains(d.credentialErr.Error(), "--harvester-kubeconfig-content") {
+			t.Errorf("credentialErr = %v", d.credentialErr)
+		}
+	})
+}
+
+// Machines this driver creates never save a credential, whatever was given at create time.
+func TestNewMachineStateHasNoCredential(t *testing.T) {
+	d := NewDriver("gc8-pool1-a-b", "/store")
+	if err := d.SetConfigFromFlags(with(minimalOptions(), FlagKubeconfigContent, testKubeconfig, FlagSSHPassword, "pw-secret")); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"KubeConfigContent", "not-a-real-token", "pw-secret"} {
+		if strings.Contains(string(saved), secret) {
+			t.Errorf("saved state contains %q: %s", secret, saved)
+		}
+	}
 }

@@ -54,16 +54,23 @@ var fakeListKinds = map[schema.GroupVersionResource]string{
 	{Group: "harvesterhci.io", Version: "v1beta1", Resource: "keypairs"}:                  "KeyPairList",
 	{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}: "NetworkAttachmentDefinitionList",
 	{Group: "authorization.k8s.io", Version: "v1", Resource: "selfsubjectaccessreviews"}:  "SelfSubjectAccessReviewList",
+	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "pcidevices"}:        "PCIDeviceList",
+	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "pcideviceclaims"}:   "PCIDeviceClaimList",
+	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "usbdevices"}:        "USBDeviceList",
 }
 
 func newFakeCluster(t *testing.T) *fakeCluster {
 	t.Helper()
 	fc := &fakeCluster{t: t, kv: kvfake.NewSimpleClientset(), denied: map[string]bool{}}
 	fc.dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), fakeListKinds)
-	// The fakes do not assign UIDs; the driver relies on them (owner references, delete preconditions).
+	// The fakes do not assign UIDs or creation times; the driver relies on them (owner references, delete
+	// preconditions, the lifetime of an address allocation).
 	stampUID := func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if m, err := meta.Accessor(a.(k8stesting.CreateAction).GetObject()); err == nil && m.GetUID() == "" {
 			m.SetUID(types.UID(fmt.Sprintf("uid-%d", fc.uids.Add(1))))
+			if ts := m.GetCreationTimestamp(); ts.IsZero() {
+				m.SetCreationTimestamp(metav1.Now())
+			}
 		}
 		return false, nil, nil
 	}

@@ -55,7 +55,20 @@ const (
 	FlagGenerateCloudProviderConfig = "harvester-generate-cloud-provider-config"
 	FlagCloudProviderServer         = "harvester-cloud-provider-server"
 	// The digit goes last: Rancher does not split "rke2Cloud…" back into "rke2-cloud…".
-	FlagCloudProviderForRKE2 = "harvester-cloud-provider-for-rke2"
+	FlagCloudProviderForRKE2      = "harvester-cloud-provider-for-rke2"
+	FlagCloudProviderDistribution = "harvester-cloud-provider-distribution"
+	FlagCloudProviderDropIn       = "harvester-cloud-provider-drop-in"
+
+	// Host devices, labels and strategies. The names are those of the reference driver's pending changes
+	// (harvester/docker-machine-driver-harvester PRs #96 and #83), so one Rancher machine config serves both.
+	FlagHostDeviceInfo      = "harvester-host-device-info"
+	FlagVMLabels            = "harvester-vm-labels"
+	FlagEvictionStrategy    = "harvester-eviction-strategy"
+	FlagMaintenanceStrategy = "harvester-maintenance-strategy"
+
+	FlagIPPool        = "harvester-ip-pool"
+	FlagIPPoolGateway = "harvester-ip-pool-gateway"
+	FlagIPPoolDNS     = "harvester-ip-pool-dns"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -131,10 +144,19 @@ var flagTable = []flagSpec{
 	{name: FlagCreateTimeout, kind: intFlag, num: DefaultCreateTimeoutSecs, usage: "Seconds to wait for the VM to run and report an IP before the machine is removed again. Default: 900."},
 	{name: FlagZone, usage: "Run the VM only on Harvester hosts in these zones (host label topology.kubernetes.io/zone), comma-separated, e.g. zone-a. Empty: any zone."},
 	{name: FlagRegion, usage: "Run the VM only on Harvester hosts in these regions (host label topology.kubernetes.io/region), comma-separated. Empty: any region."},
-	{name: FlagCloudProviderConfig, usage: "Kubeconfig for the guest cluster's Harvester cloud provider and CSI driver (a scoped service account; see the cloud-provider-config subcommand), as YAML or base64. Written to /etc/kubernetes/cloud-config and /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (root, 0600). Rancher's RKE2 flow does this itself: leave empty there."},
+	{name: FlagCloudProviderConfig, usage: "Kubeconfig for the guest cluster's Harvester cloud provider and CSI driver (a scoped service account; see the cloud-provider-config subcommand), as YAML or base64. Written to /etc/kubernetes/cloud-config and the distribution's path, /var/lib/rancher/rke2/etc/config-files/cloud-provider-config or /var/lib/rancher/k3s/etc/config-files/cloud-provider-config (root, 0600). Rancher's RKE2 flow does this itself: leave empty there."},
 	{name: FlagGenerateCloudProviderConfig, kind: boolFlag, usage: "Create (once per guest cluster, named after --harvester-cluster-name) the cloud provider's scoped service account in Harvester and write its kubeconfig into the guest, as --harvester-cloud-provider-config does."},
 	{name: FlagCloudProviderServer, usage: "Harvester's address as the guests reach it, https://<Harvester VIP>:6443, for the generated kubeconfig. Empty: discovered from Harvester."},
-	{name: FlagCloudProviderForRKE2, kind: boolFlag, usage: "Also write /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml setting cloud-provider-name harvester and that config file, for RKE2 installed outside Rancher's cloud provider setting."},
+	{name: FlagCloudProviderForRKE2, kind: boolFlag, usage: "Also write /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml setting cloud-provider-name harvester and that config file, for RKE2 installed outside Rancher's cloud provider setting. The same as --harvester-cloud-provider-drop-in with distribution rke2."},
+	{name: FlagCloudProviderDistribution, str: DefaultDistribution, usage: "Kubernetes distribution of the guest cluster, for where the cloud provider kubeconfig goes: rke2 or k3s. Default: rke2."},
+	{name: FlagCloudProviderDropIn, kind: boolFlag, usage: "Also write the distribution's config drop-in that turns the Harvester cloud provider on, for clusters installed outside Rancher: RKE2 /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml (cloud-provider-name harvester), K3s /etc/rancher/k3s/config.yaml.d/90-harvester-cloud-provider.yaml (disable-cloud-controller; install the harvester-cloud-provider chart with cloudConfigPath /var/lib/rancher/k3s/etc/config-files/cloud-provider-config)."},
+	{name: FlagHostDeviceInfo, usage: `PCI and USB host devices to pass through, as JSON: {"hostDevices":[{"name":"gpu1","deviceName":"nvidia.com/GA102GL_A10"}]}; name: a lowercase name unique among host devices and vGPUs; deviceName: the device's resource name in Harvester (Advanced → PCI Devices / USB Devices), enabled for passthrough. Empty: none.`},
+	{name: FlagVMLabels, usage: "Extra labels of the VM and its instances, as key=value,key=value (Kubernetes label keys and values). The labels the driver sets itself (harvesterhci.io/creator, vmName, machineSetName, the guest-cluster and node-pool labels) cannot be given. Empty: none."},
+	{name: FlagEvictionStrategy, str: DefaultEvictionStrategy, usage: "What KubeVirt does with the VM when its host is drained: LiveMigrateIfPossible, LiveMigrate, None or External. Default: LiveMigrateIfPossible."},
+	{name: FlagMaintenanceStrategy, usage: "What Harvester does with the VM when its host enters maintenance mode (label harvesterhci.io/maintain-mode-strategy): Migrate, ShutdownAndRestartAfterEnable, ShutdownAndRestartAfterDisable or Shutdown. Empty: Harvester's default (Migrate)."},
+	{name: FlagIPPool, usage: "Static addresses for the first NIC (a bridge on a VM network): each machine gets one of them, allocated in Harvester, as FIRST-LAST/PREFIX (10.0.0.10-10.0.0.59/24, 2001:db8::10-2001:db8::59/64) or a subnet (10.0.0.0/24: all but its network, broadcast and gateway addresses). Given to the guest as cloud-init network-config v2, added to --harvester-network-data (v2 only, its ethernets matched by macaddress, none the first NIC's). Empty: no static address (DHCP)."},
+	{name: FlagIPPoolGateway, usage: "Default gateway of --harvester-ip-pool's subnet, e.g. 10.0.0.1. Empty: no default route."},
+	{name: FlagIPPoolDNS, usage: "DNS servers for --harvester-ip-pool, comma-separated, e.g. 10.0.0.2,10.0.0.3. Empty: none configured."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

@@ -1,35 +1,84 @@
 package harvester
 
-import "github.com/harvester/docker-machine-driver-harvester/cloudinit"
+import (
+	"fmt"
+	"sort"
 
-// Where the guest's Harvester cloud provider and CSI driver find their kubeconfig: the CCM's --cloud-config
-// default, and the file Rancher's system-agent plan writes for RKE2's bundled charts (Rancher's RKE2
-// cluster form, rancher/dashboard, sets the harvester-cloud-provider chart's cloudConfigPath to it). A plan
-// that later writes the RKE2 path owns it from then on; at first boot, when cloud-init runs, it has not yet.
-const (
-	guestCloudConfigPath     = "/etc/kubernetes/cloud-config"
-	guestRKE2CloudConfigPath = "/var/lib/rancher/rke2/etc/config-files/cloud-provider-config"
-	// A late drop-in: RKE2 reads config.yaml.d in name order and later files win, after Rancher's 50-rancher.yaml.
-	guestRKE2DropInPath = "/etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml"
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
 )
 
+// guestCloudConfigPath is the Harvester cloud controller manager's --cloud-config default, written for every
+// distribution.
+const guestCloudConfigPath = "/etc/kubernetes/cloud-config"
+
+// Distribution is the Kubernetes distribution the guest cluster runs, as far as its Harvester cloud provider
+// files go.
+type Distribution struct {
+	// ConfigPath is where the distribution's cloud provider charts read the kubeconfig: the file Rancher's
+	// system-agent plan writes (Rancher's cluster form, rancher/dashboard, sets the harvester-cloud-provider
+	// chart's cloudConfigPath to it). A plan that later writes it owns it from then on; at first boot, when
+	// cloud-init runs, it has not yet.
+	ConfigPath string
+	// DropInPath and DropIn are the distribution's config drop-in that turns the Harvester cloud provider on, for
+	// clusters installed outside Rancher's cloud provider setting. Both distributions read config.yaml.d in name
+	// order and later files win: 90- comes after Rancher's 50-rancher.yaml.
+	DropInPath string
+	DropIn     string
+}
+
+// DefaultDistribution is the distribution assumed when none is named: Rancher's Harvester integration is RKE2's.
+const DefaultDistribution = "rke2"
+
+// distributions are the distributions --harvester-cloud-provider-distribution accepts.
+var distributions = map[string]Distribution{
+	"rke2": {
+		ConfigPath: "/var/lib/rancher/rke2/etc/config-files/cloud-provider-config",
+		DropInPath: "/etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml",
+		DropIn:     "cloud-provider-name: harvester\ncloud-provider-config: /var/lib/rancher/rke2/etc/config-files/cloud-provider-config\n",
+	},
+	// K3s runs no bundled Harvester charts: the harvester-cloud-provider chart is installed with cloudConfigPath
+	// set to ConfigPath (Harvester's cloud provider docs, "Deploying to the K3s cluster"). Its kubelet already
+	// runs with --cloud-provider=external; K3s's own cloud controller has to go so it does not fight the
+	// Harvester one over node addresses. Agents ignore the server-only key.
+	"k3s": {
+		ConfigPath: "/var/lib/rancher/k3s/etc/config-files/cloud-provider-config",
+		DropInPath: "/etc/rancher/k3s/config.yaml.d/90-harvester-cloud-provider.yaml",
+		DropIn:     "disable-cloud-controller: true\n",
+	},
+}
+
+// distributionNames lists the accepted distribution names, sorted.
+func distributionNames() []string {
+	names := make([]string, 0, len(distributions))
+	for n := range distributions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LookupDistribution returns the distribution of that name (rke2 or k3s).
+func LookupDistribution(name string) (Distribution, error) {
+	dist, ok := distributions[name]
+	if !ok {
+		return Distribution{}, fmt.Errorf("must be %s, got %q", joinList(distributionNames(), "or"), name)
+	}
+	return dist, nil
+}
+
 // cloudProviderFiles are the files that give the guest cluster its cloud provider kubeconfig (root-only: it
-// holds a token), and with forRKE2 the RKE2 config that switches the cloud provider on.
-func cloudProviderFiles(kubeconfig []byte, forRKE2 bool) []cloudinit.File {
+// holds a token) at the CCM's default path and the distribution's, and with dropIn the distribution's config
+// that switches the cloud provider on.
+func cloudProviderFiles(kubeconfig []byte, dist Distribution, dropIn bool) []cloudinit.File {
 	if len(kubeconfig) == 0 {
 		return nil
 	}
 	files := []cloudinit.File{
 		{Path: guestCloudConfigPath, Content: string(kubeconfig), Owner: "root:root", Permissions: "0600"},
-		{Path: guestRKE2CloudConfigPath, Content: string(kubeconfig), Owner: "root:root", Permissions: "0600"},
+		{Path: dist.ConfigPath, Content: string(kubeconfig), Owner: "root:root", Permissions: "0600"},
 	}
-	if forRKE2 {
-		files = append(files, cloudinit.File{
-			Path:        guestRKE2DropInPath,
-			Content:     "cloud-provider-name: harvester\ncloud-provider-config: " + guestRKE2CloudConfigPath + "\n",
-			Owner:       "root:root",
-			Permissions: "0600",
-		})
+	if dropIn {
+		files = append(files, cloudinit.File{Path: dist.DropInPath, Content: dist.DropIn, Owner: "root:root", Permissions: "0600"})
 	}
 	return files
 }

@@ -48,6 +48,13 @@ func vmLabels(cfg *Config) map[string]string {
 		labels[LabelGuestCluster] = cfg.ClusterName
 		labels[LabelNodePool] = nodePoolName(cfg.ClusterName, cfg.MachineName)
 	}
+	// The user's labels never hold the driver's own keys (parseVMLabels refuses them).
+	for k, v := range cfg.Labels {
+		labels[k] = v
+	}
+	if cfg.MaintenanceStrategy != "" {
+		labels[LabelMaintainModeStrategy] = cfg.MaintenanceStrategy
+	}
 	return labels
 }
 

@@ -47,6 +47,9 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	cfg.Disks = parseDisks(&p, opts, cfg.Namespace)
 	cfg.NICs = parseNICs(&p, opts, cfg.Namespace)
 	cfg.VGPUs = parseVGPUs(&p, opts.String(FlagVGPUInfo))
+	cfg.HostDevices = parseHostDevices(&p, opts.String(FlagHostDeviceInfo), cfg.VGPUs)
+	cfg.EvictionStrategy, cfg.MaintenanceStrategy = parseStrategies(&p, opts)
+	cfg.Labels = parseVMLabels(&p, opts.String(FlagVMLabels), cfg.MaintenanceStrategy != "")
 	cfg.Affinity = parseAffinity(&p, opts.String(FlagVMAffinity))
 	cfg.Zones = parseTopologyList(&p, FlagZone, opts.String(FlagZone))
 	cfg.Regions = parseTopologyList(&p, FlagRegion, opts.String(FlagRegion))
@@ -56,6 +59,7 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	cfg.InstallGuestAgent = !opts.Bool(FlagSkipGuestAgent)
 	cfg.CloudProvider = parseCloudProvider(&p, opts, cfg)
 	checkCloudInit(&p, cfg)
+	cfg.IPPool = parseIPPool(&p, opts, cfg)
 
 	timeout := opts.Int(FlagCreateTimeout)
 	if timeout <= 0 {

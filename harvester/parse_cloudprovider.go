@@ -3,6 +3,7 @@ package harvester
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/rancher/machine/libmachine/drivers"
 	"k8s.io/client-go/tools/clientcmd"
@@ -15,8 +16,9 @@ func parseCloudProvider(p *problems, opts drivers.DriverOptions, cfg *Config) Cl
 	s := CloudProviderSetup{
 		Generate: opts.Bool(FlagGenerateCloudProviderConfig),
 		Server:   opts.String(FlagCloudProviderServer),
-		ForRKE2:  opts.Bool(FlagCloudProviderForRKE2),
+		DropIn:   opts.Bool(FlagCloudProviderDropIn) || opts.Bool(FlagCloudProviderForRKE2),
 	}
+	s.Distribution = parseDistribution(p, opts)
 	if raw := opts.String(FlagCloudProviderConfig); raw != "" {
 		s.Kubeconfig, _ = userdata.DecodeBase64OrPlain(raw, isKubeconfig)
 		if err := checkGuestKubeconfig(s.Kubeconfig, cfg.Kubeconfig); err != nil {
@@ -37,10 +39,34 @@ func parseCloudProvider(p *problems, opts drivers.DriverOptions, cfg *Config) Cl
 			p.addf(FlagCloudProviderServer, "%v", err)
 		}
 	}
-	if s.ForRKE2 && !s.Generate && opts.String(FlagCloudProviderConfig) == "" {
-		p.addf(FlagCloudProviderForRKE2, "needs --%s or --%s: the drop-in points RKE2 at that kubeconfig", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
+	if !s.Generate && opts.String(FlagCloudProviderConfig) == "" {
+		for _, f := range []string{FlagCloudProviderForRKE2, FlagCloudProviderDropIn} {
+			if opts.Bool(f) {
+				p.addf(f, "needs --%s or --%s: the drop-in turns on the cloud provider that reads that kubeconfig", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
+			}
+		}
+		if name := opts.String(FlagCloudProviderDistribution); name != "" && name != DefaultDistribution {
+			p.addf(FlagCloudProviderDistribution, "is only used with --%s or --%s: it says where that kubeconfig goes", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
+		}
 	}
 	return s
+}
+
+// parseDistribution reads --harvester-cloud-provider-distribution (empty: RKE2, as Rancher's form may send it).
+func parseDistribution(p *problems, opts drivers.DriverOptions) Distribution {
+	name := strings.ToLower(strings.TrimSpace(opts.String(FlagCloudProviderDistribution)))
+	if name == "" {
+		name = DefaultDistribution
+	}
+	dist, err := LookupDistribution(name)
+	if err != nil {
+		p.addf(FlagCloudProviderDistribution, "%v", err)
+		return distributions[DefaultDistribution]
+	}
+	if name != "rke2" && opts.Bool(FlagCloudProviderForRKE2) {
+		p.addf(FlagCloudProviderForRKE2, "writes RKE2's drop-in, but the distribution is %s: use --%s instead", name, FlagCloudProviderDropIn)
+	}
+	return dist
 }
 
 // checkGuestKubeconfig makes sure a kubeconfig can go into a guest: usable, addressed to Harvester itself (a

@@ -271,6 +271,9 @@ func factsFor(cfg *Config) Facts {
 			f.ImageStorageClasses[*d.Image] = "longhorn-" + d.Image.Name
 		}
 	}
+	if cfg.IPPool != nil {
+		f.StaticAddress = staticAddressFor(cfg, cfg.IPPool.first())
+	}
 	return f
 }
 

@@ -20,9 +20,10 @@ import (
 // removeTimeout bounds a remove, which waits until the VM is gone.
 const removeTimeout = 10 * time.Minute
 
-// Remove deletes the machine's VM (with its volumes, see removeVM) and its cloud-init Secret, and waits until the
-// VM is gone. It needs only what is saved before Create runs (name, namespace, cluster name), so it also cleans
-// up after a create that died. It is idempotent: with the VM and the Secret already gone it succeeds.
+// Remove deletes the machine's VM (with its volumes, see removeVM) and its cloud-init Secret, waits until the
+// VM is gone, then releases its static address, if any. It needs only what is saved before Create runs (name,
+// namespace, cluster name), so it also cleans up after a create that died. It is idempotent: with the VM and the
+// Secret already gone it succeeds.
 //
 // rancher-machine's rm treats an error containing "not found" as success; every real failure is worded without
 // that phrase, so a failed remove is never mistaken for a done one and the VM is not leaked.
@@ -35,6 +36,9 @@ func (d *Driver) Remove() error {
 	}
 	err = d.removeVM(ctx, c, "")
 	err = errors.Join(err, d.deleteCloudInitSecret(ctx, c))
+	if err == nil { // an address goes only once its VM has
+		err = d.releaseMachineAddresses(ctx, c)
+	}
 	return scrubNotFound(err)
 }
 

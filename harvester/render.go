@@ -13,7 +13,8 @@ const (
 )
 
 // Render returns the cloud-init Secret and the VirtualMachine a create would send for cfg, as YAML. Facts only
-// a create learns (each image's storage class, the claim name suffix, the generated SSH key) are placeholders.
+// a create learns (each image's storage class, the claim name suffix, the generated SSH key) are placeholders;
+// a pool's address is the range's first (see renderNetworkData).
 // The Secret shows its data as stringData, so the user data a node will boot with can be read as is.
 func Render(cfg *Config) ([]byte, error) {
 	facts := Facts{ImageStorageClasses: map[Ref]string{}}
@@ -30,7 +31,11 @@ func Render(cfg *Config) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	secret := BuildCloudInitSecret(cfg, userData, cfg.NetworkData)
+	network, err := renderNetworkData(cfg, &facts)
+	if err != nil {
+		return nil, err
+	}
+	secret := BuildCloudInitSecret(cfg, userData, network)
 	vm, err := BuildVirtualMachine(cfg, facts, placeholderPVCSuffix)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package harvester
 import (
 	"encoding/base64"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,28 @@ func TestRenderGolden(t *testing.T) {
 		}
 	}
 	golden.Assert(t, "render/rancher-flow.yaml", []byte(out))
+}
+
+// With a pool, render shows the range's first address in the network data (merged into the user's, which
+// configures the second NIC) and the MAC it matches on the VM's first interface.
+func TestRenderGoldenIPPool(t *testing.T) {
+	got, err := renderArgs(t, "gc1-pool1-abcde-fghij",
+		"--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "40",
+		"--harvester-network-info", `{"interfaces":[{"networkName":"default/vm-vlan10"},{"networkName":"default/storage","macAddress":"52:54:00:00:00:02"}]}`,
+		"--harvester-network-data", "version: 2\nethernets:\n  storage:\n    match: {macaddress: \"52:54:00:00:00:02\"}\n    mtu: 9000\n    dhcp4: true\n",
+		"--harvester-ip-pool", "10.10.0.0/24", "--harvester-ip-pool-gateway", "10.10.0.1", "--harvester-ip-pool-dns", "10.10.0.2,10.10.0.3")
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	mac := staticMAC(Ref{"default", "vm-vlan10"}, netip.MustParseAddr("10.10.0.4"))
+	for _, want := range []string{"# The address is allocated at create from 10.10.0.1-10.10.0.254/24; shown: the range's first.",
+		`- "10.10.0.4/24"`, `macaddress: "` + mac + `"`, "macAddress: " + mac, "mtu: 9000", "networkDataSecretRef",
+		AnnotationIPAllocation + ": default/ip-vm-vlan10-10-10-0-4"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("render output lacks %q", want)
+		}
+	}
+	golden.Assert(t, "render/ip-pool.yaml", got)
 }
 
 // Problems in cloud-init input are reported against the flag that carries them.

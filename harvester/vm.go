@@ -18,6 +18,8 @@ const cloudInitDiskName = "cloudinitdisk"
 type Facts struct {
 	// ImageStorageClasses maps each image an image disk uses to that image's status.storageClassName.
 	ImageStorageClasses map[Ref]string
+	// StaticAddress is the first NIC's address allocated from --harvester-ip-pool; nil without a pool.
+	StaticAddress *StaticAddress
 }
 
 // cloudInitSecretName names the Secret holding the VM's cloud-init user and network data.
@@ -68,7 +70,7 @@ func BuildVirtualMachine(cfg *Config, facts Facts, claimSuffix string) (*kubevir
 					},
 				},
 				Spec: kubevirtv1.VirtualMachineInstanceSpec{
-					EvictionStrategy: ptrTo(kubevirtv1.EvictionStrategyLiveMigrateIfPossible),
+					EvictionStrategy: ptrTo(cfg.EvictionStrategy),
 					Affinity:         vmAffinity(cfg),
 					Domain:           domain(cfg),
 					Networks:         networks(cfg.NICs),
@@ -77,6 +79,7 @@ func BuildVirtualMachine(cfg *Config, facts Facts, claimSuffix string) (*kubevir
 			},
 		},
 	}
+	applyStaticAddress(vm, facts)
 	return vm, nil
 }
 
@@ -108,6 +111,9 @@ func domain(cfg *Config) kubevirtv1.DomainSpec {
 	// Harvester v1.8 requests vGPUs as host devices (harvester/harvester#10026); older builders used gpus[].
 	for _, g := range cfg.VGPUs {
 		d.Devices.HostDevices = append(d.Devices.HostDevices, kubevirtv1.HostDevice{Name: g.Name, DeviceName: g.DeviceName})
+	}
+	for _, h := range cfg.HostDevices {
+		d.Devices.HostDevices = append(d.Devices.HostDevices, kubevirtv1.HostDevice{Name: h.Name, DeviceName: h.DeviceName})
 	}
 	return d
 }

@@ -37,6 +37,13 @@ var vmCases = []struct {
 	{"reserved-memory-cpu-model-pinning", "m1", with(minimalOptions(), FlagReservedMemorySize, 512, FlagMemorySize, 8, FlagCPUCount, 4,
 		FlagCPUModel, "host-passthrough", FlagCPUPinning, true, FlagIsolateEmulatorThread, true)},
 	{"vgpu", "m1", with(minimalOptions(), FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"},{"name":"gpu2","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`)},
+	// Passthrough devices pin a VM to its host: it is shut down, not migrated, for maintenance and drains.
+	{"host-devices-labels-strategies", "gc8-pool1-q99l7-6ndw9", with(minimalOptions(), FlagClusterName, "gc8",
+		FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`,
+		FlagHostDeviceInfo, `{"hostDevices":[{"name":"nic1","deviceName":"intel.com/ETHERNET_CONTROLLER_X710_FOR_10GBE_SFP"},{"name":"token","deviceName":"kubevirt.io/node1-0951-1666-001002"}]}`,
+		FlagVMLabels, "team=ml,example.com/cost-center=42", FlagEvictionStrategy, "None", FlagMaintenanceStrategy, "ShutdownAndRestartAfterDisable")},
+	// The first NIC gets the MAC the allocated address's network-config matches; the VM names its allocation.
+	{"ip-pool", "m1", with(minimalOptions(), FlagIPPool, "10.0.0.10-10.0.0.59/24", FlagIPPoolGateway, "10.0.0.1")},
 	// namespace + machine name exceed 63 characters: machineSetName is hashed (harvester/harvester#7467).
 	{"long-names-hashed", "averyveryverylongclusternamethatgoes-pool1-q99l7-6ndw9",
 		with(minimalOptions(), FlagVMNamespace, strings.Repeat("a", 40), FlagClusterName, "averyveryverylongclusternamethatgoes")},
@@ -72,6 +79,14 @@ func checkVMInvariants(t *testing.T, cfg *Config, vm *kubevirtv1.VirtualMachine)
 	for where, labels := range map[string]map[string]string{"VM": vm.Labels, "template": vm.Spec.Template.ObjectMeta.Labels} {
 		if labels[LabelCreator] != CreatorName {
 			t.Errorf("%s lacks %s=%s", where, LabelCreator, CreatorName)
+		}
+		for k, v := range cfg.Labels {
+			if labels[k] != v {
+				t.Errorf("%s label %s=%q, want the user's %q", where, k, labels[k], v)
+			}
+		}
+		if s := cfg.MaintenanceStrategy; s != "" && labels[LabelMaintainModeStrategy] != s {
+			t.Errorf("%s lacks %s=%s (Harvester reads it on the VM and on its pod)", where, LabelMaintainModeStrategy, s)
 		}
 		for k, v := range labels {
 			if len(v) > 63 {

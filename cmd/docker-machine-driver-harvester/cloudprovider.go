@@ -25,13 +25,16 @@ func cloudProviderConfig(args []string, lookupEnv func(string) (string, bool), s
 	account := fs.String("service-account", "", "name of the service account (default: --cluster-name)")
 	server := fs.String("server", "", "Harvester's API as the guests reach it, https://<Harvester VIP>:6443 (default: discovered from Harvester)")
 	output := fs.String("output", "kubeconfig", "kubeconfig, or cloud-init: a #cloud-config writing it to the guest's cloud provider paths")
-	forRKE2 := fs.Bool("rke2", false, "with --output cloud-init: also write RKE2's config drop-in that turns the Harvester cloud provider on")
+	distribution := fs.String("distribution", harvester.DefaultDistribution, "with --output cloud-init: the guest's Kubernetes distribution, rke2 or k3s (where the kubeconfig goes)")
+	dropIn := fs.Bool("drop-in", false, "with --output cloud-init: also write the distribution's config drop-in that turns the Harvester cloud provider on")
+	forRKE2 := fs.Bool("rke2", false, "the same as --distribution rke2 --drop-in")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: docker-machine-driver-harvester cloud-provider-config --namespace NS --cluster-name NAME [flags]
 
 Creates (or finds) the service account a guest cluster's Harvester cloud provider and CSI driver use — bound to
 harvesterhci.io:cloudprovider in NS and harvesterhci.io:csi-driver — and prints its kubeconfig. Put it in the
-guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2) or /etc/kubernetes/cloud-config.
+guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2),
+/var/lib/rancher/k3s/etc/config-files/cloud-provider-config (K3s) or /etc/kubernetes/cloud-config.
 
 `)
 		fs.PrintDefaults()
@@ -42,7 +45,15 @@ guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2) or 
 	if *account == "" {
 		*account = *clusterName
 	}
-	if *namespace == "" || *account == "" || fs.NArg() > 0 || (*output != "kubeconfig" && *output != "cloud-init") {
+	if *forRKE2 {
+		*dropIn = true
+	}
+	dist, distErr := harvester.LookupDistribution(*distribution)
+	if distErr != nil {
+		fmt.Fprintf(stderr, "cloud-provider-config: --distribution %v\n", distErr)
+	}
+	if *namespace == "" || *account == "" || fs.NArg() > 0 || (*output != "kubeconfig" && *output != "cloud-init") ||
+		distErr != nil || (*forRKE2 && *distribution != "rke2") {
 		fs.Usage()
 		return 2
 	}
@@ -78,7 +89,7 @@ guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2) or 
 	}
 	out := kubeconfig
 	if *output == "cloud-init" {
-		if out, err = harvester.CloudProviderCloudConfig(kubeconfig, *forRKE2); err != nil {
+		if out, err = harvester.CloudProviderCloudConfig(kubeconfig, dist, *dropIn); err != nil {
 			return fail(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -51,7 +52,9 @@ type Credential struct {
 	Token      string // the service-account token (a JWT)
 	Kubeconfig []byte // cluster, user and context "default"; server = the admin config's host; CA embedded
 
-	admin kubernetes.Interface
+	admin  kubernetes.Interface
+	server string
+	ca     []byte
 }
 
 // Issue creates (or updates) the ServiceAccount, token Secret and bindings of spec, waits by watch until
@@ -102,11 +105,29 @@ func Issue(ctx context.Context, admin *rest.Config, spec Spec) (*Credential, err
 	if err != nil {
 		return nil, err
 	}
-	c := &Credential{Spec: spec, Token: token, Kubeconfig: kc, admin: cs}
+	c := &Credential{Spec: spec, Token: token, Kubeconfig: kc, admin: cs, server: admin.Host, ca: filled.Data[corev1.ServiceAccountRootCAKey]}
 	if err := c.waitBindings(ctx); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// Expiring returns the same identity with a bound token (TokenRequest) that expires after expiresIn, as the
+// tokens of Harvester's newer credentials do; its kubeconfig carries that token.
+func (c *Credential) Expiring(ctx context.Context, expiresIn time.Duration) (*Credential, error) {
+	seconds := int64(expiresIn / time.Second)
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &seconds}}
+	got, err := c.admin.CoreV1().ServiceAccounts(c.Namespace).CreateToken(ctx, c.Name, req, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("request a token for ServiceAccount %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	kc, err := kubeconfig.Token(c.server, c.ca, got.Status.Token, c.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	expiring := *c
+	expiring.Token, expiring.Kubeconfig = got.Status.Token, kc
+	return &expiring, nil
 }
 
 // RESTConfig returns a client configuration for the credential.

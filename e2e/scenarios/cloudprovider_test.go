@@ -115,46 +115,67 @@ func TestCreateWithGeneratedCloudProviderConfig(t *testing.T) {
 	b := testbed.Shared(t)
 	ns := b.Namespace(t)
 	cli := newCLI(t, b.AdminKubeconfig())
-	name := "gc2-pool1-abcde-fghij"
-	cli.must(append(createArgs(t, ns, "--harvester-cluster-name", "gc2", "--harvester-generate-cloud-provider-config",
-		"--harvester-cloud-provider-server", "https://192.0.2.100:6443"), name)...)
 	ctx := context.Background()
-	secret, err := b.Kube.CoreV1().Secrets(ns).Get(ctx, name+"-cloudinit", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		WriteFiles []struct{ Path, Encoding, Content, Owner, Permissions string } `yaml:"write_files"`
-	}
-	if err := yaml.Unmarshal(secret.Data["userdata"], &doc); err != nil {
-		t.Fatal(err)
-	}
-	token, err := b.Kube.CoreV1().Secrets(ns).Get(ctx, "gc2-token", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := 0
-	for _, f := range doc.WriteFiles {
-		if f.Path != "/etc/kubernetes/cloud-config" && f.Path != "/var/lib/rancher/rke2/etc/config-files/cloud-provider-config" {
-			continue
+	for _, tt := range []struct {
+		cluster string
+		flags   []string
+		files   map[string]string // path → what it holds besides the token ("" for the kubeconfig)
+	}{
+		{"gc2", nil, map[string]string{
+			"/etc/kubernetes/cloud-config": "", "/var/lib/rancher/rke2/etc/config-files/cloud-provider-config": ""}},
+		{"k3s2", []string{"--harvester-cloud-provider-distribution", "k3s", "--harvester-cloud-provider-drop-in"}, map[string]string{
+			"/etc/kubernetes/cloud-config": "", "/var/lib/rancher/k3s/etc/config-files/cloud-provider-config": "",
+			"/etc/rancher/k3s/config.yaml.d/90-harvester-cloud-provider.yaml": "disable-cloud-controller: true"}},
+	} {
+		name := tt.cluster + "-pool1-abcde-fghij"
+		args := append([]string{"--harvester-cluster-name", tt.cluster, "--harvester-generate-cloud-provider-config",
+			"--harvester-cloud-provider-server", "https://192.0.2.100:6443"}, tt.flags...)
+		cli.must(append(createArgs(t, ns, args...), name)...)
+		secret, err := b.Kube.CoreV1().Secrets(ns).Get(ctx, name+"-cloudinit", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		content, _ := base64.StdEncoding.DecodeString(f.Content)
-		if !strings.Contains(string(content), string(token.Data["token"])) || f.Owner != "root:root" || f.Permissions != "0600" {
-			t.Errorf("%s: %+v", f.Path, f)
+		var doc struct {
+			WriteFiles []struct{ Path, Encoding, Content, Owner, Permissions string } `yaml:"write_files"`
 		}
-		found++
-	}
-	if found != 2 {
-		t.Errorf("the guest gets the kubeconfig at %d of its 2 paths", found)
-	}
-	admin := string(b.AdminKubeconfig())
-	for _, line := range strings.Split(admin, "\n") {
-		if strings.Contains(line, "token:") && strings.Contains(string(secret.Data["userdata"]), strings.TrimSpace(strings.SplitN(line, ":", 2)[1])) {
-			t.Fatalf("the driver's own credential is in the guest's user data")
+		if err := yaml.Unmarshal(secret.Data["userdata"], &doc); err != nil {
+			t.Fatal(err)
 		}
-	}
-	cli.must("rm", "-y", name)
-	if _, err := b.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "gc2", metav1.GetOptions{}); err != nil {
-		t.Errorf("rm removed the guest cluster's cloud provider account: %v", err)
+		token, err := b.Kube.CoreV1().Secrets(ns).Get(ctx, tt.cluster+"-token", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := map[string]bool{}
+		for _, f := range doc.WriteFiles {
+			holds, ok := tt.files[f.Path]
+			if !ok {
+				if strings.Contains(f.Path, "rancher/rke2") || strings.Contains(f.Path, "rancher/k3s") || strings.Contains(f.Path, "cloud-config") {
+					t.Errorf("%s: unexpected file %s", tt.cluster, f.Path)
+				}
+				continue
+			}
+			content, _ := base64.StdEncoding.DecodeString(f.Content)
+			want := holds
+			if want == "" {
+				want = string(token.Data["token"])
+			}
+			if !strings.Contains(string(content), want) || f.Owner != "root:root" || f.Permissions != "0600" {
+				t.Errorf("%s: %s: %+v", tt.cluster, f.Path, f)
+			}
+			found[f.Path] = true
+		}
+		if len(found) != len(tt.files) {
+			t.Errorf("%s: the guest gets %d of its %d cloud provider files: %v", tt.cluster, len(found), len(tt.files), found)
+		}
+		admin := string(b.AdminKubeconfig())
+		for _, line := range strings.Split(admin, "\n") {
+			if strings.Contains(line, "token:") && strings.Contains(string(secret.Data["userdata"]), strings.TrimSpace(strings.SplitN(line, ":", 2)[1])) {
+				t.Fatalf("the driver's own credential is in the guest's user data")
+			}
+		}
+		cli.must("rm", "-y", name)
+		if _, err := b.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, tt.cluster, metav1.GetOptions{}); err != nil {
+			t.Errorf("rm removed the guest cluster's cloud provider account: %v", err)
+		}
 	}
 }

@@ -38,8 +38,9 @@ func interfaces(vmi *kubevirtv1.VirtualMachineInstance, agent, withIP bool) []ku
 	return out
 }
 
-// Addresses returns the IPv4 and IPv6 address the stand-in reports for NIC i of VM namespace/name: derived from
-// those, so a test can predict them (10.0.0.0/8 and fd00:e2e::/32; collisions are possible but rare).
+// Addresses returns the IPv4 and IPv6 address the stand-in reports for NIC i of VM namespace/name when its
+// network data gives the NIC no static address (see StaticNICAddresses), as DHCP would: derived from those, so a
+// test can predict them (10.0.0.0/8 and fd00:e2e::/32; collisions are possible but rare).
 func Addresses(namespace, name string, i int) (ipv4, ipv6 string) {
 	h := hash(fmt.Sprintf("%s/%s/%d", namespace, name, i))
 	ipv4 = fmt.Sprintf("10.%d.%d.%d", byte(h>>16), byte(h>>8), 2+h%252)

@@ -99,8 +99,15 @@ func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine,
 		if s.injected(vm, InjectNoAgent) || !due("running", s.ipDelay(vm)) {
 			break
 		}
+		withIP := !s.injected(vm, InjectNoIP)
+		ifaces := interfaces(upd, true, withIP)
+		if withIP {
+			if err := s.staticAddresses(ctx, upd, ifaces); err != nil {
+				return vmi, 0, err
+			}
+		}
 		st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue, "", "")
-		st.Interfaces = interfaces(upd, true, !s.injected(vm, InjectNoIP))
+		st.Interfaces = ifaces
 	}
 	out, err := s.writeVMI(ctx, vmi, upd)
 	return out, after, err

@@ -11,7 +11,7 @@ import (
 )
 
 // Leftovers lists the machine objects still in namespace ns — VMs, VMIs, Secrets (service-account tokens
-// aside) and PVCs — as "Kind name", waiting up to grace for them to go: the stand-in deletes PVCs while their
+// aside), PVCs and the node driver's ConfigMaps (static-address allocations) — as "Kind name", waiting up to grace for them to go: the stand-in deletes PVCs while their
 // VM is being deleted, and their protection finalizer goes after that.
 func (b *Bed) Leftovers(ctx context.Context, ns string, grace time.Duration) ([]string, error) {
 	deadline := time.Now().Add(grace)
@@ -39,6 +39,9 @@ func (b *Bed) leftovers(ctx context.Context, ns string) ([]string, error) {
 		{"VMI", func() (runtime.Object, error) { return b.Virt.KubevirtV1().VirtualMachineInstances(ns).List(ctx, opts) }},
 		{"Secret", func() (runtime.Object, error) { return b.Kube.CoreV1().Secrets(ns).List(ctx, opts) }},
 		{"PVC", func() (runtime.Object, error) { return b.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, opts) }},
+		{"ConfigMap", func() (runtime.Object, error) {
+			return b.Kube.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: "harvesterhci.io/creator=docker-machine-driver-harvester"})
+		}},
 	}
 	var left []string
 	for _, k := range kinds {

@@ -5,7 +5,9 @@
 // `hack/tools.sh kubevirt` (hack/tools/kubevirt, pinned to the kubevirt.io/kubevirt that matches kubevirt.io/api
 // in go.mod); Harvester's VirtualMachine validator from Harvester's own code, built by `hack/tools.sh harvester`
 // (hack/tools/harvester, pinned to the github.com/harvester/harvester of go.mod). Nothing is copied into the
-// repository.
+// repository. One thing the bed installs is not upstream: the CRDs of Harvester's pcidevices-controller add-on
+// (crds.DeviceAddOn), which the device scenario installs and removes again; no go.mod here or in Harvester
+// requires github.com/harvester/pcidevices, so no version of it is pinned.
 package upstream
 
 import (

@@ -4,7 +4,9 @@
 package yamlnode
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
 	"sort"
 
@@ -360,4 +362,27 @@ func IsMapping(b []byte) bool {
 	}
 	return doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode &&
 		len(doc.Content[0].Content) > 0
+}
+
+// Encode writes doc as YAML indented by two spaces, and checks that it reads back as the same tree.
+func Encode(doc *yaml.Node) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return nil, fmt.Errorf("cannot write YAML: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("cannot write YAML: %w", err)
+	}
+	var back yaml.Node
+	if err := yaml.Unmarshal(buf.Bytes(), &back); err != nil {
+		return nil, fmt.Errorf("wrote YAML that does not read back: %w", err)
+	}
+	if ok, err := Equal(doc, &back, NewWalker()); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, errors.New("wrote YAML that reads back differently")
+	}
+	return buf.Bytes(), nil
 }

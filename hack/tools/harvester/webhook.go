@@ -48,7 +48,7 @@ func serveWebhook(args []string, stderr io.Writer) error {
 	}
 	logrus.SetOutput(stderr)
 	// Errors only: the validator warns about every VM without a maintenance-mode strategy label, which the
-	// driver does not set; the API server's log names each refusal ("rejected by webhook").
+	// driver sets only when asked; the API server's log names each refusal ("rejected by webhook").
 	logrus.SetLevel(logrus.ErrorLevel)
 
 	mux := http.NewServeMux()

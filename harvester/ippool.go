@@ -1,0 +1,181 @@
+package harvester
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/networkconfig"
+)
+
+// Labels and annotations of the static-address allocations (ConfigMaps, see ippool_alloc.go) and of the VMs
+// that hold one. They are this driver's own; nothing in Harvester reads them.
+const (
+	ipLabelPrefix = "node-driver.harvesterhci.io/"
+	// LabelIPNetwork selects the allocations of one network (the name of its NetworkAttachmentDefinition).
+	LabelIPNetwork = ipLabelPrefix + "ip-network"
+	// LabelIPVMNamespace and LabelIPVMName name the machine an allocation is for, to find it again on remove.
+	LabelIPVMNamespace = ipLabelPrefix + "ip-vm-namespace"
+	LabelIPVMName      = ipLabelPrefix + "ip-vm-name"
+	// AnnotationIPAddress is the allocated address with its prefix length, e.g. 10.0.0.10/24.
+	AnnotationIPAddress = ipLabelPrefix + "ip-address"
+	// AnnotationIPPool is the range it came from, as FIRST-LAST/PREFIX.
+	AnnotationIPPool = ipLabelPrefix + "ip-pool"
+	// AnnotationIPVM is namespace/name of the machine's VM.
+	AnnotationIPVM = ipLabelPrefix + "ip-vm"
+	// AnnotationIPVMUID is the VM's UID, recorded once the VM exists. Until then the allocation is a create in
+	// flight, which lasts at most AnnotationIPLifetime seconds from the allocation's creationTimestamp.
+	AnnotationIPVMUID    = ipLabelPrefix + "ip-vm-uid"
+	AnnotationIPLifetime = ipLabelPrefix + "ip-lifetime-seconds"
+	// AnnotationIPAllocation, on the VM and its VMI template, is namespace/name of the allocation it holds.
+	AnnotationIPAllocation = ipLabelPrefix + "ip-allocation"
+)
+
+// StaticAddress is the address allocated to a machine's first NIC: a fact of the create (Facts), like the
+// claim names.
+type StaticAddress struct {
+	Address    netip.Prefix // the address with its subnet's prefix length
+	MAC        string       // the first NIC's MAC address, which the guest's network-config matches
+	Allocation Ref          // the ConfigMap that holds the address
+}
+
+// staticAddressFor is the StaticAddress of addr from cfg's pool: on the MAC address the user gave the first NIC,
+// else on staticMAC's.
+func staticAddressFor(cfg *Config, addr netip.Addr) *StaticAddress {
+	network := *cfg.NICs[0].Network
+	mac := cfg.NICs[0].MACAddress
+	if mac == "" {
+		mac = staticMAC(network, addr)
+	}
+	return &StaticAddress{
+		Address:    netip.PrefixFrom(addr, cfg.IPPool.Subnet.Bits()),
+		MAC:        mac,
+		Allocation: Ref{Namespace: network.Namespace, Name: allocationName(network, addr)},
+	}
+}
+
+// staticMAC derives the MAC address of a NIC with address addr on network: locally administered and unicast
+// (first octet xxxxxx10), and the same for the same address on the same network, so neighbours' ARP and NDP
+// caches stay right when an address passes to another machine. For IPv4 the last four octets are the address
+// itself, so two addresses of one network never share a MAC; the rest is a hash of the network (and, for IPv6,
+// of the address).
+func staticMAC(network Ref, addr netip.Addr) string {
+	h := sha256.Sum256([]byte(network.String() + "/" + addr.String()))
+	mac := net.HardwareAddr(h[:6])
+	if addr.Is4() {
+		n := sha256.Sum256([]byte(network.String()))
+		a := addr.As4()
+		mac = net.HardwareAddr{n[0], n[1], a[0], a[1], a[2], a[3]}
+	}
+	mac[0] = mac[0]&0xfc | 0x02
+	return mac.String()
+}
+
+// allocationName names the ConfigMap that holds addr on network: ip-<network>-<address>, with the address's
+// dots or colons as dashes (IPv6 written out in full, so the name never ends in a dash). A name too long for a
+// ConfigMap has the network's name hashed instead.
+func allocationName(network Ref, addr netip.Addr) string {
+	a := addr.String()
+	if addr.Is6() {
+		a = addr.StringExpanded()
+	}
+	a = strings.NewReplacer(".", "-", ":", "-").Replace(a)
+	name := "ip-" + network.Name + "-" + a
+	if len(name) > 253 {
+		h := sha256.Sum256([]byte(network.Name))
+		name = "ip-" + hex.EncodeToString(h[:5]) + "-" + a
+	}
+	return name
+}
+
+// networkData is the network-config the machine boots with: the user's, with the first NIC's static address
+// added when it has one (see networkconfig.AddStatic for the precedence).
+func networkData(cfg *Config, facts Facts) ([]byte, error) {
+	s := facts.StaticAddress
+	if s == nil {
+		return cfg.NetworkData, nil
+	}
+	static := networkconfig.Static{ID: primaryNIC, MAC: s.MAC, Addresses: []netip.Prefix{s.Address}, Nameservers: cfg.IPPool.DNS}
+	if cfg.IPPool.Gateway.IsValid() {
+		static.Gateways = []netip.Addr{cfg.IPPool.Gateway}
+	}
+	out, err := networkconfig.AddStatic(cfg.NetworkData, static)
+	if err != nil {
+		var p problems
+		p.addf(FlagNetworkData, "%s", poolConflict(err))
+		return nil, p.err()
+	}
+	return out, nil
+}
+
+// applyStaticAddress gives the VM's first interface the MAC address the network-config matches, points the
+// cloud-init disk at the network data, and names the allocation on the VM and its VMIs.
+func applyStaticAddress(vm *kubevirtv1.VirtualMachine, facts Facts) {
+	s := facts.StaticAddress
+	if s == nil {
+		return
+	}
+	spec := &vm.Spec.Template.Spec
+	for i := range spec.Domain.Devices.Interfaces {
+		if iface := &spec.Domain.Devices.Interfaces[i]; iface.Name == primaryNIC {
+			iface.MacAddress = s.MAC
+		}
+	}
+	for _, v := range spec.Volumes {
+		if v.CloudInitNoCloud != nil {
+			v.CloudInitNoCloud.NetworkDataSecretRef = v.CloudInitNoCloud.UserDataSecretRef
+		}
+	}
+	vm.Annotations[AnnotationIPAllocation] = s.Allocation.String()
+	vm.Spec.Template.ObjectMeta.Annotations[AnnotationIPAllocation] = s.Allocation.String()
+}
+
+// renderNetworkData is the network data render shows: for a pool, with the range's first address (which facts
+// get too) and a comment saying so.
+func renderNetworkData(cfg *Config, facts *Facts) ([]byte, error) {
+	if cfg.IPPool == nil {
+		return cfg.NetworkData, nil
+	}
+	facts.StaticAddress = staticAddressFor(cfg, cfg.IPPool.first())
+	out, err := networkData(cfg, *facts)
+	if err != nil {
+		return nil, err
+	}
+	note := fmt.Sprintf("# The address is allocated at create from %s; shown: the range's first.\n", cfg.IPPool)
+	return append([]byte(note), out...), nil
+}
+
+// buildAllocation returns the ConfigMap that holds address s for cfg's machine: created, never updated, to take
+// the address (the API server lets only one create of a name succeed). It records the machine and, for a create
+// in flight, how long it may take before its allocation counts as abandoned (lifetime, from the ConfigMap's
+// creationTimestamp).
+func buildAllocation(cfg *Config, s *StaticAddress, lifetime time.Duration) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      s.Allocation.Name,
+			Namespace: s.Allocation.Namespace,
+			Labels: map[string]string{
+				LabelCreator:       CreatorName,
+				LabelIPNetwork:     labelValue(cfg.NICs[0].Network.Name),
+				LabelIPVMNamespace: labelValue(cfg.Namespace),
+				LabelIPVMName:      labelValue(cfg.MachineName),
+			},
+			Annotations: map[string]string{
+				AnnotationIPAddress:  s.Address.String(),
+				AnnotationIPPool:     cfg.IPPool.String(),
+				AnnotationIPVM:       Ref{Namespace: cfg.Namespace, Name: cfg.MachineName}.String(),
+				AnnotationIPLifetime: strconv.Itoa(int(lifetime.Seconds())),
+			},
+		},
+	}
+}

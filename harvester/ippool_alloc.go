@@ -1,0 +1,370 @@
+package harvester
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+)
+
+// Static addresses are allocated in Harvester, so that separate rancher-machine processes, node pools and
+// Rancher servers that share a range on a network never hand out one address twice. Each allocated address is a
+// ConfigMap in the network's namespace, named after the network and the address (allocationName): taking an
+// address is creating that ConfigMap, and the API server lets exactly one create of a name succeed — there is no
+// read-then-write. The ConfigMap records the machine's VM (namespace/name, and its UID once the VM exists); the
+// VM names the ConfigMap in an annotation.
+//
+// An allocation is released by Remove and by a failed create's rollback, once the VM is gone. One whose machine
+// is gone for another reason (a create killed mid-way, a VM deleted by hand) is reclaimed by the next allocation
+// that comes to its address: deleted, on the condition that nobody changed it since it was read (UID and
+// resourceVersion preconditions), then created afresh — again a create that only one can win. Not before its VM
+// and VMI are gone, so a guest still shutting down keeps its address; and an allocation whose VM does not exist
+// yet (no UID recorded: a create in flight) only once its lifetime is over.
+
+// allocationMargin is added to the create timeout to make an in-flight allocation's lifetime. It covers a VM
+// create that the API server completes after the driver gave up on it, and the difference between this host's
+// clock, on which the expiry is judged, and the API server's, which stamped the allocation's creationTimestamp.
+// A variable for tests.
+var allocationMargin = time.Minute
+
+// allocationNow is the clock reclaim decisions are made on; a variable for tests.
+var allocationNow = time.Now
+
+// ipPoolAccess is what allocating, recording and releasing an address needs in the network's namespace.
+var ipPoolAccess = []kube.Access{
+	{Resource: "configmaps", Verb: "create"},
+	{Resource: "configmaps", Verb: "get"},
+	{Resource: "configmaps", Verb: "list"},
+	{Resource: "configmaps", Verb: "patch"},
+	{Resource: "configmaps", Verb: "delete"},
+}
+
+// allocation is an address this create holds.
+type allocation struct {
+	static *StaticAddress
+	uid    types.UID // the ConfigMap's
+}
+
+// allocateAddress takes the first address of the pool that is free or reclaimable and returns facts with it.
+// Without a pool it returns facts as they are. made records the allocation for the rollback.
+func (d *Driver) allocateAddress(ctx context.Context, c kube.Interface, facts Facts, made *created) (Facts, error) {
+	cfg := d.cfg
+	if cfg.IPPool == nil {
+		return facts, nil
+	}
+	scan, err := newPoolScan(ctx, c, cfg)
+	if err != nil {
+		return facts, err
+	}
+	lifetime := cfg.CreateTimeout + allocationMargin
+	var failed error
+	scan.candidates(ctx, func(addr netip.Addr, stale *corev1.ConfigMap) bool {
+		static := staticAddressFor(cfg, addr)
+		ref := static.Allocation
+		if stale != nil {
+			err := kube.Delete(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, metav1.DeleteOptions{
+				Preconditions: &metav1.Preconditions{UID: &stale.UID, ResourceVersion: &stale.ResourceVersion}})
+			switch {
+			case apierrors.IsConflict(err):
+				return true // changed since it was read: someone else reclaimed or recorded it
+			case err != nil && !kube.IsGone(err, "configmaps", ref.Name):
+				failed = c.Explain("reclaim the abandoned address allocation", ref.String(), err)
+				return false
+			}
+			infof("Reclaimed address %s from %s, whose machine is gone", addr, stale.Annotations[AnnotationIPVM])
+		}
+		got, err := kube.Create(ctx, c, kube.ConfigMaps, ref.Namespace, buildAllocation(cfg, static, lifetime))
+		switch {
+		case apierrors.IsAlreadyExists(err):
+			debugf("Address %s was taken a moment ago; trying the next", addr)
+			return true
+		case err != nil:
+			failed = c.Explain("allocate address "+addr.String()+" as ConfigMap", ref.String(), err)
+			return false
+		}
+		made.address = &allocation{static: static, uid: got.UID}
+		return false
+	})
+	switch {
+	case failed != nil:
+		return facts, failed
+	case scan.err != nil:
+		return facts, scan.err
+	case made.address == nil:
+		var p problems
+		p.addf(FlagIPPool, "%s", scan.exhausted())
+		return facts, p.errTitled("cannot create the machine on Harvester")
+	}
+	static := made.address.static
+	infof("Allocated address %s on network %s for VM %s/%s (ConfigMap %s)", static.Address, cfg.NICs[0].Network, cfg.Namespace, cfg.MachineName, static.Allocation)
+	facts.StaticAddress = static
+	return facts, nil
+}
+
+// recordVM writes the VM's UID into the allocation: from now on it is held as long as that VM (or its VMI)
+// exists. The patch carries the allocation's UID, which the API server refuses to change, so it never lands on an
+// allocation made afresh by someone else.
+func recordVM(ctx context.Context, c kube.Interface, a *allocation, vm *kubevirtv1.VirtualMachine) error {
+	if a == nil {
+		return nil
+	}
+	ref := a.static.Allocation
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"uid":         a.uid,
+		"annotations": map[string]string{AnnotationIPVMUID: string(vm.UID)},
+	}})
+	if err := kube.MergePatch(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, patch); err != nil {
+		return c.Explain("record VM "+vm.Namespace+"/"+vm.Name+" in its address allocation", ref.String(), err)
+	}
+	return nil
+}
+
+// poolScan walks a pool's addresses against the allocations on its network, read once. Whether an allocation is
+// still held is judged on the VMs and VMIs of its machine's namespace, also read once (when first needed).
+type poolScan struct {
+	c        kube.Interface
+	cfg      *Config
+	network  Ref
+	existing map[string]*corev1.ConfigMap // the network's allocations, by name
+	machines map[string]*machinesIn       // by namespace
+	err      error                        // a failure that ended the walk
+
+	held, inFlight int       // allocations found held, and how many of them are creates in flight
+	firstExpiry    time.Time // when the first in-flight allocation expires
+}
+
+// machinesIn are the VMs and VMIs of the node drivers in a namespace, by name; err when they could not be read.
+type machinesIn struct {
+	vms  map[string]*kubevirtv1.VirtualMachine
+	vmis map[string]*kubevirtv1.VirtualMachineInstance
+	err  error
+}
+
+func newPoolScan(ctx context.Context, c kube.Interface, cfg *Config) (*poolScan, error) {
+	network := *cfg.NICs[0].Network
+	list, err := kube.List(ctx, c, kube.ConfigMaps, network.Namespace, metav1.ListOptions{LabelSelector: allocationSelector(network)})
+	if err != nil {
+		return nil, c.Explain("list the address allocations of network "+network.String()+" in namespace", network.Namespace, err)
+	}
+	s := &poolScan{c: c, cfg: cfg, network: network, existing: map[string]*corev1.ConfigMap{}, machines: map[string]*machinesIn{}}
+	for i := range list {
+		s.existing[list[i].Name] = &list[i]
+	}
+	return s, nil
+}
+
+func allocationSelector(network Ref) string {
+	return LabelCreator + "=" + CreatorName + "," + LabelIPNetwork + "=" + labelValue(network.Name)
+}
+
+// candidates calls yield with each address of the pool, in order, that is free (stale nil) or held by an
+// allocation that may be reclaimed (stale), until yield returns false.
+func (s *poolScan) candidates(ctx context.Context, yield func(addr netip.Addr, stale *corev1.ConfigMap) bool) {
+	s.cfg.IPPool.Addresses(func(addr netip.Addr) bool {
+		cm := s.existing[allocationName(s.network, addr)]
+		switch {
+		case ctx.Err() != nil:
+			s.err = ctx.Err()
+			return false
+		case cm == nil:
+			return yield(addr, nil)
+		case s.isHeld(ctx, cm):
+			s.held++
+			return true
+		}
+		return yield(addr, cm)
+	})
+}
+
+// isHeld reports whether an allocation still belongs to a machine: its VM or VMI exists (by UID when the UID is
+// recorded, else by the VM's annotation naming the allocation), or it is a create in flight within its lifetime.
+// When that cannot be told (the VMs cannot be read, the record is unreadable) it is held.
+func (s *poolScan) isHeld(ctx context.Context, cm *corev1.ConfigMap) bool {
+	uid := cm.Annotations[AnnotationIPVMUID]
+	if uid == "" {
+		if expiry := allocationExpiry(cm); allocationNow().Before(expiry) {
+			if s.inFlight++; s.firstExpiry.IsZero() || expiry.Before(s.firstExpiry) {
+				s.firstExpiry = expiry
+			}
+			return true
+		}
+	}
+	vmNS, vmName, ok := strings.Cut(cm.Annotations[AnnotationIPVM], "/")
+	if !ok {
+		return true
+	}
+	m := s.machinesIn(ctx, vmNS)
+	if m.err != nil {
+		debugf("Cannot tell whether allocation %s/%s is still held (%v); leaving it", cm.Namespace, cm.Name, m.err)
+		return true
+	}
+	vm, vmi := m.vms[vmName], m.vmis[vmName]
+	if uid != "" {
+		return (vm != nil && string(vm.UID) == uid) || (vmi != nil && ownedByUID(vmi.OwnerReferences, uid))
+	}
+	ref := Ref{Namespace: cm.Namespace, Name: cm.Name}.String()
+	return (vm != nil && vm.Annotations[AnnotationIPAllocation] == ref) || (vmi != nil && vmi.Annotations[AnnotationIPAllocation] == ref)
+}
+
+// allocationExpiry is when an allocation without a VM counts as abandoned: its creationTimestamp (the API
+// server's clock) plus the lifetime it records (the default create timeout's when unreadable).
+func allocationExpiry(cm *corev1.ConfigMap) time.Time {
+	lifetime := time.Duration(DefaultCreateTimeoutSecs)*time.Second + allocationMargin
+	if secs, err := strconv.Atoi(cm.Annotations[AnnotationIPLifetime]); err == nil && secs > 0 {
+		lifetime = time.Duration(secs) * time.Second
+	}
+	return cm.CreationTimestamp.Add(lifetime)
+}
+
+func ownedByUID(owners []metav1.OwnerReference, uid string) bool {
+	for _, o := range owners {
+		if string(o.UID) == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// machinesIn lists the node drivers' VMs and VMIs in namespace ns, once per scan.
+func (s *poolScan) machinesIn(ctx context.Context, ns string) *machinesIn {
+	if m := s.machines[ns]; m != nil {
+		return m
+	}
+	m := &machinesIn{vms: map[string]*kubevirtv1.VirtualMachine{}, vmis: map[string]*kubevirtv1.VirtualMachineInstance{}}
+	s.machines[ns] = m
+	opts := metav1.ListOptions{LabelSelector: LabelCreator + "=" + CreatorName}
+	vms, err := s.c.VirtualMachines(ns).List(ctx, opts)
+	if err != nil {
+		m.err = err
+		return m
+	}
+	for i := range vms.Items {
+		m.vms[vms.Items[i].Name] = &vms.Items[i]
+	}
+	vmis, err := s.c.VirtualMachineInstances(ns).List(ctx, opts)
+	if err != nil {
+		m.err = err
+		return m
+	}
+	for i := range vmis.Items {
+		m.vmis[vmis.Items[i].Name] = &vmis.Items[i]
+	}
+	return m
+}
+
+// exhausted says that no address is left, how many are held by creates in flight, and what to do.
+func (s *poolScan) exhausted() string {
+	pool := s.cfg.IPPool
+	msg := fmt.Sprintf("the range %s on network %s is exhausted: all %s of its addresses are allocated", pool, s.network, pool.Size())
+	if s.inFlight > 0 {
+		msg += fmt.Sprintf(", %d of them to creates still in flight (the first expires at %s unless its VM appears)",
+			s.inFlight, s.firstExpiry.UTC().Format(time.RFC3339))
+	}
+	return msg + fmt.Sprintf(". Remove machines that hold one, or widen the range; the allocations are the ConfigMaps labelled %s in namespace %s",
+		allocationSelector(s.network), s.network.Namespace)
+}
+
+// checkIPPool is the pre-flight of a pool: the credential may allocate in the network's namespace, and the range
+// has an address free or reclaimable. It creates nothing.
+func (d *Driver) checkIPPool(ctx context.Context, c kube.Interface, p *problems) {
+	cfg := d.cfg
+	if cfg.IPPool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
+		return
+	}
+	ns := cfg.NICs[0].Network.Namespace
+	denied, err := c.Denied(ctx, ns, ipPoolAccess)
+	switch {
+	case err != nil:
+		p.addf(FlagIPPool, "%v", c.Explain("check the credential's permissions in namespace", ns, err))
+		return
+	case len(denied) > 0:
+		what := make([]string, len(denied))
+		for i, a := range denied {
+			what[i] = a.String()
+		}
+		p.addf(FlagIPPool, "the credential may not %s in namespace %s, where the addresses of network %s are allocated; ask for a role that allows managing ConfigMaps there",
+			joinList(what, "and"), ns, cfg.NICs[0].Network)
+		return
+	}
+	scan, err := newPoolScan(ctx, c, cfg)
+	if err != nil {
+		p.addf(FlagIPPool, "%v", err)
+		return
+	}
+	found := false
+	scan.candidates(ctx, func(netip.Addr, *corev1.ConfigMap) bool { found = true; return false })
+	switch {
+	case scan.err != nil:
+		p.addf(FlagIPPool, "%v", scan.err)
+	case !found:
+		p.addf(FlagIPPool, "%s", scan.exhausted())
+	}
+}
+
+// ipPoolNetwork is namespace/name of the network of cfg's pool, saved with the machine (Driver.IPPoolNetwork).
+func ipPoolNetwork(cfg *Config) string {
+	if cfg.IPPool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
+		return ""
+	}
+	return cfg.NICs[0].Network.String()
+}
+
+// releaseMachineAddresses releases the allocations of the machine on its pool's network, found by their labels;
+// a machine without a pool makes no request.
+func (d *Driver) releaseMachineAddresses(ctx context.Context, c kube.Interface) error {
+	ns, _, ok := strings.Cut(d.IPPoolNetwork, "/")
+	if !ok {
+		return nil
+	}
+	selector := LabelCreator + "=" + CreatorName + "," + LabelIPVMNamespace + "=" + labelValue(d.namespace()) + "," + LabelIPVMName + "=" + labelValue(d.MachineName)
+	list, err := kube.List(ctx, c, kube.ConfigMaps, ns, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return c.Explain("list the address allocations of VM "+d.namespace()+"/"+d.MachineName+" in namespace", ns, err)
+	}
+	var errs []error
+	for _, cm := range list {
+		errs = append(errs, d.releaseAddress(ctx, c, Ref{Namespace: cm.Namespace, Name: cm.Name}, ""))
+	}
+	return errors.Join(errs...)
+}
+
+// releaseAddress deletes an allocation if it is this machine's (and, when uid is set, has that UID); one already
+// gone, or meanwhile reclaimed for another machine, is left alone.
+func (d *Driver) releaseAddress(ctx context.Context, c kube.Interface, ref Ref, uid types.UID) error {
+	mine := Ref{Namespace: d.namespace(), Name: d.MachineName}.String()
+	for attempt := 0; ; attempt++ {
+		cm, err := kube.Get(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name)
+		switch {
+		case kube.IsGone(err, "configmaps", ref.Name):
+			return nil
+		case err != nil:
+			return c.Explain("read address allocation", ref.String(), err)
+		case cm.Labels[LabelCreator] != CreatorName || cm.Annotations[AnnotationIPVM] != mine || (uid != "" && cm.UID != uid):
+			debugf("Address allocation %s is no longer this machine's; left alone", ref)
+			return nil
+		}
+		err = kube.Delete(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &cm.UID, ResourceVersion: &cm.ResourceVersion}})
+		switch {
+		case err == nil:
+			infof("Released address %s (ConfigMap %s)", cm.Annotations[AnnotationIPAddress], ref)
+			return nil
+		case kube.IsGone(err, "configmaps", ref.Name):
+			return nil
+		case !apierrors.IsConflict(err) || attempt >= 5:
+			return c.Explain("release address allocation", ref.String(), err)
+		}
+	}
+}

@@ -1,0 +1,305 @@
+package harvester
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rancher/machine/libmachine/drivers"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/networkconfig"
+)
+
+// IPPool is --harvester-ip-pool with its gateway and DNS servers: the addresses one of which each machine's first
+// NIC gets, statically. Its addresses are never listed in memory: a pool may be an IPv6 /64.
+type IPPool struct {
+	First, Last netip.Addr   // the range, inclusive
+	Subnet      netip.Prefix // the subnet the range lies in (masked)
+	Gateway     netip.Addr   // the default gateway; invalid when none
+	DNS         []netip.Addr
+	// skip are addresses of the range never given out: the gateway and the DNS servers. (A subnet given as a
+	// CIDR starts and ends past its network and broadcast addresses, see cidrReserved.)
+	skip []netip.Addr
+}
+
+// String renders the range as FIRST-LAST/PREFIX, the form recorded on allocations.
+func (p *IPPool) String() string {
+	return fmt.Sprintf("%s-%s/%d", p.First, p.Last, p.Subnet.Bits())
+}
+
+// Addresses calls yield with each address the pool gives out, in order, until it returns false.
+func (p *IPPool) Addresses(yield func(netip.Addr) bool) {
+	for a := p.First; a.IsValid() && a.Compare(p.Last) <= 0; a = a.Next() {
+		if !slices.Contains(p.skip, a) && !yield(a) {
+			return
+		}
+	}
+}
+
+// first is the first address the pool gives out (invalid when none).
+func (p *IPPool) first() netip.Addr {
+	var first netip.Addr
+	p.Addresses(func(a netip.Addr) bool { first = a; return false })
+	return first
+}
+
+// Size is how many addresses the pool gives out.
+func (p *IPPool) Size() *big.Int {
+	n := new(big.Int).Sub(addrInt(p.Last), addrInt(p.First))
+	n.Add(n, big.NewInt(1))
+	for _, a := range p.skip {
+		if a.Compare(p.First) >= 0 && a.Compare(p.Last) <= 0 {
+			n.Sub(n, big.NewInt(1))
+		}
+	}
+	return n
+}
+
+// skipAddr sets a aside: the pool never gives it out.
+func (p *IPPool) skipAddr(a netip.Addr) {
+	if !slices.Contains(p.skip, a) {
+		p.skip = append(p.skip, a)
+	}
+}
+
+func addrInt(a netip.Addr) *big.Int {
+	b := a.As16()
+	return new(big.Int).SetBytes(b[:])
+}
+
+const ipPoolFormat = "FIRST-LAST/PREFIX (e.g. 10.0.0.10-10.0.0.59/24 or 2001:db8::10-2001:db8::59/64) or a subnet (e.g. 10.0.0.0/24)"
+
+// parseIPPool reads --harvester-ip-pool, --harvester-ip-pool-gateway and --harvester-ip-pool-dns, and checks the
+// pool against the first NIC and the user's network data. It returns nil without a pool or with a problem in it.
+func parseIPPool(p *problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
+	raw := strings.TrimSpace(opts.String(FlagIPPool))
+	gwRaw := strings.TrimSpace(opts.String(FlagIPPoolGateway))
+	dnsRaw := strings.TrimSpace(opts.String(FlagIPPoolDNS))
+	if raw == "" {
+		for _, f := range [][2]string{{FlagIPPoolGateway, gwRaw}, {FlagIPPoolDNS, dnsRaw}} {
+			if f[1] != "" {
+				p.addf(f[0], "needs --%s: it belongs to a pool of static addresses, and none is given", FlagIPPool)
+			}
+		}
+		return nil
+	}
+	before := len(p.list)
+	pool, err := parseRange(raw)
+	if err != nil {
+		p.addf(FlagIPPool, "%v", err)
+		pool = nil
+	}
+	if gwRaw != "" {
+		gw, err := parseAddr(gwRaw)
+		switch {
+		case err != nil:
+			p.addf(FlagIPPoolGateway, "%v", err)
+		case pool != nil:
+			if err := pool.inSubnet(gw, "the gateway"); err != nil {
+				p.addf(FlagIPPoolGateway, "%v", err)
+			}
+		}
+		if err == nil && pool != nil {
+			pool.Gateway = gw
+			pool.skipAddr(gw)
+		}
+	}
+	for i, s := range strings.Split(dnsRaw, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		a, err := parseAddr(s)
+		switch {
+		case err != nil:
+			p.addf(FlagIPPoolDNS, "server %d: %v", i+1, err)
+		case pool != nil && a.Is4() != pool.First.Is4():
+			p.addf(FlagIPPoolDNS, "%s is an %s address, the pool's are %s", a, family(a), family(pool.First))
+		}
+		if err == nil && pool != nil {
+			pool.DNS = append(pool.DNS, a)
+			pool.skipAddr(a)
+		}
+	}
+	if pool != nil && len(p.list) == before && pool.Size().Sign() <= 0 {
+		p.addf(FlagIPPool, "%s has no address left to give out once its gateway and DNS servers are set aside", raw)
+	}
+	checkPoolNIC(p, cfg)
+	checkPoolNetworkData(p, cfg)
+	if len(p.list) > before {
+		return nil
+	}
+	return pool
+}
+
+// parseRange reads FIRST-LAST/PREFIX, or a subnet, which gives out all its addresses but those cidrReserved.
+func parseRange(raw string) (*IPPool, error) {
+	rng, bitsText, ok := strings.Cut(raw, "/")
+	if !ok {
+		return nil, fmt.Errorf("must be %s, got %q: the prefix length is missing", ipPoolFormat, raw)
+	}
+	firstText, lastText, isRange := strings.Cut(rng, "-")
+	if !isRange {
+		subnet, err := netip.ParsePrefix(raw)
+		switch {
+		case err != nil || subnet.Addr().Zone() != "" || subnet.Addr().Is4In6():
+			return nil, fmt.Errorf("must be %s, got %q", ipPoolFormat, raw)
+		case subnet != subnet.Masked():
+			return nil, fmt.Errorf("%s is an address in subnet %s, not a subnet: write the subnet, or a range of one address as %s-%s/%d",
+				raw, subnet.Masked(), subnet.Addr(), subnet.Addr(), subnet.Bits())
+		}
+		pool := &IPPool{First: subnet.Addr(), Last: lastOf(subnet), Subnet: subnet}
+		for _, a := range cidrReserved(subnet) {
+			switch a {
+			case pool.First:
+				pool.First = a.Next()
+			case pool.Last:
+				pool.Last = a.Prev()
+			}
+		}
+		return pool, nil
+	}
+	var errs []error
+	first, err := parseAddr(firstText)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("FIRST: %w", err))
+	}
+	last, err := parseAddr(lastText)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("LAST: %w", err))
+	}
+	bits, err := strconv.Atoi(strings.TrimSpace(bitsText))
+	if err != nil || strings.HasPrefix(strings.TrimSpace(bitsText), "+") {
+		errs = append(errs, fmt.Errorf("PREFIX %q is not a prefix length", bitsText))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("must be %s, got %q: %w", ipPoolFormat, raw, errors.Join(errs...))
+	}
+	switch {
+	case first.Is4() != last.Is4():
+		return nil, fmt.Errorf("%q: FIRST %s is an %s address and LAST %s an %s one", raw, first, family(first), last, family(last))
+	case bits < 0 || bits > first.BitLen():
+		return nil, fmt.Errorf("%q: PREFIX must be a prefix length from 0 to %d for %s, got %d", raw, first.BitLen(), family(first), bits)
+	case last.Less(first):
+		return nil, fmt.Errorf("%q: LAST %s comes before FIRST %s", raw, last, first)
+	}
+	subnet := netip.PrefixFrom(first, bits).Masked()
+	if !subnet.Contains(last) {
+		return nil, fmt.Errorf("%q: LAST %s is outside the subnet %s of FIRST", raw, last, subnet)
+	}
+	for _, a := range cidrReserved(subnet) {
+		if a.Compare(first) >= 0 && a.Compare(last) <= 0 {
+			return nil, fmt.Errorf("%q: the range holds %s, the %s of %s, which no machine can use", raw, a, reservedName(a), subnet)
+		}
+	}
+	return &IPPool{First: first, Last: last, Subnet: subnet}, nil
+}
+
+// parseAddr reads one IP address (no zone; an IPv4-mapped IPv6 address is read as the IPv4 address).
+func parseAddr(s string) (netip.Addr, error) {
+	a, err := netip.ParseAddr(strings.TrimSpace(s))
+	if err != nil || a.Zone() != "" {
+		return netip.Addr{}, fmt.Errorf("%q is not an IP address", strings.TrimSpace(s))
+	}
+	return a.Unmap(), nil
+}
+
+// lastOf is the last address of a subnet.
+func lastOf(p netip.Prefix) netip.Addr {
+	b := p.Masked().Addr().AsSlice()
+	for i := range b {
+		if hostBits := len(b)*8 - p.Bits() - (len(b)-1-i)*8; hostBits > 0 {
+			b[i] |= byte(0xff >> max(0, 8-hostBits))
+		}
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
+}
+
+// cidrReserved are the addresses of a subnet no machine gets: for IPv4 the network and broadcast addresses
+// (except in /31 and /32, RFC 3021), for IPv6 the subnet-router anycast address (RFC 4291 2.6.1; not in /127 and
+// /128).
+func cidrReserved(p netip.Prefix) []netip.Addr {
+	switch {
+	case p.Addr().Is4() && p.Bits() <= 30:
+		return []netip.Addr{p.Masked().Addr(), lastOf(p)}
+	case p.Addr().Is6() && p.Bits() <= 126:
+		return []netip.Addr{p.Masked().Addr()}
+	}
+	return nil
+}
+
+func reservedName(a netip.Addr) string {
+	if a.Is4() {
+		return "network or broadcast address"
+	}
+	return "subnet-router anycast address"
+}
+
+// inSubnet checks that a (named what) can serve the pool's subnet.
+func (p *IPPool) inSubnet(a netip.Addr, what string) error {
+	switch {
+	case a.Is4() != p.First.Is4():
+		return fmt.Errorf("%s is an %s address, the pool's are %s", a, family(a), family(p.First))
+	case !p.Subnet.Contains(a):
+		return fmt.Errorf("%s %s is outside the pool's subnet %s: the machines could not reach it", what, a, p.Subnet)
+	case slices.Contains(cidrReserved(p.Subnet), a):
+		return fmt.Errorf("%s %s is the %s of %s", what, a, reservedName(a), p.Subnet)
+	}
+	return nil
+}
+
+func family(a netip.Addr) string {
+	if a.Is4() {
+		return "IPv4"
+	}
+	return "IPv6"
+}
+
+// checkPoolNIC makes sure the first NIC can take a static address: a bridge on a VM network. A masquerade
+// interface sits behind KubeVirt's NAT on the pod network, whose addresses the pod network hands out.
+func checkPoolNIC(p *problems, cfg *Config) {
+	if len(cfg.NICs) == 0 || !cfg.NICs[0].Masquerade {
+		return
+	}
+	p.addf(FlagIPPool, "applies to the first NIC, which is a masquerade interface on the pod network; make the first interface in --%s a bridge on a VM network",
+		FlagNetworkInfo)
+}
+
+// checkPoolNetworkData applies the precedence rule of --harvester-network-data over the pool (see
+// networkconfig.AddStatic) as far as it can be known before the address is: the first NIC's MAC is known only
+// when the user set it.
+func checkPoolNetworkData(p *problems, cfg *Config) {
+	if len(cfg.NetworkData) == 0 || networkconfig.Validate(cfg.NetworkData) != nil {
+		return
+	}
+	mac := ""
+	if len(cfg.NICs) > 0 {
+		mac = cfg.NICs[0].MACAddress
+	}
+	if err := networkconfig.CheckStatic(cfg.NetworkData, mac); err != nil {
+		p.addf(FlagNetworkData, "%s", poolConflict(err))
+	}
+}
+
+// poolConflict words why the user's network data and the pool do not go together, naming both flags.
+func poolConflict(err error) string {
+	var se *networkconfig.StaticError
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	switch se.Conflict {
+	case networkconfig.ConflictVersion1:
+		return fmt.Sprintf("is version 1; with --%s write it as version 2, to which the driver adds the first NIC's static address", FlagIPPool)
+	case networkconfig.ConflictDisabled:
+		return fmt.Sprintf("disables networking (config: disabled), so the guest would not get --%s's address; drop one of the two", FlagIPPool)
+	case networkconfig.ConflictUnmatched:
+		return fmt.Sprintf("%v: with --%s, which configures the first NIC, match each ethernets entry by macaddress (set the NIC's macAddress in --%s) so none can configure the first NIC too",
+			err, FlagIPPool, FlagNetworkInfo)
+	default:
+		return fmt.Sprintf("%v (the first NIC's): your network data wins over --%s, so drop that entry or the pool", err, FlagIPPool)
+	}
+}
