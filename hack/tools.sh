@@ -7,6 +7,7 @@
 #   hack/tools.sh goreleaser       -> goreleaser (make release-snapshot)
 #   hack/tools.sh goimports        -> goimports (make fmt-check)
 #   hack/tools.sh kubevirt         -> kubevirt: KubeVirt's CRDs and VirtualMachine admission for the test bed
+#   hack/tools.sh harvester        -> harvester: Harvester's VirtualMachine validator for the test bed
 #
 # The cache key is a hash of the wrapper module (go.mod, go.sum, and its own Go files and nested modules where
 # it has any) and of the build recipe (packages, ldflags), so changing a pinned version or the wrapper's code
@@ -117,8 +118,11 @@ goimports)
 kubevirt)
 	ensure kubevirt "$here/hack/tools/kubevirt" "" .=kubevirt
 	;;
+harvester)
+	ensure harvester "$here/hack/tools/harvester" "" .=harvester
+	;;
 *)
-	echo "usage: $0 controlplane|rancher-machine|goreleaser|goimports|kubevirt|guest-image" >&2
+	echo "usage: $0 controlplane|rancher-machine|goreleaser|goimports|kubevirt|harvester|guest-image" >&2
 	exit 2
 	;;
 esac

@@ -12,19 +12,19 @@ import (
 	"testing"
 )
 
-// kubevirtTool returns the kubevirt tool of hack/tools/kubevirt: from $DMDH_KUBEVIRT_BIN, else as
-// `hack/tools.sh kubevirt` provides it (building it on a first run, which takes minutes). Without it the tests
+// upstreamTool returns the tool of hack/tools/<name> (kubevirt, harvester): from $DMDH_<NAME>_BIN, else as
+// `hack/tools.sh <name>` provides it (building it on a first run, which takes minutes). Without it the tests
 // that need it fail when DMDH_REQUIRE_TOOLS=1 (make test, CI) and are skipped otherwise.
-func kubevirtTool(t *testing.T) string {
+func upstreamTool(t *testing.T, name string) string {
 	t.Helper()
-	dir := os.Getenv("DMDH_KUBEVIRT_BIN")
+	dir := os.Getenv("DMDH_" + strings.ToUpper(name) + "_BIN")
 	if dir == "" {
 		var stderr bytes.Buffer
-		cmd := exec.Command(filepath.Join("..", "hack", "tools.sh"), "kubevirt")
+		cmd := exec.Command(filepath.Join("..", "hack", "tools.sh"), name)
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			msg := "KubeVirt's admitter is not available: hack/tools.sh kubevirt: " + err.Error() + "\n" + stderr.String()
+			msg := "the " + name + " tool is not available: hack/tools.sh " + name + ": " + err.Error() + "\n" + stderr.String()
 			if os.Getenv("DMDH_REQUIRE_TOOLS") == "1" {
 				t.Fatal(msg)
 			}
@@ -32,10 +32,10 @@ func kubevirtTool(t *testing.T) string {
 		}
 		dir = strings.TrimSpace(string(out))
 	}
-	return filepath.Join(dir, "kubevirt")
+	return filepath.Join(dir, name)
 }
 
-// admitVerdict is one line of `kubevirt admit`.
+// admitVerdict is one line of `kubevirt admit` and `harvester admit`.
 type admitVerdict struct {
 	File     string   `json:"file"`
 	Name     string   `json:"name"`
@@ -48,18 +48,24 @@ type admitVerdict struct {
 // files, as a user's CREATE on Harvester, and returns its verdicts.
 func kubevirtAdmit(t *testing.T, files ...string) []admitVerdict {
 	t.Helper()
+	return runAdmit(t, "kubevirt", files...)
+}
+
+// runAdmit runs `<tool> admit args...` and returns its verdicts.
+func runAdmit(t *testing.T, tool string, args ...string) []admitVerdict {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(kubevirtTool(t), append([]string{"admit"}, files...)...)
+	cmd := exec.Command(upstreamTool(t, tool), append([]string{"admit"}, args...)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("kubevirt admit: %v\n%s", err, stderr.String())
+		t.Fatalf("%s admit: %v\n%s", tool, err, stderr.String())
 	}
 	var out []admitVerdict
 	sc := bufio.NewScanner(&stdout)
 	for sc.Scan() {
 		var v admitVerdict
 		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatalf("kubevirt admit printed %q: %v", sc.Text(), err)
+			t.Fatalf("%s admit printed %q: %v", tool, sc.Text(), err)
 		}
 		out = append(out, v)
 	}
@@ -68,15 +74,14 @@ func kubevirtAdmit(t *testing.T, files ...string) []admitVerdict {
 
 var vmDocument = regexp.MustCompile(`(?m)^kind: VirtualMachine$`)
 
-// Every golden VirtualMachine under testdata (the builder's, and those inside rendered manifests) passes
-// KubeVirt's own VirtualMachine admission with Harvester's KubeVirt configuration, without warnings.
-func TestGoldenVMsPassKubeVirtAdmission(t *testing.T) {
+// goldenVMs returns the golden files under testdata that hold VirtualMachines (the builder's, and rendered
+// manifests), and how many VirtualMachines they hold.
+func goldenVMs(t *testing.T) (withVMs []string, vms int) {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var withVMs []string
-	want := 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -84,22 +89,34 @@ func TestGoldenVMsPassKubeVirtAdmission(t *testing.T) {
 		}
 		if n := len(vmDocument.FindAll(data, -1)); n > 0 {
 			withVMs = append(withVMs, f)
-			want += n
+			vms += n
 		}
 	}
-	if want < len(vmCases) {
-		t.Fatalf("found %d golden VirtualMachines, fewer than the %d builder cases", want, len(vmCases))
+	if vms < len(vmCases) {
+		t.Fatalf("found %d golden VirtualMachines, fewer than the %d builder cases", vms, len(vmCases))
 	}
-	verdicts := kubevirtAdmit(t, withVMs...)
+	return withVMs, vms
+}
+
+// Every golden VirtualMachine under testdata (the builder's, and those inside rendered manifests) passes
+// KubeVirt's own VirtualMachine admission with Harvester's KubeVirt configuration, without warnings.
+func TestGoldenVMsPassKubeVirtAdmission(t *testing.T) {
+	withVMs, want := goldenVMs(t)
+	allAllowed(t, "KubeVirt", kubevirtAdmit(t, withVMs...), want)
+}
+
+// allAllowed checks that the verdicts of who's admission are want VirtualMachines, each allowed without warnings.
+func allAllowed(t *testing.T, who string, verdicts []admitVerdict, want int) {
+	t.Helper()
 	if len(verdicts) != want {
-		t.Fatalf("KubeVirt's admitter judged %d VirtualMachines, want %d: %+v", len(verdicts), want, verdicts)
+		t.Fatalf("%s judged %d VirtualMachines, want %d: %+v", who, len(verdicts), want, verdicts)
 	}
 	for _, v := range verdicts {
 		if !v.Allowed {
-			t.Errorf("%s: KubeVirt refuses VirtualMachine %s: %s", v.File, v.Name, v.Message)
+			t.Errorf("%s: %s refuses VirtualMachine %s: %s", v.File, who, v.Name, v.Message)
 		}
 		if len(v.Warnings) > 0 {
-			t.Errorf("%s: KubeVirt warns about VirtualMachine %s: %v", v.File, v.Name, v.Warnings)
+			t.Errorf("%s: %s warns about VirtualMachine %s: %v", v.File, who, v.Name, v.Warnings)
 		}
 	}
 }

@@ -1,8 +1,13 @@
-// Package admission runs KubeVirt's own VirtualMachine admission in the test bed: the kubevirt tool's webhook
-// server (virt-api's handler and VirtualMachine admitter; hack/tools/kubevirt), registered with the API server by
-// the webhook virt-operator installs for VirtualMachines (kubevirt/kubevirt
-// pkg/virt-operator/resource/generate/components/webhooks.go, virtualmachine-validator.kubevirt.io), with a URL
-// on 127.0.0.1 and a CA bundle in place of virt-api's Service.
+// Package admission runs the upstream VirtualMachine admission of KubeVirt and of Harvester in the test bed, each
+// a webhook server of a tool built from the upstream code, registered with the API server as upstream registers
+// it, with a URL on 127.0.0.1 and a CA bundle in place of the upstream Service:
+//
+//   - KubeVirt's: the kubevirt tool (hack/tools/kubevirt: virt-api's handler and VirtualMachine admitter), as the
+//     webhook virt-operator installs for VirtualMachines (kubevirt/kubevirt
+//     pkg/virt-operator/resource/generate/components/webhooks.go, virtualmachine-validator.kubevirt.io);
+//   - Harvester's: the harvester tool (hack/tools/harvester: pkg/webhook/resources/virtualmachine's validator
+//     behind Harvester's admission handler), as Harvester's webhook server registers it
+//     (harvester/harvester pkg/webhook/server/server.go, validator.harvesterhci.io).
 package admission
 
 import (
@@ -22,47 +27,65 @@ import (
 	proc "github.com/harvester/docker-machine-driver-harvester/e2e/internal/process"
 )
 
-// Options configures Start.
+// Options configures Start and StartHarvester.
 type Options struct {
-	// Tool is the path of the kubevirt tool (upstream.KubeVirtTool).
+	// Tool is the path of the tool: the kubevirt tool (upstream.KubeVirtTool) for Start, the harvester tool
+	// (upstream.HarvesterTool) for StartHarvester.
 	Tool string
-	// Dir receives the serving certificate and key, the server's address and its log (kubevirt-webhook.log).
+	// Dir receives the serving certificate and key, the server's address and its log (kubevirt-webhook.log,
+	// harvester-webhook.log).
 	Dir string
-	// Kubeconfig lets KubeVirt's admitter read the cluster (instancetypes, preferences); empty: it cannot.
+	// Kubeconfig lets the server read the cluster: KubeVirt's admitter its instancetypes and preferences (empty:
+	// it cannot), Harvester's validator everything its caches hold (required).
 	Kubeconfig string
 }
 
-// Webhook is a running KubeVirt admission server.
+// Webhook is a running admission server.
 type Webhook struct {
-	proc    *proc.Process
-	logPath string
+	upstream upstream
+	proc     *proc.Process
+	logPath  string
 	// URL is the server's base address, https://127.0.0.1:<port>.
 	URL string
 	// CA is the PEM bundle that verifies the server.
 	CA []byte
 }
 
-// Start makes a serving certificate for 127.0.0.1, starts the server and waits until it answers over TLS.
-// Register then puts it in the API server's path. On error nothing is left running.
+// Start starts KubeVirt's VirtualMachine admission (see start).
 func Start(ctx context.Context, opts Options) (*Webhook, error) {
+	return start(ctx, kubevirtUpstream, opts)
+}
+
+// StartHarvester starts Harvester's VirtualMachine validator (see start).
+func StartHarvester(ctx context.Context, opts Options) (*Webhook, error) {
+	if opts.Kubeconfig == "" {
+		return nil, errors.New("Harvester's validator needs a kubeconfig: its caches read the cluster")
+	}
+	return start(ctx, harvesterUpstream, opts)
+}
+
+// start makes a serving certificate for 127.0.0.1, starts the server and waits until it answers over TLS.
+// Register then puts it in the API server's path. On error nothing is left running.
+func start(ctx context.Context, up upstream, opts Options) (*Webhook, error) {
 	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.IPv4(127, 0, 0, 1)}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("make the webhook's serving certificate: %w", err)
 	}
 	path := func(name string) string { return filepath.Join(opts.Dir, name) }
-	for name, data := range map[string][]byte{"kubevirt-webhook.crt": certPEM, "kubevirt-webhook.key": keyPEM} {
+	base := up.tool + "-webhook"
+	for name, data := range map[string][]byte{base + ".crt": certPEM, base + ".key": keyPEM} {
 		if err := os.WriteFile(path(name), data, 0o600); err != nil {
 			return nil, err
 		}
 	}
-	addrFile := path("kubevirt-webhook.addr")
+	addrFile := path(base + ".addr")
 	_ = os.Remove(addrFile)
-	args := []string{"webhook", "-cert", path("kubevirt-webhook.crt"), "-key", path("kubevirt-webhook.key"), "-addr-file", addrFile}
+	args := []string{"webhook", "-cert", path(base + ".crt"), "-key", path(base + ".key"), "-addr-file", addrFile}
 	if opts.Kubeconfig != "" {
 		args = append(args, "-kubeconfig", opts.Kubeconfig)
 	}
-	w := &Webhook{logPath: path("kubevirt-webhook.log"), CA: certPEM}
-	if w.proc, err = proc.Start("kubevirt webhook", opts.Tool, args, w.logPath); err != nil {
+	w := &Webhook{upstream: up, logPath: path(base + ".log"), CA: certPEM}
+	if w.proc, err = proc.Start(up.tool+" webhook", opts.Tool, args, w.logPath); err != nil {
 		return nil, err
 	}
 	pool := x509.NewCertPool()

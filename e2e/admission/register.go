@@ -26,14 +26,34 @@ const (
 	vmValidatePath = "/virtualmachines-validate"
 )
 
-// Configuration returns the ValidatingWebhookConfiguration that sends VirtualMachine creates and updates to
-// this server: virt-operator's rule, failure policy, timeout and side effects, with a URL instead of a Service.
-// sideEffects None lets server-side dry runs through it too.
+// upstream is what differs between the admission servers: the tool, the webhook's registration and the probe.
+type upstream struct {
+	// tool names the tool (hack/tools/<tool>); its files in Options.Dir are <tool>-webhook.{crt,key,addr,log}.
+	tool string
+	// webhook is the webhook's name, which the API server quotes in refusals.
+	webhook string
+	// configuration returns the registration for a server at url (https://host:port) verified by ca.
+	configuration func(url string, ca []byte) *admissionregistrationv1.ValidatingWebhookConfiguration
+	// probe returns a VirtualMachine the schema and the other webhooks accept and this one refuses.
+	probe func() *kubevirtv1.VirtualMachine
+}
+
+var kubevirtUpstream = upstream{tool: "kubevirt", webhook: WebhookName, configuration: kubevirtConfiguration, probe: ProbeVM}
+
+// Configuration returns the ValidatingWebhookConfiguration that sends VirtualMachine writes to this server, as
+// upstream registers it.
 func (w *Webhook) Configuration() *admissionregistrationv1.ValidatingWebhookConfiguration {
+	return w.upstream.configuration(w.URL, w.CA)
+}
+
+// kubevirtConfiguration sends VirtualMachine creates and updates to KubeVirt's admission: virt-operator's rule,
+// failure policy, timeout and side effects, with a URL instead of a Service. sideEffects None lets server-side
+// dry runs through it too.
+func kubevirtConfiguration(base string, ca []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	fail := admissionregistrationv1.Fail
 	none := admissionregistrationv1.SideEffectClassNone
 	timeout := int32(10) // components.defaultTimeoutSeconds
-	url := w.URL + vmValidatePath
+	url := base + vmValidatePath
 	return &admissionregistrationv1.ValidatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName, Labels: map[string]string{kubevirtv1.AppLabel: ConfigurationName}},
@@ -51,15 +71,14 @@ func (w *Webhook) Configuration() *admissionregistrationv1.ValidatingWebhookConf
 					Resources:   []string{"virtualmachines"},
 				},
 			}},
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.CA},
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca},
 		}},
 	}
 }
 
 // Register applies Configuration and waits until the API server calls the webhook: until a server-side dry run
-// of a VirtualMachine that only KubeVirt's admitter refuses (a disk without a volume) is refused by it. The API
-// server picks new webhook configurations up asynchronously; without this wait the first VMs of a test could
-// slip past.
+// of a VirtualMachine that only this server refuses (ProbeVM, HarvesterProbeVM) is refused by it. The API server
+// picks new webhook configurations up asynchronously; without this wait the first VMs of a test could slip past.
 func (w *Webhook) Register(ctx context.Context, cfg *rest.Config) error {
 	a, err := apply.New(cfg)
 	if err != nil {
@@ -72,18 +91,18 @@ func (w *Webhook) Register(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	probe := ProbeVM()
+	probe := w.upstream.probe()
 	var last error
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		if done, perr := w.Exited(); done {
 			return false, fmt.Errorf("the webhook server exited (%v)", perr)
 		}
 		_, last = virt.KubevirtV1().VirtualMachines(probe.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return last != nil && strings.Contains(last.Error(), fmt.Sprintf("admission webhook %q denied the request", WebhookName)), nil
+		return last != nil && strings.Contains(last.Error(), fmt.Sprintf("admission webhook %q denied the request", w.upstream.webhook)), nil
 	})
 	if err != nil {
 		return fmt.Errorf("waited for the API server to call webhook %s at %s: %w; last dry run of VM %s answered: %v\n%s",
-			WebhookName, w.URL, err, probe.Name, last, w.Logs(30))
+			w.upstream.webhook, w.URL, err, probe.Name, last, w.Logs(30))
 	}
 	return nil
 }

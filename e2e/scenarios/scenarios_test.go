@@ -178,12 +178,13 @@ func checkRancherUserData(t *testing.T, userData, name, publicKey string) {
 	t.Errorf("Rancher's install script is not written by cloud-init:\n%s", userData)
 }
 
-// Each create that fails — at the pre-flight, on KubeVirt's admission, on a stuck VM, on the timeout — says why
-// and leaves nothing.
+// Each create that fails — at the pre-flight, on KubeVirt's or Harvester's admission, on a stuck VM, on the
+// timeout — says why and leaves nothing.
 func TestFailedCreatesLeaveNothing(t *testing.T) {
 	b := testbed.Shared(t)
 	tests := []struct {
 		name, image, inject, timeout string
+		storageQuota                 string // Rancher's storage limit on the namespace
 		extra                        []string
 		want                         []string
 	}{
@@ -196,6 +197,11 @@ func TestFailedCreatesLeaveNothing(t *testing.T) {
 			extra: []string{"--harvester-network-info", `{"interfaces":[{"type":"masquerade","macAddress":"02:00:00:00:00:00"}]}`},
 			want: []string{`cannot create VirtualMachine`, `admission webhook "virtualmachine-validator.kubevirt.io" denied the request: ` +
 				`The requested MAC address is reserved for the in-pod bridge. Please choose another one.`}},
+		// Harvester's validator (pkg/util/resourcequota) adds up the disks of the volumeClaimTemplates annotation
+		// against the namespace's quota: 10Gi do not fit in 5Gi.
+		{name: "refused by Harvester's admission", storageQuota: "5Gi",
+			want: []string{`cannot create VirtualMachine`, `admission webhook "validator.harvesterhci.io" denied the request: ` +
+				`storage insufficient resources due to resource quota`}},
 		{name: "unschedulable", inject: standin.InjectUnschedulable, want: []string{"no Harvester host can run the VM (ErrorUnschedulable)", "Insufficient memory"}},
 		{name: "image pull error", inject: standin.InjectImagePullError, want: []string{"cannot pull a container image"}},
 		{name: "ip never appears", inject: standin.InjectNoAgent, timeout: "5",
@@ -206,6 +212,9 @@ func TestFailedCreatesLeaveNothing(t *testing.T) {
 			ns := b.Namespace(t)
 			if tt.inject != "" {
 				annotateNamespace(t, b, ns, standin.AnnotationInject, tt.inject)
+			}
+			if tt.storageQuota != "" {
+				limitStorage(t, b, ns, tt.storageQuota)
 			}
 			cli := newCLI(t, b.AdminKubeconfig())
 			args := createArgs(t, ns)

@@ -1,6 +1,6 @@
 // Package testbed composes the simulated Harvester the end-to-end tests and `make demo` run against: a real
-// control plane, Harvester's and KubeVirt's own CRDs (package upstream), KubeVirt's own VirtualMachine
-// admission (package admission), a seeded cluster state and the stand-in controllers.
+// control plane, Harvester's and KubeVirt's own CRDs (package upstream), KubeVirt's and Harvester's own
+// VirtualMachine admission (package admission), a seeded cluster state and the stand-in controllers.
 package testbed
 
 import (
@@ -44,6 +44,9 @@ type Bed struct {
 	ControlPlane *controlplane.ControlPlane
 	// Admission is KubeVirt's VirtualMachine admission, which every VM create and update passes through.
 	Admission *admission.Webhook
+	// HarvesterAdmission is Harvester's VirtualMachine validator, which every VM create and update (status
+	// updates included) passes through.
+	HarvesterAdmission *admission.Webhook
 	// StandIn is nil when started with NoStandIn or after StopStandIn.
 	StandIn *standin.StandIn
 	// Seeded reports what seeding produced (image storage class names).
@@ -68,12 +71,16 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	if cpOpts.Logf == nil {
 		cpOpts.Logf = opts.Logf
 	}
-	// Upstream manifests and KubeVirt's tool come first: a first run downloads modules and builds the tool.
+	// Upstream manifests and the tools come first: a first run downloads modules and builds the tools.
 	manifests, err := upstream.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
 	kubevirtTool, err := upstream.KubeVirtTool(ctx)
+	if err != nil {
+		return nil, err
+	}
+	harvesterTool, err := upstream.HarvesterTool(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +130,16 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 		return nil, fmt.Errorf("register KubeVirt's admission: %w", err)
 	}
 	opts.Logf("testbed: KubeVirt's VirtualMachine admission serving on %s after %v", b.Admission.URL, time.Since(t0).Round(time.Millisecond))
+	t0 = time.Now()
+	// Registered after KubeVirt's, so KubeVirt's probe (a VM without memory, which Harvester's validator refuses
+	// too) met KubeVirt's webhook alone.
+	if b.HarvesterAdmission, err = admission.StartHarvester(ctx, admission.Options{Tool: harvesterTool, Dir: cp.Dir(), Kubeconfig: b.KubeconfigPath}); err != nil {
+		return nil, fmt.Errorf("start Harvester's VirtualMachine validator: %w", err)
+	}
+	if err = b.HarvesterAdmission.Register(ctx, admin); err != nil {
+		return nil, fmt.Errorf("register Harvester's VirtualMachine validator: %w", err)
+	}
+	opts.Logf("testbed: Harvester's VirtualMachine validator serving on %s after %v", b.HarvesterAdmission.URL, time.Since(t0).Round(time.Millisecond))
 
 	spec := fixtures.Default()
 	if opts.Fixtures != nil {
@@ -166,13 +183,19 @@ func (b *Bed) StopStandIn() {
 	}
 }
 
-// Stop stops the stand-in, KubeVirt's admission and the control plane, and removes their files.
+// Stop stops the stand-in, the admission servers and the control plane, and removes their files.
 func (b *Bed) Stop() {
 	b.StopStandIn()
 	b.Admission.Stop()
+	b.HarvesterAdmission.Stop()
 	if b.ControlPlane != nil {
 		b.ControlPlane.Stop()
 	}
+}
+
+// Logs returns the last n lines of each server's log, for failure messages.
+func (b *Bed) Logs(n int) string {
+	return b.ControlPlane.Logs(n) + b.Admission.Logs(n) + b.HarvesterAdmission.Logs(n)
 }
 
 // AdminConfig returns a fresh admin client configuration.

@@ -34,7 +34,7 @@ func StartT(t testing.TB, opts Options) *Bed {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Log(b.ControlPlane.Logs(40) + b.Admission.Logs(40))
+			t.Log(b.Logs(40))
 		}
 		b.Stop()
 	})
@@ -67,7 +67,7 @@ func Main(m *testing.M, opts Options, atExit ...func()) {
 			shared.mu.Unlock()
 			if bed != nil {
 				if failed {
-					fmt.Fprintln(os.Stderr, bed.ControlPlane.Logs(40)+bed.Admission.Logs(40))
+					fmt.Fprintln(os.Stderr, bed.Logs(40))
 				}
 				bed.Stop()
 			}

@@ -3,9 +3,11 @@
 // NetworkAttachmentDefinition CRD from the module that publishes it, both at the versions the root go.mod
 // selects and read from the Go module cache; KubeVirt's CRDs and admission from KubeVirt's own code, built by
 // `hack/tools.sh kubevirt` (hack/tools/kubevirt, pinned to the kubevirt.io/kubevirt that matches kubevirt.io/api
-// in go.mod). Nothing is copied into the repository. One thing the bed installs is not upstream: the CRDs of
-// Harvester's pcidevices-controller add-on (crds.DeviceAddOn), which the device scenario installs and removes
-// again; no go.mod here or in Harvester requires github.com/harvester/pcidevices, so no version of it is pinned.
+// in go.mod); Harvester's VirtualMachine validator from Harvester's own code, built by `hack/tools.sh harvester`
+// (hack/tools/harvester, pinned to the github.com/harvester/harvester of go.mod). Nothing is copied into the
+// repository. One thing the bed installs is not upstream: the CRDs of Harvester's pcidevices-controller add-on
+// (crds.DeviceAddOn), which the device scenario installs and removes again; no go.mod here or in Harvester
+// requires github.com/harvester/pcidevices, so no version of it is pinned.
 package upstream
 
 import (
@@ -55,12 +57,26 @@ const KubeVirtBinEnv = "DMDH_KUBEVIRT_BIN"
 // KubeVirtTool returns the path of the kubevirt tool (hack/tools/kubevirt): `crds` prints virt-operator's
 // VirtualMachine and VirtualMachineInstance CRDs, `webhook` serves virt-api's VirtualMachine admission. A first
 // run builds it (minutes); a deadline on ctx does not cut that short (see repo.ToolDir).
-func KubeVirtTool(ctx context.Context) (string, error) {
-	dir, err := repo.ToolDir(ctx, "kubevirt", KubeVirtBinEnv)
+func KubeVirtTool(ctx context.Context) (string, error) { return tool(ctx, "kubevirt", KubeVirtBinEnv) }
+
+// HarvesterBinEnv names the environment variable that points at a directory holding the harvester tool. When it
+// is unset, `hack/tools.sh harvester` provides (and if need be builds) it.
+const HarvesterBinEnv = "DMDH_HARVESTER_BIN"
+
+// HarvesterTool returns the path of the harvester tool (hack/tools/harvester, pinned to the
+// github.com/harvester/harvester of the root go.mod): `webhook` serves Harvester's VirtualMachine validator. A
+// first run builds it (minutes); a deadline on ctx does not cut that short (see repo.ToolDir).
+func HarvesterTool(ctx context.Context) (string, error) {
+	return tool(ctx, "harvester", HarvesterBinEnv)
+}
+
+// tool returns the path of the binary of `hack/tools.sh <name>`, which is named like the target.
+func tool(ctx context.Context, name, envVar string) (string, error) {
+	dir, err := repo.ToolDir(ctx, name, envVar)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, "kubevirt"), nil
+	return filepath.Join(dir, name), nil
 }
 
 // Load reads one manifest from its module in the Go module cache, downloading the module when missing.

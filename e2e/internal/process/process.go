@@ -1,5 +1,6 @@
 // Package process runs the test bed's server binaries (etcd, kube-apiserver, kube-controller-manager, KubeVirt's
-// webhook): each in its own process group, killed with its parent, its output appended to a log file.
+// and Harvester's webhooks): each in its own process group, killed with its parent, its output appended to a log
+// file.
 package process
 
 import (

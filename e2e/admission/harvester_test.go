@@ -1,0 +1,140 @@
+package admission_test
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/e2e/admission"
+)
+
+var nadResource = schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
+
+// harvesterDenied is how the API server words a refusal by Harvester's validator.
+func harvesterDenied(msg string) string {
+	return `admission webhook "` + admission.HarvesterWebhookName + `" denied the request: ` + msg
+}
+
+// Harvester's own validator refuses, through its webhook, a VM whose MAC address another VM already has on the
+// same cluster network: it finds the other VM and the networks' cluster network (the
+// NetworkAttachmentDefinition's label) in the cluster, on create and on a server-side dry run. The same MAC
+// address on a network of another cluster network is accepted.
+func TestHarvesterRefusesDuplicateMAC(t *testing.T) {
+	b, ns, ctx := inNamespace(t)
+	const mac = "52:54:00:d0:0d:01" // used by no other test: the check spans every namespace
+	vms := b.Virt.KubevirtV1().VirtualMachines(ns)
+	withMAC := func(name, network string) *kubevirtv1.VirtualMachine {
+		vm := newVM(b, ns, name)
+		vm.Spec.Template.Spec.Networks[0].Multus.NetworkName = network
+		vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress = mac
+		return vm
+	}
+	if _, err := vms.Create(ctx, withMAC("first", "default/vm-untag"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create of the first VM with MAC %s: %v", mac, err)
+	}
+	want := harvesterDenied("duplicate mac address present for vm second for cluster network mgmt")
+	_, err := vms.Create(ctx, withMAC("second", "default/vlan100"), metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("create of a second VM with MAC %s on cluster network mgmt: %v\nwant: %s", mac, err, want)
+	}
+	_, err = vms.Create(ctx, withMAC("second", "default/vlan100"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("dry-run create: %v\nwant: %s", err, want)
+	}
+
+	// A VM network of its own, on another cluster network.
+	nad := map[string]any{
+		"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+		"metadata": map[string]any{"name": "storage", "namespace": ns,
+			"labels": map[string]any{"network.harvesterhci.io/clusternetwork": "storage"}},
+		"spec": map[string]any{"config": `{"cniVersion":"0.3.1","name":"storage","type":"bridge","bridge":"storage-br"}`},
+	}
+	if _, err := b.Dynamic.Resource(nadResource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: nad}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vms.Create(ctx, withMAC("third", ns+"/storage"), metav1.CreateOptions{}); err != nil {
+		t.Errorf("create of a VM with MAC %s on cluster network storage: %v", mac, err)
+	}
+}
+
+// Harvester's own validator refuses a VM whose disks (its volumeClaimTemplates annotation) ask for more storage
+// than the namespace's quota leaves: Rancher's project quota annotation on the namespace and its default
+// ResourceQuota, both read from the cluster. The refusal is Harvester's plain error, answered as an internal
+// error.
+func TestHarvesterRefusesOverStorageQuota(t *testing.T) {
+	b, ns, ctx := inNamespace(t)
+	// The same VM fits in 20Gi and not in 5Gi (its one disk asks for 10Gi).
+	setQuota := func(limit string) {
+		t.Helper()
+		patch := `{"metadata":{"annotations":{"field.cattle.io/resourceQuota":"{\"limit\":{\"requestsStorage\":\"` + limit + `\"}}"}}}`
+		if _, err := b.Kube.CoreV1().Namespaces().Patch(ctx, ns, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rq := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "default-quota",
+			Labels: map[string]string{"resourcequota.management.cattle.io/default-resource-quota": "true"}},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("20Gi")}},
+	}
+	if _, err := b.Kube.CoreV1().ResourceQuotas(ns).Create(ctx, rq, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vms := b.Virt.KubevirtV1().VirtualMachines(ns)
+
+	setQuota("5Gi")
+	want := harvesterDenied("storage insufficient resources due to resource quota")
+	_, err := vms.Create(ctx, newVM(b, ns, "too-big"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("dry-run create of a 10Gi VM under a 5Gi quota: %v\nwant: %s", err, want)
+	}
+	setQuota("20Gi")
+	if _, err := vms.Create(ctx, newVM(b, ns, "fits"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Errorf("dry-run create of a 10Gi VM under a 20Gi quota: %v", err)
+	}
+}
+
+// Harvester's validator judges status updates too (its rule names virtualmachines/status): a volume hotplug
+// request for a PVC marked as a golden image (harvester/harvester pkg/util/constants.go AnnotationGoldenImage),
+// written to a VM's status, is refused with Harvester's message; it reads the PVC from the cluster.
+func TestHarvesterJudgesStatusUpdates(t *testing.T) {
+	b, ns, ctx := inNamespace(t)
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "golden", Annotations: map[string]string{"harvesterhci.io/goldenImage": "true"}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := b.Kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vms := b.Virt.KubevirtV1().VirtualMachines(ns)
+	if _, err := vms.Create(ctx, newVM(b, ns, "hotplug"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := harvesterDenied("PVC " + ns + "/golden is a golden image, it can't be used as a hotplug volume in VM")
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error { // the stand-in writes the status meanwhile
+		vm, err := vms.Get(ctx, "hotplug", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		vm.Status.VolumeRequests = append(vm.Status.VolumeRequests, kubevirtv1.VirtualMachineVolumeRequest{
+			AddVolumeOptions: &kubevirtv1.AddVolumeOptions{Name: "golden",
+				Disk: &kubevirtv1.Disk{DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusSCSI}}},
+				VolumeSource: &kubevirtv1.HotplugVolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
+					PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "golden"}}}},
+		})
+		_, err = vms.UpdateStatus(ctx, vm, metav1.UpdateOptions{})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("status update with a hotplug request for a golden-image PVC: %v\nwant: %s", err, want)
+	}
+}

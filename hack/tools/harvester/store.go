@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// The resources the validator's caches read (the twelve caches of virtualmachine.NewValidator), by the
+// group, version and resource the API server serves them at, and their kinds.
+var (
+	namespaces     = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	pods           = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	pvcs           = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
+	resourceQuotas = schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"}
+	storageClasses = schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}
+	vms            = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}
+	vmis           = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"}
+	vmims          = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstancemigrations"}
+	kubevirts      = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "kubevirts"}
+	vmBackups      = schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "virtualmachinebackups"}
+	settings       = schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "settings"}
+	nads           = schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
+
+	kinds = map[schema.GroupVersionResource]string{
+		namespaces: "Namespace", pods: "Pod", pvcs: "PersistentVolumeClaim", resourceQuotas: "ResourceQuota",
+		storageClasses: "StorageClass", vms: "VirtualMachine", vmis: "VirtualMachineInstance",
+		vmims: "VirtualMachineInstanceMigration", kubevirts: "KubeVirt", vmBackups: "VirtualMachineBackup",
+		settings: "Setting", nads: "NetworkAttachmentDefinition",
+	}
+)
+
+// store is what the caches read: the cluster. namespace "" means every namespace (and is the only one of
+// cluster-scoped resources). get answers a NotFound error for a missing object.
+type store interface {
+	get(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
+	list(gvr schema.GroupVersionResource, namespace string, selector labels.Selector) ([]unstructured.Unstructured, error)
+}
+
+// liveStore reads the API server on every call, so each admission sees the cluster as it is at that moment
+// (Harvester's own webhook reads informer caches, which lag a little behind). A resource the API server does
+// not serve (no CRD installed, such as VirtualMachineBackup in the test bed) has no objects, as it would in an
+// informer cache: a list is empty and a get is NotFound.
+type liveStore struct {
+	ctx    context.Context
+	client dynamic.Interface
+}
+
+func (s liveStore) get(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	return s.client.Resource(gvr).Namespace(namespace).Get(s.ctx, name, metav1.GetOptions{})
+}
+
+func (s liveStore) list(gvr schema.GroupVersionResource, namespace string, selector labels.Selector) ([]unstructured.Unstructured, error) {
+	l, err := s.client.Resource(gvr).Namespace(namespace).List(s.ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if apierrors.IsNotFound(err) {
+		return nil, nil // the resource is not served
+	}
+	if err != nil {
+		return nil, err
+	}
+	return l.Items, nil
+}
+
+// memStore is a cluster held in memory: the objects of an admit file.
+type memStore struct {
+	mu   sync.Mutex
+	objs map[schema.GroupVersionResource][]*unstructured.Unstructured
+}
+
+// resourceOf returns the resource of an object's kind, false when the validator reads no such kind.
+func resourceOf(obj *unstructured.Unstructured) (schema.GroupVersionResource, bool) {
+	gvk := obj.GroupVersionKind()
+	for gvr, kind := range kinds {
+		if gvr.GroupVersion() == gvk.GroupVersion() && kind == gvk.Kind {
+			return gvr, true
+		}
+	}
+	return schema.GroupVersionResource{}, false
+}
+
+// add puts an object in the store, in place of one of the same name; an object of a kind the validator does
+// not read is an error.
+func (s *memStore) add(obj *unstructured.Unstructured) error {
+	gvr, ok := resourceOf(obj)
+	if !ok {
+		return fmt.Errorf("%s %s: the validator reads no objects of this kind", obj.GroupVersionKind(), obj.GetName())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.objs == nil {
+		s.objs = map[schema.GroupVersionResource][]*unstructured.Unstructured{}
+	}
+	s.objs[gvr] = slices.DeleteFunc(s.objs[gvr], func(o *unstructured.Unstructured) bool {
+		return o.GetNamespace() == obj.GetNamespace() && o.GetName() == obj.GetName()
+	})
+	s.objs[gvr] = append(s.objs[gvr], obj.DeepCopy())
+	return nil
+}
+
+func (s *memStore) get(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.objs[gvr], func(o *unstructured.Unstructured) bool {
+		return o.GetNamespace() == namespace && o.GetName() == name
+	})
+	if i < 0 {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+	}
+	return s.objs[gvr][i].DeepCopy(), nil
+}
+
+func (s *memStore) list(gvr schema.GroupVersionResource, namespace string, selector labels.Selector) ([]unstructured.Unstructured, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []unstructured.Unstructured
+	for _, o := range s.objs[gvr] {
+		if (namespace == "" || o.GetNamespace() == namespace) && selector.Matches(labels.Set(o.GetLabels())) {
+			out = append(out, *o.DeepCopy())
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// serveWebhook serves Harvester's VirtualMachine validator on validationPath over HTTPS until SIGTERM or SIGINT.
+// Its caches read the cluster of -kubeconfig on every call (liveStore). Once it listens it writes its address
+// (host:port) to -addr-file, through a rename; /healthz answers "ok".
+func serveWebhook(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (port 0: any free port)")
+	certFile := fs.String("cert", "", "serving certificate (PEM)")
+	keyFile := fs.String("key", "", "serving key (PEM)")
+	addrFile := fs.String("addr-file", "", "write the address listened on to this file")
+	kubeconfig := fs.String("kubeconfig", "", "the cluster the validator's caches read")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *certFile == "" || *keyFile == "" || *addrFile == "" || *kubeconfig == "" {
+		return errors.New("webhook needs -cert, -key, -addr-file and -kubeconfig")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		return fmt.Errorf("client for %s: %w", *kubeconfig, err)
+	}
+	// Every admission reads the cluster several times; no client-side rate limit, a bound per read instead.
+	cfg.QPS, cfg.Timeout = -1, 5*time.Second
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	logrus.SetOutput(stderr)
+	// Errors only: the validator warns about every VM without a maintenance-mode strategy label, which the
+	// driver sets only when asked; the API server's log names each refusal ("rejected by webhook").
+	logrus.SetLevel(logrus.ErrorLevel)
+
+	mux := http.NewServeMux()
+	mux.Handle(validationPath, newHandler(newValidator(liveStore{ctx: context.Background(), client: client})))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	srv := &http.Server{Handler: recoverPanics(mux, stderr)}
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeTLS(ln, *certFile, *keyFile) }()
+	if err := writeAtomic(*addrFile, ln.Addr().String()); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "harvester webhook: serving %s on https://%s\n", validationPath, ln.Addr())
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case err := <-served:
+		return err
+	case s := <-sig:
+		fmt.Fprintf(stderr, "harvester webhook: %v, stopping\n", s)
+		return srv.Shutdown(context.Background())
+	}
+}
+
+// recoverPanics answers 500 with the panic instead of dropping the connection, and logs the stack: the API
+// server then reports the webhook's failure with a reason instead of an EOF.
+func recoverPanics(h http.Handler, log io.Writer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				fmt.Fprintf(log, "harvester webhook: panic serving %s: %v\n%s", r.URL.Path, p, debug.Stack())
+				http.Error(w, fmt.Sprintf("Harvester's validator panicked: %v", p), http.StatusInternalServerError)
+			}
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func writeAtomic(path, content string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
