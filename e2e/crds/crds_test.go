@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
@@ -68,9 +70,7 @@ func TestInstall(t *testing.T) {
 	}
 
 	vms := bed.Virt.KubevirtV1().VirtualMachines("default")
-	halted := kubevirtv1.RunStrategyHalted
-	vm, err := vms.Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "typed"},
-		Spec: kubevirtv1.VirtualMachineSpec{RunStrategy: &halted, Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{}}}, metav1.CreateOptions{})
+	vm, err := vms.Create(ctx, haltedVM("typed"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,10 +105,8 @@ func TestStandInStatusSurvivesPruning(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
-	halted := kubevirtv1.RunStrategyHalted
 	vms := bed.Virt.KubevirtV1().VirtualMachines("default")
-	vm, err := vms.Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "status"},
-		Spec: kubevirtv1.VirtualMachineSpec{RunStrategy: &halted, Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{}}}, metav1.CreateOptions{})
+	vm, err := vms.Create(ctx, haltedVM("status"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,4 +151,15 @@ func TestStandInStatusSurvivesPruning(t *testing.T) {
 	if !equality.Semantic.DeepEqual(upd.Status, vmi.Status) || upd.Labels[kubevirtv1.NodeNameLabel] != "node-1" {
 		t.Errorf("VMI status changed on the way through the API server:\nsent %+v\ngot  %+v", vmi.Status, upd.Status)
 	}
+}
+
+// haltedVM is the least VirtualMachine both admissions accept: halted, with the memory limit Harvester's validator
+// requires (pkg/webhook/resources/virtualmachine/validator.go: "either memory.guest or resources.limits.memory
+// must be set").
+func haltedVM(name string) *kubevirtv1.VirtualMachine {
+	halted := kubevirtv1.RunStrategyHalted
+	return &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: kubevirtv1.VirtualMachineSpec{RunStrategy: &halted, Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{
+			Spec: kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{Resources: kubevirtv1.ResourceRequirements{
+				Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}}
 }
