@@ -45,7 +45,7 @@ func parseCloudProvider(p *problems, opts drivers.DriverOptions, cfg *Config) Cl
 				p.addf(f, "needs --%s or --%s: the drop-in turns on the cloud provider that reads that kubeconfig", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
 			}
 		}
-		if name := opts.String(FlagCloudProviderDistribution); name != "" && name != DefaultDistribution {
+		if s.Distribution != distributions[DefaultDistribution] {
 			p.addf(FlagCloudProviderDistribution, "is only used with --%s or --%s: it says where that kubeconfig goes", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
 		}
 	}
