@@ -146,16 +146,6 @@ func orDefault(v, def string) string {
 	return v
 }
 
-// oneOf reports whether v is in allowed.
-func oneOf[T comparable](v T, allowed []T) bool {
-	for _, a := range allowed {
-		if v == a {
-			return true
-		}
-	}
-	return false
-}
-
 // listOf renders allowed values for an error message: "virtio, scsi or sata".
 func listOf[T ~string](allowed []T) string {
 	parts := make([]string, len(allowed))

@@ -2,6 +2,7 @@ package harvester
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -89,7 +90,7 @@ func checkNodeSelectorRequirement(addf addfFunc, path string, req corev1.NodeSel
 	} else if req.Key != "metadata.name" {
 		addf("%s.key must be metadata.name (the only node field selectors support), got %q", path, req.Key)
 	}
-	if !oneOf(req.Operator, nodeSelectorOperators) {
+	if !slices.Contains(nodeSelectorOperators, req.Operator) {
 		addf("%s.operator must be one of %s, got %q", path, listOf(nodeSelectorOperators), req.Operator)
 		return
 	}
@@ -135,7 +136,7 @@ func checkPodAffinityTerm(addf addfFunc, path string, term corev1.PodAffinityTer
 		}
 		for i, req := range sel.sel.MatchExpressions {
 			rp := fmt.Sprintf("%s.%s.matchExpressions[%d]", path, sel.name, i)
-			if !oneOf(req.Operator, labelSelectorOperators) {
+			if !slices.Contains(labelSelectorOperators, req.Operator) {
 				addf("%s.operator must be one of %s, got %q", rp, listOf(labelSelectorOperators), req.Operator)
 				continue
 			}
@@ -170,7 +171,7 @@ func parseTopologyList(p *problems, flag, raw string) []string {
 			p.addf(flag, "%q is not a valid zone or region name (a label value: letters, digits, '-', '_', '.'; at most 63)", v)
 			continue
 		}
-		if !oneOf(v, out) {
+		if !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}

@@ -2,6 +2,7 @@ package harvester
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rancher/machine/libmachine/drivers"
 	corev1 "k8s.io/api/core/v1"
@@ -73,7 +74,7 @@ func parseLegacyDisk(p *problems, opts drivers.DriverOptions, namespace string) 
 	if d.SizeGiB <= 0 {
 		p.addf(FlagDiskSize, "must be a positive whole number of GiB when --%s is not given, got %d", FlagDiskInfo, d.SizeGiB)
 	}
-	if !oneOf(d.Bus, diskBuses) {
+	if !slices.Contains(diskBuses, d.Bus) {
 		p.addf(FlagDiskBus, "must be one of %s, got %q", listOf(diskBuses), d.Bus)
 	}
 	return []Disk{d}
@@ -124,7 +125,7 @@ func diskFromJSON(p *problems, index int, dj diskJSON, namespace string) Disk {
 	} else {
 		d.BootOrder = uint(dj.BootOrder)
 	}
-	if !oneOf(d.Bus, diskBuses) {
+	if !slices.Contains(diskBuses, d.Bus) {
 		p.addf(flag, "%s.bus must be one of %s, got %q", path, listOf(diskBuses), dj.Bus)
 	}
 	switch orDefault(dj.Type, diskTypeDisk) {
@@ -140,10 +141,10 @@ func diskFromJSON(p *problems, index int, dj diskJSON, namespace string) Disk {
 	default:
 		p.addf(flag, "%s.type must be %q or %q, got %q", path, diskTypeDisk, diskTypeCDROM, dj.Type)
 	}
-	if !oneOf(d.AccessMode, accessModes) {
+	if !slices.Contains(accessModes, d.AccessMode) {
 		p.addf(flag, "%s.accessMode must be one of %s, got %q", path, listOf(accessModes), dj.AccessMode)
 	}
-	if !oneOf(d.VolumeMode, volumeModes) {
+	if !slices.Contains(volumeModes, d.VolumeMode) {
 		p.addf(flag, "%s.volumeMode must be one of %s, got %q", path, listOf(volumeModes), dj.VolumeMode)
 	}
 	return d

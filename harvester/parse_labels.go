@@ -1,6 +1,7 @@
 package harvester
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -44,11 +45,11 @@ func parseVMLabels(p *problems, raw string, strategyFlag bool) map[string]string
 			p.addf(FlagVMLabels, "label %s: %q is not a Kubernetes label value: %s", key, value, strings.Join(msgs, "; "))
 		}
 		switch {
-		case oneOf(key, driverLabels):
+		case slices.Contains(driverLabels, key):
 			p.addf(FlagVMLabels, "label %s is set by the driver (Harvester, its cloud provider and the driver's own cleanup rely on it) and cannot be given", key)
 		case key == LabelMaintainModeStrategy && strategyFlag:
 			p.addf(FlagVMLabels, "label %s is set by --%s; give the strategy there only", key, FlagMaintenanceStrategy)
-		case key == LabelMaintainModeStrategy && !oneOf(value, maintenanceStrategies):
+		case key == LabelMaintainModeStrategy && !slices.Contains(maintenanceStrategies, value):
 			p.addf(FlagVMLabels, "label %s must be one of %s (Harvester refuses other values), got %q", key, listOf(maintenanceStrategies), value)
 		}
 		if _, dup := labels[key]; dup {

@@ -3,6 +3,7 @@ package harvester
 import (
 	"fmt"
 	"net"
+	"slices"
 
 	"github.com/rancher/machine/libmachine/drivers"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -133,7 +134,7 @@ func macAddress(value string) (string, error) {
 
 func nicModel(value string) (string, error) {
 	model := orDefault(value, defaultNetworkModel)
-	if !oneOf(model, nicModels) {
+	if !slices.Contains(nicModels, model) {
 		return model, fmt.Errorf("must be one of %s, got %q", listOf(nicModels), value)
 	}
 	return model, nil

@@ -1,6 +1,7 @@
 package harvester
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/rancher/machine/libmachine/drivers"
@@ -29,11 +30,11 @@ var maintenanceStrategies = []string{"Migrate", "ShutdownAndRestartAfterEnable",
 // --harvester-maintenance-strategy (empty means no label: Harvester's own default, Migrate).
 func parseStrategies(p *problems, opts drivers.DriverOptions) (kubevirtv1.EvictionStrategy, string) {
 	eviction := kubevirtv1.EvictionStrategy(orDefault(strings.TrimSpace(opts.String(FlagEvictionStrategy)), DefaultEvictionStrategy))
-	if !oneOf(eviction, evictionStrategies) {
+	if !slices.Contains(evictionStrategies, eviction) {
 		p.addf(FlagEvictionStrategy, "must be one of %s (KubeVirt's eviction strategies), got %q", listOf(evictionStrategies), eviction)
 	}
 	maintenance := strings.TrimSpace(opts.String(FlagMaintenanceStrategy))
-	if maintenance != "" && !oneOf(maintenance, maintenanceStrategies) {
+	if maintenance != "" && !slices.Contains(maintenanceStrategies, maintenance) {
 		p.addf(FlagMaintenanceStrategy, "must be one of %s (Harvester's maintenance-mode strategies), got %q", listOf(maintenanceStrategies), maintenance)
 	}
 	return eviction, maintenance

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
@@ -94,7 +95,7 @@ func (d *Driver) Kill() error { return d.powerOff(d.kill) }
 func (d *Driver) kill(ctx context.Context, c kube.Interface) error {
 	ns, name := d.namespace(), d.MachineName
 	infof("Killing VM %s/%s", ns, name)
-	err := c.VirtualMachines(ns).Stop(ctx, name, &kubevirtv1.StopOptions{GracePeriod: ptrTo(int64(0))})
+	err := c.VirtualMachines(ns).Stop(ctx, name, &kubevirtv1.StopOptions{GracePeriod: ptr.To(int64(0))})
 	if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
 		// Either the VM is gone or this API server does not serve subresources.kubevirt.io; client-go words a
 		// 404 for the path just like one for the VM (naming the VM), so the VM itself tells which.
@@ -128,7 +129,7 @@ func (d *Driver) killThroughVMObject(ctx context.Context, c kube.Interface) erro
 	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyHalted); err != nil {
 		return err
 	}
-	err := vmis.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(0))})
+	err := vmis.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
 	if err != nil && !kube.IsGone(err, "virtualmachineinstances", name) {
 		return c.Explain("delete VMI", ns+"/"+name, err)
 	}

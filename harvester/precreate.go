@@ -199,7 +199,7 @@ func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *problem
 	for _, n := range nodes {
 		z, r := n.Labels[corev1.LabelTopologyZone], n.Labels[corev1.LabelTopologyRegion]
 		zones[z], regions[r] = true, true
-		if (len(cfg.Zones) == 0 || oneOf(z, cfg.Zones)) && (len(cfg.Regions) == 0 || oneOf(r, cfg.Regions)) {
+		if (len(cfg.Zones) == 0 || slices.Contains(cfg.Zones, z)) && (len(cfg.Regions) == 0 || slices.Contains(cfg.Regions, r)) {
 			return // one host fits
 		}
 	}

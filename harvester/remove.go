@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
@@ -79,7 +80,7 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, uid types.UID) 
 			return err
 		}
 		err = vms.Delete(ctx, name, metav1.DeleteOptions{
-			PropagationPolicy: ptrTo(metav1.DeletePropagationForeground),
+			PropagationPolicy: ptr.To(metav1.DeletePropagationForeground),
 			Preconditions:     &metav1.Preconditions{UID: &vm.UID},
 		})
 		if err != nil && !kube.IsGone(err, "virtualmachines", name) {

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
 
@@ -60,7 +61,7 @@ func BuildVirtualMachine(cfg *Config, facts Facts, claimSuffix string) (*kubevir
 		},
 		Spec: kubevirtv1.VirtualMachineSpec{
 			// Restart after a crash, but not after the guest shut itself down.
-			RunStrategy: ptrTo(kubevirtv1.RunStrategyRerunOnFailure),
+			RunStrategy: ptr.To(kubevirtv1.RunStrategyRerunOnFailure),
 			Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: vmLabels(cfg),
@@ -70,7 +71,7 @@ func BuildVirtualMachine(cfg *Config, facts Facts, claimSuffix string) (*kubevir
 					},
 				},
 				Spec: kubevirtv1.VirtualMachineInstanceSpec{
-					EvictionStrategy: ptrTo(cfg.EvictionStrategy),
+					EvictionStrategy: ptr.To(cfg.EvictionStrategy),
 					Affinity:         vmAffinity(cfg),
 					Domain:           domain(cfg),
 					Networks:         networks(cfg.NICs),
@@ -101,9 +102,9 @@ func domain(cfg *Config) kubevirtv1.DomainSpec {
 		},
 	}
 	if cfg.EFI {
-		d.Firmware = &kubevirtv1.Firmware{Bootloader: &kubevirtv1.Bootloader{EFI: &kubevirtv1.EFI{SecureBoot: ptrTo(cfg.SecureBoot)}}}
+		d.Firmware = &kubevirtv1.Firmware{Bootloader: &kubevirtv1.Bootloader{EFI: &kubevirtv1.EFI{SecureBoot: ptr.To(cfg.SecureBoot)}}}
 		// KubeVirt requires SMM for Secure Boot; Harvester sets it alongside EFI.
-		d.Features = &kubevirtv1.Features{SMM: &kubevirtv1.FeatureState{Enabled: ptrTo(cfg.SecureBoot)}}
+		d.Features = &kubevirtv1.Features{SMM: &kubevirtv1.FeatureState{Enabled: ptr.To(cfg.SecureBoot)}}
 	}
 	if cfg.TPM {
 		d.Devices.TPM = &kubevirtv1.TPMDevice{}
@@ -128,7 +129,7 @@ func disks(ds []Disk) []kubevirtv1.Disk {
 			disk.Disk = &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBus(d.Bus)}
 		}
 		if d.BootOrder > 0 {
-			disk.BootOrder = ptrTo(d.BootOrder)
+			disk.BootOrder = ptr.To(d.BootOrder)
 		}
 		out = append(out, disk)
 	}

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // claimName names the PVC of a disk: <vm>-<disk>-<suffix>. The suffix is new on every create, so a claim left
@@ -29,7 +30,7 @@ func volumeClaimTemplates(cfg *Config, facts Facts, suffix string) ([]corev1.Per
 				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
 					corev1.ResourceStorage: *resource.NewQuantity(int64(d.SizeGiB)<<30, resource.BinarySI),
 				}},
-				VolumeMode: ptrTo(d.VolumeMode),
+				VolumeMode: ptr.To(d.VolumeMode),
 			},
 		}
 		class := d.StorageClass
@@ -44,7 +45,7 @@ func volumeClaimTemplates(cfg *Config, facts Facts, suffix string) ([]corev1.Per
 			class = imageClass
 			pvc.Annotations = map[string]string{AnnotationImageID: d.Image.String()}
 		}
-		pvc.Spec.StorageClassName = ptrTo(class)
+		pvc.Spec.StorageClassName = ptr.To(class)
 		claims = append(claims, pvc)
 	}
 	return claims, nil
@@ -61,5 +62,3 @@ func marshalClaims(claims []corev1.PersistentVolumeClaim) (string, error) {
 	}
 	return strings.TrimSuffix(buf.String(), "\n"), nil
 }
-
-func ptrTo[T any](v T) *T { return &v }
