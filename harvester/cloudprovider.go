@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/url"
 	"reflect"
 	"strings"
 	"time"
@@ -59,17 +58,6 @@ func (a CloudProviderAccount) check() error {
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("cloud provider account: %s", strings.Join(errs, "; "))
-	}
-	return nil
-}
-
-func checkGuestServer(server string) error {
-	u, err := url.Parse(server)
-	switch {
-	case err != nil || u.Scheme != "https" || u.Host == "":
-		return fmt.Errorf("server %q must be an https URL like https://<Harvester VIP>:6443", server)
-	case strings.Contains(u.Path, "/k8s/clusters/"):
-		return fmt.Errorf("server %q is a Rancher proxy URL; the guests need Harvester's own address, https://<Harvester VIP>:6443", server)
 	}
 	return nil
 }

@@ -126,3 +126,7 @@ type VGPU struct {
 	Name       string
 	DeviceName string
 }
+
+// primaryNIC is the interface whose address is the machine's address: the first NIC, on the first configured
+// network. A guest running Kubernetes grows many more interfaces (cni0, flannel.1, …) that must never be picked.
+const primaryNIC = "nic-0"

@@ -61,9 +61,12 @@ func (d *Driver) Create() error {
 		return err
 	}
 	made := &created{}
-	facts, err := d.allocateAddress(ctx, c, looked.facts, made)
-	if err != nil {
+	facts := looked.facts
+	if made.address, err = allocateAddress(ctx, c, cfg); err != nil {
 		return err
+	}
+	if made.address != nil {
+		facts.StaticAddress = made.address.static
 	}
 	secret, vm, err := buildObjects(cfg, facts, userData)
 	if err == nil {
@@ -180,7 +183,7 @@ func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
 		cleanup = errors.Join(cleanup, d.deleteCloudInitSecret(ctx, c))
 	}
 	if a := made.address; a != nil && cleanup == nil { // the address goes only once its VM has
-		cleanup = d.releaseAddress(ctx, c, a.static.Allocation, a.uid)
+		cleanup = releaseAddress(ctx, c, a.static.Allocation, a.uid, d.machine())
 	}
 	if cleanup != nil {
 		return fmt.Errorf("%w\nthe cleanup after it also failed, so objects may be left in Harvester namespace %s: %v", cause, d.cfg.Namespace, cleanup)

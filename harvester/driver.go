@@ -16,6 +16,7 @@ import (
 
 	"github.com/rancher/machine/libmachine/drivers"
 	rpcdriver "github.com/rancher/machine/libmachine/drivers/rpc"
+	"github.com/rancher/machine/libmachine/mcnflag"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/internal/version"
@@ -149,4 +150,10 @@ func (d *Driver) GetURL() (string, error) {
 		return "", err
 	}
 	return "tcp://" + net.JoinHostPort(ip, "2376"), nil
+}
+
+// GetCreateFlags lists the driver's flags. It is static: Rancher calls it to build its UI schema, without
+// credentials, and rancher-machine calls it from a throw-away plugin to learn the flag set.
+func (d *Driver) GetCreateFlags() []mcnflag.Flag {
+	return createFlags()
 }

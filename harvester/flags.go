@@ -164,12 +164,6 @@ func EnvVar(name string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(name, flagPrefix), "-", "_"))
 }
 
-// GetCreateFlags lists the driver's flags. It is static: Rancher calls it to build its UI schema, without
-// credentials, and rancher-machine calls it from a throw-away plugin to learn the flag set.
-func (d *Driver) GetCreateFlags() []mcnflag.Flag {
-	return createFlags()
-}
-
 func createFlags() []mcnflag.Flag {
 	flags := make([]mcnflag.Flag, 0, len(flagTable))
 	for _, f := range flagTable {

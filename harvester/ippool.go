@@ -17,29 +17,6 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/networkconfig"
 )
 
-// Labels and annotations of the static-address allocations (ConfigMaps, see ippool_alloc.go) and of the VMs
-// that hold one. They are this driver's own; nothing in Harvester reads them.
-const (
-	ipLabelPrefix = "node-driver.harvesterhci.io/"
-	// LabelIPNetwork selects the allocations of one network (the name of its NetworkAttachmentDefinition).
-	LabelIPNetwork = ipLabelPrefix + "ip-network"
-	// LabelIPVMNamespace and LabelIPVMName name the machine an allocation is for, to find it again on remove.
-	LabelIPVMNamespace = ipLabelPrefix + "ip-vm-namespace"
-	LabelIPVMName      = ipLabelPrefix + "ip-vm-name"
-	// AnnotationIPAddress is the allocated address with its prefix length, e.g. 10.0.0.10/24.
-	AnnotationIPAddress = ipLabelPrefix + "ip-address"
-	// AnnotationIPPool is the range it came from, as FIRST-LAST/PREFIX.
-	AnnotationIPPool = ipLabelPrefix + "ip-pool"
-	// AnnotationIPVM is namespace/name of the machine's VM.
-	AnnotationIPVM = ipLabelPrefix + "ip-vm"
-	// AnnotationIPVMUID is the VM's UID, recorded once the VM exists. Until then the allocation is a create in
-	// flight, which lasts at most AnnotationIPLifetime seconds from the allocation's creationTimestamp.
-	AnnotationIPVMUID    = ipLabelPrefix + "ip-vm-uid"
-	AnnotationIPLifetime = ipLabelPrefix + "ip-lifetime-seconds"
-	// AnnotationIPAllocation, on the VM and its VMI template, is namespace/name of the allocation it holds.
-	AnnotationIPAllocation = ipLabelPrefix + "ip-allocation"
-)
-
 // StaticAddress is the address allocated to a machine's first NIC: a fact of the create (Facts), like the
 // claim names.
 type StaticAddress struct {

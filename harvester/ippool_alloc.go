@@ -57,19 +57,19 @@ type allocation struct {
 	uid    types.UID // the ConfigMap's
 }
 
-// allocateAddress takes the first address of the pool that is free or reclaimable and returns facts with it.
-// Without a pool it returns facts as they are. made records the allocation for the rollback.
-func (d *Driver) allocateAddress(ctx context.Context, c kube.Interface, facts Facts, made *created) (Facts, error) {
-	cfg := d.cfg
+// allocateAddress takes the first address of cfg's pool that is free or reclaimable for cfg's machine. Without
+// a pool it returns nil.
+func allocateAddress(ctx context.Context, c kube.Interface, cfg *Config) (*allocation, error) {
 	if cfg.IPPool == nil {
-		return facts, nil
+		return nil, nil
 	}
 	scan, err := newPoolScan(ctx, c, cfg)
 	if err != nil {
-		return facts, err
+		return nil, err
 	}
 	lifetime := cfg.CreateTimeout + allocationMargin
 	var failed error
+	var taken *allocation
 	scan.candidates(ctx, func(addr netip.Addr, stale *corev1.ConfigMap) bool {
 		static := staticAddressFor(cfg, addr)
 		ref := static.Allocation
@@ -94,23 +94,22 @@ func (d *Driver) allocateAddress(ctx context.Context, c kube.Interface, facts Fa
 			failed = c.Explain("allocate address "+addr.String()+" as ConfigMap", ref.String(), err)
 			return false
 		}
-		made.address = &allocation{static: static, uid: got.UID}
+		taken = &allocation{static: static, uid: got.UID}
 		return false
 	})
 	switch {
 	case failed != nil:
-		return facts, failed
+		return nil, failed
 	case scan.err != nil:
-		return facts, scan.err
-	case made.address == nil:
+		return nil, scan.err
+	case taken == nil:
 		var p problems
 		p.addf(FlagIPPool, "%s", scan.exhausted())
-		return facts, p.errTitled("cannot create the machine on Harvester")
+		return nil, p.errTitled("cannot create the machine on Harvester")
 	}
-	static := made.address.static
+	static := taken.static
 	infof("Allocated address %s on network %s for VM %s/%s (ConfigMap %s)", static.Address, cfg.NICs[0].Network, cfg.Namespace, cfg.MachineName, static.Allocation)
-	facts.StaticAddress = static
-	return facts, nil
+	return taken, nil
 }
 
 // recordVM writes the VM's UID into the allocation: from now on it is held as long as that VM (or its VMI)
@@ -166,7 +165,7 @@ func newPoolScan(ctx context.Context, c kube.Interface, cfg *Config) (*poolScan,
 }
 
 func allocationSelector(network Ref) string {
-	return LabelCreator + "=" + CreatorName + "," + LabelIPNetwork + "=" + labelValue(network.Name)
+	return creatorSelector + "," + LabelIPNetwork + "=" + labelValue(network.Name)
 }
 
 // candidates calls yield with each address of the pool, in order, that is free (stale nil) or held by an
@@ -244,7 +243,7 @@ func (s *poolScan) machinesIn(ctx context.Context, ns string) *machinesIn {
 	}
 	m := &machinesIn{vms: map[string]*kubevirtv1.VirtualMachine{}, vmis: map[string]*kubevirtv1.VirtualMachineInstance{}}
 	s.machines[ns] = m
-	opts := metav1.ListOptions{LabelSelector: LabelCreator + "=" + CreatorName}
+	opts := metav1.ListOptions{LabelSelector: creatorSelector}
 	vms, err := s.c.VirtualMachines(ns).List(ctx, opts)
 	if err != nil {
 		m.err = err
@@ -278,8 +277,7 @@ func (s *poolScan) exhausted() string {
 
 // checkIPPool is the pre-flight of a pool: the credential may allocate in the network's namespace, and the range
 // has an address free or reclaimable. It creates nothing.
-func (d *Driver) checkIPPool(ctx context.Context, c kube.Interface, p *problems) {
-	cfg := d.cfg
+func checkIPPool(ctx context.Context, c kube.Interface, cfg *Config, p *problems) {
 	if cfg.IPPool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
 		return
 	}
@@ -313,37 +311,29 @@ func (d *Driver) checkIPPool(ctx context.Context, c kube.Interface, p *problems)
 	}
 }
 
-// ipPoolNetwork is namespace/name of the network of cfg's pool, saved with the machine (Driver.IPPoolNetwork).
-func ipPoolNetwork(cfg *Config) string {
-	if cfg.IPPool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
-		return ""
-	}
-	return cfg.NICs[0].Network.String()
-}
-
-// releaseMachineAddresses releases the allocations of the machine on its pool's network, found by their labels;
-// a machine without a pool makes no request.
-func (d *Driver) releaseMachineAddresses(ctx context.Context, c kube.Interface) error {
-	ns, _, ok := strings.Cut(d.IPPoolNetwork, "/")
+// releaseMachineAddresses releases the allocations of machine vm on its pool's network (namespace/name, as
+// saved in Driver.IPPoolNetwork), found by their labels; a machine without a pool ("") makes no request.
+func releaseMachineAddresses(ctx context.Context, c kube.Interface, network string, vm Ref) error {
+	ns, _, ok := strings.Cut(network, "/")
 	if !ok {
 		return nil
 	}
-	selector := LabelCreator + "=" + CreatorName + "," + LabelIPVMNamespace + "=" + labelValue(d.namespace()) + "," + LabelIPVMName + "=" + labelValue(d.MachineName)
+	selector := creatorSelector + "," + LabelIPVMNamespace + "=" + labelValue(vm.Namespace) + "," + LabelIPVMName + "=" + labelValue(vm.Name)
 	list, err := kube.List(ctx, c, kube.ConfigMaps, ns, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
-		return c.Explain("list the address allocations of VM "+d.namespace()+"/"+d.MachineName+" in namespace", ns, err)
+		return c.Explain("list the address allocations of VM "+vm.String()+" in namespace", ns, err)
 	}
 	var errs []error
 	for _, cm := range list {
-		errs = append(errs, d.releaseAddress(ctx, c, Ref{Namespace: cm.Namespace, Name: cm.Name}, ""))
+		errs = append(errs, releaseAddress(ctx, c, Ref{Namespace: cm.Namespace, Name: cm.Name}, "", vm))
 	}
 	return errors.Join(errs...)
 }
 
-// releaseAddress deletes an allocation if it is this machine's (and, when uid is set, has that UID); one already
+// releaseAddress deletes an allocation if it is machine vm's (and, when uid is set, has that UID); one already
 // gone, or meanwhile reclaimed for another machine, is left alone.
-func (d *Driver) releaseAddress(ctx context.Context, c kube.Interface, ref Ref, uid types.UID) error {
-	mine := Ref{Namespace: d.namespace(), Name: d.MachineName}.String()
+func releaseAddress(ctx context.Context, c kube.Interface, ref Ref, uid types.UID, vm Ref) error {
+	mine := vm.String()
 	for attempt := 0; ; attempt++ {
 		cm, err := kube.Get(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name)
 		switch {

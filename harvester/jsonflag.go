@@ -145,20 +145,3 @@ func orDefault(v, def string) string {
 	}
 	return v
 }
-
-// listOf renders allowed values for an error message: "virtio, scsi or sata".
-func listOf[T ~string](allowed []T) string {
-	parts := make([]string, len(allowed))
-	for i, a := range allowed {
-		parts[i] = string(a)
-	}
-	return joinList(parts, "or")
-}
-
-// joinList joins items as prose: "a, b and c" (conj "and") or "a, b or c".
-func joinList(items []string, conj string) string {
-	if len(items) < 2 {
-		return strings.Join(items, "")
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
-}

@@ -37,3 +37,19 @@ func checkCloudInit(p *problems, cfg *Config) {
 		p.addCloudInit(err)
 	}
 }
+
+// cloudInitInput gathers what goes into the machine's user data: the driver's parts (hostname, SSH user, keys
+// and password, the guest agent, the cloud provider's kubeconfig), the user's user data and Rancher's
+// install-script document.
+func cloudInitInput(cfg *Config, authorizedKeys []string, guestKubeconfig []byte) cloudinit.Input {
+	return cloudinit.Input{
+		Hostname:          cfg.MachineName,
+		SSHUser:           cfg.SSH.User,
+		SSHAuthorizedKeys: authorizedKeys,
+		SSHPassword:       cfg.SSH.Password,
+		InstallGuestAgent: cfg.InstallGuestAgent,
+		WriteFiles:        cloudProviderFiles(guestKubeconfig, cfg.CloudProvider.Distribution, cfg.CloudProvider.DropIn),
+		User:              cfg.UserData,
+		Rancher:           cfg.RancherUserData,
+	}
+}

@@ -3,6 +3,7 @@ package harvester
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/rancher/machine/libmachine/drivers"
@@ -86,6 +87,17 @@ func checkGuestKubeconfig(data, credential []byte) error {
 	}
 	if err := checkGuestServer(rest.Host); err != nil {
 		return fmt.Errorf("its %v", err)
+	}
+	return nil
+}
+
+func checkGuestServer(server string) error {
+	u, err := url.Parse(server)
+	switch {
+	case err != nil || u.Scheme != "https" || u.Host == "":
+		return fmt.Errorf("server %q must be an https URL like https://<Harvester VIP>:6443", server)
+	case strings.Contains(u.Path, "/k8s/clusters/"):
+		return fmt.Errorf("server %q is a Rancher proxy URL; the guests need Harvester's own address, https://<Harvester VIP>:6443", server)
 	}
 	return nil
 }

@@ -30,16 +30,6 @@ func parseProblems(t *testing.T, opts Options) (*Config, string) {
 	return nil, err.Error()
 }
 
-// wantAll fails the test for each of want that text lacks.
-func wantAll(t *testing.T, text string, want ...string) {
-	t.Helper()
-	for _, w := range want {
-		if !strings.Contains(text, w) {
-			t.Errorf("lacks %q:\n%s", w, text)
-		}
-	}
-}
-
 func TestParseHostDevices(t *testing.T) {
 	doc := `{"hostDevices":[{"name":"gpu1","deviceName":"nvidia.com/GA102GL_A10"},{"name":"usb-key","deviceName":"kubevirt.io/node1-0951-1666-001002"}]}`
 	want := []HostDevice{{"gpu1", "nvidia.com/GA102GL_A10"}, {"usb-key", "kubevirt.io/node1-0951-1666-001002"}}

@@ -303,3 +303,11 @@ func poolConflict(err error) string {
 		return fmt.Sprintf("%v (the first NIC's): your network data wins over --%s, so drop that entry or the pool", err, FlagIPPool)
 	}
 }
+
+// ipPoolNetwork is namespace/name of the network of cfg's pool, saved with the machine (Driver.IPPoolNetwork).
+func ipPoolNetwork(cfg *Config) string {
+	if cfg.IPPool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
+		return ""
+	}
+	return cfg.NICs[0].Network.String()
+}

@@ -7,12 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// LabelMaintainModeStrategy tells Harvester what to do with a VM when its host enters maintenance mode. Harvester
-// reads it on the VM (pkg/controller/master/node/maintain_controller.go, pkg/api/node/formatter.go, checked by
-// pkg/webhook/resources/virtualmachine/validator.go) and on the virt-launcher pod, whose labels come from the VM's
-// template (pkg/util/drainhelper/helper.go skips the pods of VMs to be shut down): it goes on both.
-const LabelMaintainModeStrategy = "harvesterhci.io/maintain-mode-strategy"
-
 // driverLabels are the labels vmLabels sets itself: --harvester-vm-labels cannot give them.
 var driverLabels = []string{LabelCreator, LabelVMName, LabelMachineSetName, LabelGuestCluster, LabelNodePool}
 

@@ -1,11 +1,7 @@
 package harvester
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/base64"
-	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,36 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 )
-
-// minimalOptions are the legacy flags a docker-machine user gives at the least.
-func minimalOptions() Options {
-	o := DefaultOptions()
-	o[FlagImageName] = "default/ubuntu"
-	o[FlagDiskSize] = 40
-	o[FlagNetworkName] = "default/vlan1"
-	return o
-}
-
-func with(o Options, kv ...any) Options {
-	for i := 0; i < len(kv); i += 2 {
-		o[kv[i].(string)] = kv[i+1]
-	}
-	return o
-}
-
-const testKubeconfig = `apiVersion: v1
-kind: Config
-clusters:
-- name: harvester
-  cluster: {server: "https://192.0.2.10:6443", insecure-skip-tls-verify: true}
-users:
-- name: admin
-  user: {token: not-a-real-token}
-contexts:
-- name: harvester
-  context: {cluster: harvester, user: admin}
-current-context: harvester
-`
 
 func TestParseMinimal(t *testing.T) {
 	cfg, err := ParseConfig("gc8-pool1-q99l7-6ndw9", minimalOptions())
@@ -98,27 +64,6 @@ func TestParseAcceptsReferenceFormats(t *testing.T) {
 	if cfg.ReservedMemoryMiB != 256 || len(cfg.VGPUs) != 1 {
 		t.Errorf("reserved %d, vgpus %v", cfg.ReservedMemoryMiB, cfg.VGPUs)
 	}
-}
-
-func writeKey(t *testing.T, encrypted bool) string {
-	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 1024)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block := &pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}
-	if encrypted {
-		//lint:ignore SA1019 only used to produce a passphrase-protected key for the test
-		block, err = x509.EncryptPEMBlock(rand.Reader, block.Type, block.Bytes, []byte("secret"), x509.PEMCipherAES256) //nolint:staticcheck
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(t.TempDir(), "id_rsa")
-	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 func TestParseRejects(t *testing.T) {
@@ -243,38 +188,6 @@ func TestKubeconfigNeverQuotedInErrors(t *testing.T) {
 	if strings.Contains(err.Error(), secret) {
 		t.Fatalf("the error quotes the credential: %v", err)
 	}
-}
-
-func FuzzParseConfig(f *testing.F) {
-	f.Add(`{"disks":[{"imageName":"a","size":1}]}`, `{"interfaces":[{"networkName":"n"}]}`, `{"vGPURequests":[]}`, `{"nodeAffinity":{}}`)
-	f.Add(`{"disks":[{"size":"x"}]}`, `{"interfaces":{}}`, `[`, `{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{}]}}`)
-	f.Add("", "", "", "e30=")
-	f.Fuzz(func(t *testing.T, disks, nics, vgpus, affinity string) {
-		o := with(minimalOptions(), FlagDiskInfo, disks, FlagNetworkInfo, nics, FlagVGPUInfo, vgpus, FlagVMAffinity, affinity)
-		cfg, err := ParseConfig("m", o)
-		if (cfg == nil) == (err == nil) {
-			t.Fatalf("ParseConfig must return a config or an error, got %v and %v", cfg, err)
-		}
-		if cfg != nil {
-			if _, err := BuildVirtualMachine(cfg, factsFor(cfg), "abcde"); err != nil {
-				t.Fatalf("a valid config does not build: %v", err)
-			}
-		}
-	})
-}
-
-// factsFor returns facts that satisfy every image of cfg.
-func factsFor(cfg *Config) Facts {
-	f := Facts{ImageStorageClasses: map[Ref]string{}}
-	for _, d := range cfg.Disks {
-		if d.Image != nil {
-			f.ImageStorageClasses[*d.Image] = "longhorn-" + d.Image.Name
-		}
-	}
-	if cfg.IPPool != nil {
-		f.StaticAddress = staticAddressFor(cfg, cfg.IPPool.first())
-	}
-	return f
 }
 
 // cloudinit's errors say which part of its input is at fault; each is filed under that part's flag, all at once.

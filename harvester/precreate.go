@@ -64,7 +64,7 @@ func (d *Driver) PreCreateCheck() error {
 	d.checkNetworks(ctx, c, &p)
 	d.checkTopology(ctx, c, &p)
 	d.checkHostDevices(ctx, c, &p)
-	d.checkIPPool(ctx, c, &p)
+	checkIPPool(ctx, c, d.cfg, &p)
 	if err := p.errTitled("cannot create the machine on Harvester"); err != nil {
 		return err
 	}

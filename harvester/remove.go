@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -38,7 +37,7 @@ func (d *Driver) Remove() error {
 	err = d.removeVM(ctx, c, "")
 	err = errors.Join(err, d.deleteCloudInitSecret(ctx, c))
 	if err == nil { // an address goes only once its VM has
-		err = d.releaseMachineAddresses(ctx, c)
+		err = releaseMachineAddresses(ctx, c, d.IPPoolNetwork, d.machine())
 	}
 	return scrubNotFound(err)
 }
@@ -187,17 +186,4 @@ func finalizers(s snapshot) []string {
 		return nil
 	}
 	return s.VM.Finalizers
-}
-
-func sortedUnique(items []string) []string {
-	seen := map[string]bool{}
-	out := make([]string, 0, len(items))
-	for _, s := range items {
-		if s = strings.TrimSpace(s); s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

@@ -23,6 +23,9 @@ func (d *Driver) namespace() string {
 	return DefaultVMNamespace
 }
 
+// machine names the machine's VM.
+func (d *Driver) machine() Ref { return Ref{Namespace: d.namespace(), Name: d.MachineName} }
+
 // observe reads the machine's VM and VMI once. A missing VM or VMI is a nil field, not an error.
 func (d *Driver) observe(ctx context.Context) (snapshot, kube.Interface, error) {
 	c, err := d.api()

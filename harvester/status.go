@@ -13,10 +13,6 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
-// primaryNIC is the interface whose address is the machine's address: the first NIC, on the first configured
-// network. A guest running Kubernetes grows many more interfaces (cni0, flannel.1, …) that must never be picked.
-const primaryNIC = "nic-0"
-
 // snapshot is what is known of a machine at one moment: its VM and VMI, nil when absent. Every question the
 // lifecycle asks (state, readiness, addresses, why it is stuck) is answered from one snapshot.
 type snapshot kube.Machine

@@ -1,0 +1,79 @@
+package harvester
+
+import (
+	"encoding/base64"
+	"hash/fnv"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Labels and annotations Harvester, its cloud provider and Rancher read on the objects this driver creates.
+const (
+	// LabelCreator marks VMs made by a node driver. Load-bearing: Harvester's VMI controller copies the host's
+	// topology labels into VMI annotations only for this value (pkg/controller/master/virtualmachine/
+	// vmi_controller.go), the cloud provider and the Harvester load balancer recognise guest-cluster VMs by it,
+	// and the default anti-affinity spreads on it. It is also this driver's ownership mark: Remove refuses to
+	// delete a VM without it.
+	LabelCreator = "harvesterhci.io/creator"
+	// CreatorName is LabelCreator's value. Keep it: Harvester compares against this exact string.
+	CreatorName = "docker-machine-driver-harvester"
+
+	// creatorSelector selects what node drivers made.
+	creatorSelector = LabelCreator + "=" + CreatorName
+
+	LabelVMName         = "harvesterhci.io/vmName"
+	LabelMachineSetName = "harvesterhci.io/machineSetName"
+	LabelGuestCluster   = "guestcluster.harvesterhci.io/name"
+	LabelNodePool       = "nodepool.harvesterhci.io/name"
+
+	AnnotationVolumeClaimTemplates  = "harvesterhci.io/volumeClaimTemplates"
+	AnnotationImageID               = "harvesterhci.io/imageId"
+	AnnotationReservedMemory        = "harvesterhci.io/reservedMemory"
+	AnnotationSSHNames              = "harvesterhci.io/sshNames"
+	AnnotationWaitForLeaseInterface = "harvesterhci.io/waitForLeaseInterfaceNames"
+	// AnnotationRemovedPVCs lists the claims Harvester deletes together with the VM. Exact spelling matters:
+	// "harvesterhci.io/removedPVCs" is ignored.
+	AnnotationRemovedPVCs = "harvesterhci.io/removedPersistentVolumeClaims"
+	// AnnotationRemoveAllPVCs is set by Rancher on cluster delete: then the guest cluster's CSI volumes go too.
+	AnnotationRemoveAllPVCs = "harvesterhci.io/removeAllPersistentVolumeClaims"
+)
+
+// labelValue returns v when it is a valid label value, else hash_<base64url(FNV-1a-32(v))>_z — the reference
+// driver's scheme (taken from cluster-api's label formatting), kept so mixed-version pools agree.
+func labelValue(v string) string {
+	if len(validation.IsValidLabelValue(v)) == 0 {
+		return v
+	}
+	h := fnv.New32a()
+	h.Write([]byte(v)) // hash.Hash.Write never fails
+	return "hash_" + base64.RawURLEncoding.EncodeToString(h.Sum(nil)) + "_z"
+}
+
+// LabelMaintainModeStrategy tells Harvester what to do with a VM when its host enters maintenance mode. Harvester
+// reads it on the VM (pkg/controller/master/node/maintain_controller.go, pkg/api/node/formatter.go, checked by
+// pkg/webhook/resources/virtualmachine/validator.go) and on the virt-launcher pod, whose labels come from the VM's
+// template (pkg/util/drainhelper/helper.go skips the pods of VMs to be shut down): it goes on both.
+const LabelMaintainModeStrategy = "harvesterhci.io/maintain-mode-strategy"
+
+// Labels and annotations of the static-address allocations (ConfigMaps, see ippool_alloc.go) and of the VMs
+// that hold one. They are this driver's own; nothing in Harvester reads them.
+const (
+	ipLabelPrefix = "node-driver.harvesterhci.io/"
+	// LabelIPNetwork selects the allocations of one network (the name of its NetworkAttachmentDefinition).
+	LabelIPNetwork = ipLabelPrefix + "ip-network"
+	// LabelIPVMNamespace and LabelIPVMName name the machine an allocation is for, to find it again on remove.
+	LabelIPVMNamespace = ipLabelPrefix + "ip-vm-namespace"
+	LabelIPVMName      = ipLabelPrefix + "ip-vm-name"
+	// AnnotationIPAddress is the allocated address with its prefix length, e.g. 10.0.0.10/24.
+	AnnotationIPAddress = ipLabelPrefix + "ip-address"
+	// AnnotationIPPool is the range it came from, as FIRST-LAST/PREFIX.
+	AnnotationIPPool = ipLabelPrefix + "ip-pool"
+	// AnnotationIPVM is namespace/name of the machine's VM.
+	AnnotationIPVM = ipLabelPrefix + "ip-vm"
+	// AnnotationIPVMUID is the VM's UID, recorded once the VM exists. Until then the allocation is a create in
+	// flight, which lasts at most AnnotationIPLifetime seconds from the allocation's creationTimestamp.
+	AnnotationIPVMUID    = ipLabelPrefix + "ip-vm-uid"
+	AnnotationIPLifetime = ipLabelPrefix + "ip-lifetime-seconds"
+	// AnnotationIPAllocation, on the VM and its VMI template, is namespace/name of the allocation it holds.
+	AnnotationIPAllocation = ipLabelPrefix + "ip-allocation"
+)
