@@ -7,10 +7,12 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 func TestAllocationName(t *testing.T) {
-	net1 := Ref{Namespace: "default", Name: "vlan1"}
+	net1 := config.Ref{Namespace: "default", Name: "vlan1"}
 	for addr, want := range map[string]string{
 		"10.0.0.10":   "ip-vlan1-10-0-0-10",
 		"2001:db8::":  "ip-vlan1-2001-0db8-0000-0000-0000-0000-0000-0000",
@@ -20,8 +22,8 @@ func TestAllocationName(t *testing.T) {
 			t.Errorf("%s: %q, want %q", addr, got, want)
 		}
 	}
-	long := Ref{Namespace: "default", Name: strings.Repeat("n", 240)}
-	a, b := allocationName(long, netip.MustParseAddr("2001:db8::1")), allocationName(Ref{Namespace: "default", Name: strings.Repeat("n", 239) + "m"}, netip.MustParseAddr("2001:db8::1"))
+	long := config.Ref{Namespace: "default", Name: strings.Repeat("n", 240)}
+	a, b := allocationName(long, netip.MustParseAddr("2001:db8::1")), allocationName(config.Ref{Namespace: "default", Name: strings.Repeat("n", 239) + "m"}, netip.MustParseAddr("2001:db8::1"))
 	for _, name := range []string{a, b} {
 		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
 			t.Errorf("%q is not a ConfigMap name: %v", name, msgs)
@@ -33,9 +35,9 @@ func TestAllocationName(t *testing.T) {
 }
 
 func TestStaticMAC(t *testing.T) {
-	net1, net2 := Ref{Namespace: "default", Name: "vlan1"}, Ref{Namespace: "default", Name: "vlan2"}
+	net1, net2 := config.Ref{Namespace: "default", Name: "vlan1"}, config.Ref{Namespace: "default", Name: "vlan2"}
 	seen := map[string]string{}
-	for _, n := range []Ref{net1, net2} {
+	for _, n := range []config.Ref{net1, net2} {
 		for _, a := range []string{"10.0.0.10", "10.0.0.11", "10.0.1.10", "2001:db8::10", "2001:db8::11"} {
 			mac := staticMAC(n, netip.MustParseAddr(a))
 			hw, err := net.ParseMAC(mac)

@@ -3,11 +3,13 @@ package harvester
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // vmAffinity is the scheduling affinity of the VM: podAffinity's spreading rules, plus the zone and region
 // requirements (requireTopology).
-func vmAffinity(cfg *Config) *corev1.Affinity {
+func vmAffinity(cfg *config.Config) *corev1.Affinity {
 	aff := podAffinity(cfg)
 	requireTopology(aff, corev1.LabelTopologyZone, cfg.Zones)
 	requireTopology(aff, corev1.LabelTopologyRegion, cfg.Regions)
@@ -23,14 +25,14 @@ func vmAffinity(cfg *Config) *corev1.Affinity {
 //     user only pinned it to a zone. The reference driver added that term only when the user already had
 //     pod (anti-)affinity, and also added it to podAffinity, which pulls a pool onto one host
 //     (harvester/harvester#4588); here it goes to podAntiAffinity only.
-func podAffinity(cfg *Config) *corev1.Affinity {
+func podAffinity(cfg *config.Config) *corev1.Affinity {
 	if cfg.Affinity == nil {
 		return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
 				Weight: 100,
 				PodAffinityTerm: corev1.PodAffinityTerm{
 					LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-						Key: LabelCreator, Operator: metav1.LabelSelectorOpExists,
+						Key: config.LabelCreator, Operator: metav1.LabelSelectorOpExists,
 					}}},
 					TopologyKey: corev1.LabelHostname,
 				},
@@ -46,7 +48,7 @@ func podAffinity(cfg *Config) *corev1.Affinity {
 			Weight: 1,
 			PodAffinityTerm: corev1.PodAffinityTerm{
 				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-					LabelMachineSetName: machineSetName(cfg.Namespace, cfg.MachineName),
+					config.LabelMachineSetName: machineSetName(cfg.Namespace, cfg.MachineName),
 				}},
 				TopologyKey: corev1.LabelHostname,
 			},

@@ -1,14 +1,19 @@
 package harvester
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
+)
 
 func FuzzParseConfig(f *testing.F) {
 	f.Add(`{"disks":[{"imageName":"a","size":1}]}`, `{"interfaces":[{"networkName":"n"}]}`, `{"vGPURequests":[]}`, `{"nodeAffinity":{}}`)
 	f.Add(`{"disks":[{"size":"x"}]}`, `{"interfaces":{}}`, `[`, `{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{}]}}`)
 	f.Add("", "", "", "e30=")
 	f.Fuzz(func(t *testing.T, disks, nics, vgpus, affinity string) {
-		o := with(minimalOptions(), FlagDiskInfo, disks, FlagNetworkInfo, nics, FlagVGPUInfo, vgpus, FlagVMAffinity, affinity)
-		cfg, err := ParseConfig("m", o)
+		o := configtest.With(configtest.MinimalOptions(), config.FlagDiskInfo, disks, config.FlagNetworkInfo, nics, config.FlagVGPUInfo, vgpus, config.FlagVMAffinity, affinity)
+		cfg, err := config.ParseConfig("m", o)
 		if (cfg == nil) == (err == nil) {
 			t.Fatalf("ParseConfig must return a config or an error, got %v and %v", cfg, err)
 		}
@@ -21,15 +26,15 @@ func FuzzParseConfig(f *testing.F) {
 }
 
 // factsFor returns facts that satisfy every image of cfg.
-func factsFor(cfg *Config) Facts {
-	f := Facts{ImageStorageClasses: map[Ref]string{}}
+func factsFor(cfg *config.Config) Facts {
+	f := Facts{ImageStorageClasses: map[config.Ref]string{}}
 	for _, d := range cfg.Disks {
 		if d.Image != nil {
 			f.ImageStorageClasses[*d.Image] = "longhorn-" + d.Image.Name
 		}
 	}
 	if cfg.IPPool != nil {
-		f.StaticAddress = staticAddressFor(cfg, cfg.IPPool.first())
+		f.StaticAddress = staticAddressFor(cfg, cfg.IPPool.FirstFree())
 	}
 	return f
 }

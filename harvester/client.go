@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/internal/version"
 )
@@ -32,7 +33,7 @@ func (d *Driver) api() (kube.Interface, error) {
 
 // renewCredential tells a user whose credential Harvester rejected how to give a current one.
 var renewCredential = fmt.Sprintf("Renew it: in Rancher, update the Harvester cloud credential (Cluster Management → Cloud Credentials); with rancher-machine, pass a current kubeconfig with --%s or $KUBECONFIG",
-	FlagKubeconfigContent)
+	config.FlagKubeconfigContent)
 
 // connect returns a client for a Harvester kubeconfig (see restConfig), and the expiry of its token when the
 // token says (see tokenExpiry); a rejected credential's errors give that expiry as of now.
@@ -71,7 +72,7 @@ func restConfig(kubeconfig []byte) (*rest.Config, error) {
 		}
 		if len(raw.Clusters) == 0 {
 			return nil, fmt.Errorf("no Harvester credential: pass --%s (or set $%s), or point $KUBECONFIG at a Harvester kubeconfig",
-				FlagKubeconfigContent, EnvVar(FlagKubeconfigContent))
+				config.FlagKubeconfigContent, config.EnvVar(config.FlagKubeconfigContent))
 		}
 		cfg, err = clientcmd.NewDefaultClientConfig(*raw, nil).ClientConfig()
 	}

@@ -16,7 +16,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
 
 // What a guest cluster's Harvester cloud provider (CCM) and CSI driver need from Harvester, the way Harvester's
@@ -52,7 +54,7 @@ func (a CloudProviderAccount) check() error {
 		errs = append(errs, fmt.Sprintf("service account name %q is not a valid name (lowercase letters, digits, '-', '.')", a.ServiceAccount))
 	}
 	if a.Server != "" {
-		if err := checkGuestServer(a.Server); err != nil {
+		if err := config.CheckGuestServer(a.Server); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}
@@ -84,8 +86,8 @@ func EnsureCloudProviderAccount(ctx context.Context, kubeconfig []byte, a CloudP
 // CloudProviderCloudConfig renders a #cloud-config that writes a cloud provider kubeconfig to the guest's
 // cloud provider paths for a distribution (see LookupDistribution), as the driver writes it (with dropIn, also the
 // distribution's drop-in that turns the Harvester cloud provider on): a snippet for user data written by hand.
-func CloudProviderCloudConfig(kubeconfig []byte, dist Distribution, dropIn bool) ([]byte, error) {
-	return cloudinit.WriteFilesConfig(cloudProviderFiles(kubeconfig, dist, dropIn))
+func CloudProviderCloudConfig(kubeconfig []byte, dist config.Distribution, dropIn bool) ([]byte, error) {
+	return cloudinit.WriteFilesConfig(config.CloudProviderFiles(kubeconfig, dist, dropIn))
 }
 
 // ensureCloudProviderAccount makes, idempotently, the guest cluster's identity in Harvester — ServiceAccount,
@@ -155,7 +157,7 @@ func ensureCloudProviderAccount(ctx context.Context, c kube.Interface, a CloudPr
 	if err != nil {
 		return nil, err
 	}
-	debugf("Cloud provider account %s/%s is ready", ns, name)
+	logging.Debugf("Cloud provider account %s/%s is ready", ns, name)
 	return guestKubeconfig(server, ns, ca, token)
 }
 

@@ -9,60 +9,62 @@ import (
 	"gopkg.in/yaml.v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/internal/golden"
 )
 
 func TestParseCloudProviderFlags(t *testing.T) {
-	guest := strings.Replace(testKubeconfig, "not-a-real-token", "guest-token", 1)
+	guest := strings.Replace(configtest.Kubeconfig, "not-a-real-token", "guest-token", 1)
 	proxied := strings.Replace(guest, "https://192.0.2.10:6443", "https://rancher.example.com/k8s/clusters/c-m-abc12", 1)
 	tests := []struct {
 		name string
-		opts Options
+		opts config.Options
 		flag string
 		want string
 	}{
-		{"generate without cluster", with(minimalOptions(), FlagGenerateCloudProviderConfig, true), FlagGenerateCloudProviderConfig, "needs --harvester-cluster-name"},
-		{"both ways", with(minimalOptions(), FlagClusterName, "gc1", FlagGenerateCloudProviderConfig, true, FlagCloudProviderConfig, guest), FlagGenerateCloudProviderConfig, "not both"},
-		{"server without generate", with(minimalOptions(), FlagCloudProviderServer, "https://10.0.0.1:6443"), FlagCloudProviderServer, "is only used with"},
-		{"proxy server", with(minimalOptions(), FlagClusterName, "gc1", FlagGenerateCloudProviderConfig, true, FlagCloudProviderServer, "https://rancher.example.com/k8s/clusters/c-1"), FlagCloudProviderServer, "is a Rancher proxy URL"},
-		{"proxy kubeconfig", with(minimalOptions(), FlagCloudProviderConfig, proxied), FlagCloudProviderConfig, "is a Rancher proxy URL"},
-		{"the driver's own credential", with(minimalOptions(), FlagKubeconfigContent, testKubeconfig, FlagCloudProviderConfig, base64.StdEncoding.EncodeToString([]byte(testKubeconfig))), FlagCloudProviderConfig, "is the Harvester credential of the driver itself"},
-		{"rke2 drop-in without config", with(minimalOptions(), FlagCloudProviderForRKE2, true), FlagCloudProviderForRKE2, "needs --harvester-cloud-provider-config or"},
-		{"drop-in without config", with(minimalOptions(), FlagCloudProviderDropIn, true), FlagCloudProviderDropIn, "needs --harvester-cloud-provider-config or"},
-		{"distribution without config", with(minimalOptions(), FlagCloudProviderDistribution, "k3s"), FlagCloudProviderDistribution, "is only used with --harvester-cloud-provider-config"},
-		{"unknown distribution", with(minimalOptions(), FlagCloudProviderConfig, guest, FlagCloudProviderDistribution, "k0s"), FlagCloudProviderDistribution, `must be k3s or rke2, got "k0s"`},
-		{"RKE2's drop-in on K3s", with(minimalOptions(), FlagCloudProviderConfig, guest, FlagCloudProviderDistribution, "k3s", FlagCloudProviderForRKE2, true), FlagCloudProviderForRKE2, "the distribution is k3s: use --harvester-cloud-provider-drop-in"},
+		{"generate without cluster", configtest.With(configtest.MinimalOptions(), config.FlagGenerateCloudProviderConfig, true), config.FlagGenerateCloudProviderConfig, "needs --harvester-cluster-name"},
+		{"both ways", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc1", config.FlagGenerateCloudProviderConfig, true, config.FlagCloudProviderConfig, guest), config.FlagGenerateCloudProviderConfig, "not both"},
+		{"server without generate", configtest.With(configtest.MinimalOptions(), config.FlagCloudProviderServer, "https://10.0.0.1:6443"), config.FlagCloudProviderServer, "is only used with"},
+		{"proxy server", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc1", config.FlagGenerateCloudProviderConfig, true, config.FlagCloudProviderServer, "https://rancher.example.com/k8s/clusters/c-1"), config.FlagCloudProviderServer, "is a Rancher proxy URL"},
+		{"proxy kubeconfig", configtest.With(configtest.MinimalOptions(), config.FlagCloudProviderConfig, proxied), config.FlagCloudProviderConfig, "is a Rancher proxy URL"},
+		{"the driver's own credential", configtest.With(configtest.MinimalOptions(), config.FlagKubeconfigContent, configtest.Kubeconfig, config.FlagCloudProviderConfig, base64.StdEncoding.EncodeToString([]byte(configtest.Kubeconfig))), config.FlagCloudProviderConfig, "is the Harvester credential of the driver itself"},
+		{"rke2 drop-in without config", configtest.With(configtest.MinimalOptions(), config.FlagCloudProviderForRKE2, true), config.FlagCloudProviderForRKE2, "needs --harvester-cloud-provider-config or"},
+		{"drop-in without config", configtest.With(configtest.MinimalOptions(), config.FlagCloudProviderDropIn, true), config.FlagCloudProviderDropIn, "needs --harvester-cloud-provider-config or"},
+		{"distribution without config", configtest.With(configtest.MinimalOptions(), config.FlagCloudProviderDistribution, "k3s"), config.FlagCloudProviderDistribution, "is only used with --harvester-cloud-provider-config"},
+		{"unknown distribution", configtest.With(configtest.MinimalOptions(), config.FlagCloudProviderConfig, guest, config.FlagCloudProviderDistribution, "k0s"), config.FlagCloudProviderDistribution, `must be k3s or rke2, got "k0s"`},
+		{"RKE2's drop-in on K3s", configtest.With(configtest.MinimalOptions(), config.FlagCloudProviderConfig, guest, config.FlagCloudProviderDistribution, "k3s", config.FlagCloudProviderForRKE2, true), config.FlagCloudProviderForRKE2, "the distribution is k3s: use --harvester-cloud-provider-drop-in"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseConfig("m1", tt.opts)
+			_, err := config.ParseConfig("m1", tt.opts)
 			if err == nil || !strings.Contains(err.Error(), "--"+tt.flag+": ") || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("want a problem on --%s containing %q, got %v", tt.flag, tt.want, err)
 			}
 		})
 	}
-	cfg, err := ParseConfig("m1", with(minimalOptions(), FlagCloudProviderConfig, guest, FlagCloudProviderForRKE2, true))
-	if err != nil || string(cfg.CloudProvider.Kubeconfig) != guest || !cfg.CloudProvider.DropIn || cfg.CloudProvider.Distribution != distributions["rke2"] {
+	cfg, err := config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagCloudProviderConfig, guest, config.FlagCloudProviderForRKE2, true))
+	if err != nil || string(cfg.CloudProvider.Kubeconfig) != guest || !cfg.CloudProvider.DropIn || cfg.CloudProvider.Distribution != config.Distributions["rke2"] {
 		t.Fatalf("a scoped kubeconfig is accepted: %v %+v", err, cfg)
 	}
 	// Rancher's form may send the string flag empty: that is the default, RKE2.
-	cfg, err = ParseConfig("m1", with(minimalOptions(), FlagCloudProviderConfig, guest, FlagCloudProviderDistribution, ""))
-	if err != nil || cfg.CloudProvider.Distribution != distributions["rke2"] || cfg.CloudProvider.DropIn {
+	cfg, err = config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagCloudProviderConfig, guest, config.FlagCloudProviderDistribution, ""))
+	if err != nil || cfg.CloudProvider.Distribution != config.Distributions["rke2"] || cfg.CloudProvider.DropIn {
 		t.Fatalf("empty distribution: %v %+v", err, cfg)
 	}
-	cfg, err = ParseConfig("m1", with(minimalOptions(), FlagCloudProviderConfig, guest, FlagCloudProviderDistribution, "K3s", FlagCloudProviderDropIn, true))
-	if err != nil || cfg.CloudProvider.Distribution != distributions["k3s"] || !cfg.CloudProvider.DropIn {
+	cfg, err = config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagCloudProviderConfig, guest, config.FlagCloudProviderDistribution, "K3s", config.FlagCloudProviderDropIn, true))
+	if err != nil || cfg.CloudProvider.Distribution != config.Distributions["k3s"] || !cfg.CloudProvider.DropIn {
 		t.Fatalf("k3s: %v %+v", err, cfg)
 	}
 }
 
 // isGuestCloudProviderFile reports whether the driver writes path for the guest's cloud provider.
 func isGuestCloudProviderFile(path string) bool {
-	if path == guestCloudConfigPath {
+	if path == config.GuestCloudConfigPath {
 		return true
 	}
-	for _, d := range distributions {
+	for _, d := range config.Distributions {
 		if path == d.ConfigPath || path == d.DropInPath {
 			return true
 		}
@@ -102,8 +104,8 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 	fc.harvesterRBAC()
 	fc.kubeVirt(healthy("10.0.0.5"))
 	captureLog(t)
-	d := newTestDriver(t, fc, "gc1-pool1-a-b", with(createOptions(), FlagClusterName, "gc1",
-		FlagGenerateCloudProviderConfig, true, FlagCloudProviderForRKE2, true))
+	d := newTestDriver(t, fc, "gc1-pool1-a-b", configtest.With(createOptions(), config.FlagClusterName, "gc1",
+		config.FlagGenerateCloudProviderConfig, true, config.FlagCloudProviderForRKE2, true))
 	if err := d.PreCreateCheck(); err != nil {
 		t.Fatal(err)
 	}
@@ -117,8 +119,8 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 	}
 	userData := secret.Data["userdata"]
 	files := guestFiles(t, userData)
-	rke2 := distributions["rke2"]
-	for _, path := range []string{guestCloudConfigPath, rke2.ConfigPath} {
+	rke2 := config.Distributions["rke2"]
+	for _, path := range []string{config.GuestCloudConfigPath, rke2.ConfigPath} {
 		if !strings.Contains(files[path], "token: sa-token-gc1-token") || !strings.Contains(files[path], "https://192.168.10.100:6443") {
 			t.Errorf("%s:\n%s", path, files[path])
 		}
@@ -130,7 +132,7 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 		t.Errorf("files written: %v", keysOf(files))
 	}
 	// The driver's own credential must never reach a guest: every pod on the node could read it.
-	if strings.Contains(string(userData), "not-a-real-token") || strings.Contains(string(userData), base64.StdEncoding.EncodeToString([]byte(testKubeconfig))) {
+	if strings.Contains(string(userData), "not-a-real-token") || strings.Contains(string(userData), base64.StdEncoding.EncodeToString([]byte(configtest.Kubeconfig))) {
 		t.Fatalf("the driver's credential is in the guest's user data")
 	}
 
@@ -148,7 +150,7 @@ func TestPreCreateCheckCloudProviderAccess(t *testing.T) {
 	fc.harvesterRBAC()
 	captureLog(t)
 	fc.denied["create clusterrolebindings"] = true
-	d := newTestDriver(t, fc, "m1", with(createOptions(), FlagClusterName, "gc1", FlagGenerateCloudProviderConfig, true))
+	d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagClusterName, "gc1", config.FlagGenerateCloudProviderConfig, true))
 	if err := d.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "may not create clusterrolebindings") {
 		t.Fatalf("PreCreateCheck: %v", err)
 	}
@@ -169,7 +171,7 @@ func TestRenderCloudProviderGolden(t *testing.T) {
 
 // A K3s guest gets the kubeconfig where K3s's harvester-cloud-provider chart reads it, and K3s's drop-in.
 func TestRenderCloudProviderK3sGolden(t *testing.T) {
-	guest := strings.Replace(testKubeconfig, "not-a-real-token", "guest-token", 1)
+	guest := strings.Replace(configtest.Kubeconfig, "not-a-real-token", "guest-token", 1)
 	out, err := renderArgs(t, "k3s-pool1-abcde-fghij", "--harvester-cluster-name", "k3s",
 		"--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "40", "--harvester-network-name", "default/vm-untag",
 		"--harvester-cloud-provider-config", base64.StdEncoding.EncodeToString([]byte(guest)),

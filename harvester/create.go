@@ -13,7 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
 
 // rollbackTimeout bounds the cleanup after a failed create: removing the VM waits for it to be gone.
@@ -38,7 +40,7 @@ func (d *Driver) Create() error {
 		return err
 	}
 	if warning := expiryWarning(d.credentialExpiry, time.Now()); warning != "" {
-		infof("%s", warning)
+		logging.Infof("%s", warning)
 	}
 	looked, err := d.lookUp(ctx, c)
 	if err != nil {
@@ -70,7 +72,7 @@ func (d *Driver) Create() error {
 	}
 	secret, vm, err := buildObjects(cfg, facts, userData)
 	if err == nil {
-		infof("Creating VM %s/%s on Harvester (%d CPUs, %d GiB memory, %d disks)", cfg.Namespace, cfg.MachineName, cfg.CPUs, cfg.MemoryGiB, len(cfg.Disks))
+		logging.Infof("Creating VM %s/%s on Harvester (%d CPUs, %d GiB memory, %d disks)", cfg.Namespace, cfg.MachineName, cfg.CPUs, cfg.MemoryGiB, len(cfg.Disks))
 		err = d.createObjects(ctx, c, secret, vm, made)
 	}
 	if err == nil {
@@ -83,7 +85,7 @@ func (d *Driver) Create() error {
 }
 
 // buildObjects builds the cloud-init Secret and the VM of a create.
-func buildObjects(cfg *Config, facts Facts, userData []byte) (*corev1.Secret, *kubevirtv1.VirtualMachine, error) {
+func buildObjects(cfg *config.Config, facts Facts, userData []byte) (*corev1.Secret, *kubevirtv1.VirtualMachine, error) {
 	network, err := networkData(cfg, facts)
 	if err != nil {
 		return nil, nil, err
@@ -102,10 +104,10 @@ func (d *Driver) guestKubeconfig(ctx context.Context, c kube.Interface) ([]byte,
 	if !cp.Generate {
 		return cp.Kubeconfig, nil
 	}
-	infof("Preparing the cloud provider account %s/%s of guest cluster %s", d.cfg.Namespace, d.cfg.ClusterName, d.cfg.ClusterName)
+	logging.Infof("Preparing the cloud provider account %s/%s of guest cluster %s", d.cfg.Namespace, d.cfg.ClusterName, d.cfg.ClusterName)
 	kubeconfig, err := ensureCloudProviderAccount(ctx, c, CloudProviderAccount{Namespace: d.cfg.Namespace, ServiceAccount: d.cfg.ClusterName, Server: cp.Server})
 	if err != nil {
-		return nil, fmt.Errorf("--%s: %w", FlagGenerateCloudProviderConfig, err)
+		return nil, fmt.Errorf("--%s: %w", config.FlagGenerateCloudProviderConfig, err)
 	}
 	return kubeconfig, nil
 }
@@ -136,14 +138,14 @@ func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *co
 		return c.Explain("create cloud-init Secret", ns+"/"+secret.Name, err)
 	}
 	made.secret = true
-	debugf("Created Secret %s/%s", ns, secret.Name)
+	logging.Debugf("Created Secret %s/%s", ns, secret.Name)
 
 	got, err := c.VirtualMachines(ns).Create(ctx, vm, metav1.CreateOptions{})
 	if err != nil {
 		return c.Explain("create VirtualMachine", ns+"/"+vm.Name, err)
 	}
 	made.vm = got
-	debugf("Created VirtualMachine %s/%s (uid %s)", ns, vm.Name, got.UID)
+	logging.Debugf("Created VirtualMachine %s/%s (uid %s)", ns, vm.Name, got.UID)
 
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{vmOwnerReference(got)}}})
 	if err := kube.MergePatch(ctx, c, kube.Secrets, ns, secret.Name, patch); err != nil {
@@ -158,7 +160,7 @@ func replaceStaleSecret(ctx context.Context, c kube.Interface, secret *corev1.Se
 	if err != nil {
 		return err
 	}
-	if !isStaleCloudInitSecret(old.Labels, old.OwnerReferences, secret.Labels[LabelVMName]) {
+	if !isStaleCloudInitSecret(old.Labels, old.OwnerReferences, secret.Labels[config.LabelVMName]) {
 		return fmt.Errorf("a Secret named %s already exists and is not a leftover of this driver", secret.Name)
 	}
 	fresh := secret.DeepCopy()
@@ -172,7 +174,7 @@ func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
 	if made.vm == nil && !made.secret && made.address == nil {
 		return cause
 	}
-	infof("Create failed; removing what it made: %v", cause)
+	logging.Infof("Create failed; removing what it made: %v", cause)
 	ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
 	defer cancel()
 	var cleanup error

@@ -19,17 +19,19 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 const secretUserData = "#cloud-config\nwrite_files: [{path: /etc/marker, content: user-data-secret-marker}]\n"
 
-func createOptions() Options {
-	return with(minimalOptions(),
-		FlagKubeconfigContent, testKubeconfig,
-		FlagUserData, secretUserData,
-		FlagSSHPassword, "password-secret-marker",
-		FlagCreateTimeout, 30)
+func createOptions() config.Options {
+	return configtest.With(configtest.MinimalOptions(),
+		config.FlagKubeconfigContent, configtest.Kubeconfig,
+		config.FlagUserData, secretUserData,
+		config.FlagSSHPassword, "password-secret-marker",
+		config.FlagCreateTimeout, 30)
 }
 
 func TestCreate(t *testing.T) {
@@ -59,7 +61,7 @@ func TestCreate(t *testing.T) {
 	if len(secret.OwnerReferences) != 1 || secret.OwnerReferences[0].UID != vm.UID || secret.OwnerReferences[0].Kind != "VirtualMachine" {
 		t.Errorf("Secret owner references %+v, want the VM (uid %s)", secret.OwnerReferences, vm.UID)
 	}
-	if secret.Labels[LabelCreator] != CreatorName || vm.Labels[LabelCreator] != CreatorName {
+	if secret.Labels[config.LabelCreator] != config.CreatorName || vm.Labels[config.LabelCreator] != config.CreatorName {
 		t.Errorf("ownership labels missing: secret %v, vm %v", secret.Labels, vm.Labels)
 	}
 	if len(secret.Data[secretKeyUserData]) == 0 {
@@ -131,7 +133,7 @@ func createOn(t *testing.T, shape vmiShape, timeoutSecs int) (*fakeCluster, time
 	fc := newFakeCluster(t)
 	fc.kubeVirt(shape)
 	captureLog(t)
-	d := newTestDriver(t, fc, "m1", with(createOptions(), FlagCreateTimeout, timeoutSecs))
+	d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagCreateTimeout, timeoutSecs))
 	start := time.Now()
 	err := d.Create()
 	return fc, time.Since(start), err
@@ -220,7 +222,7 @@ func TestWaitIgnoresFlappingAndLinkLocalAddresses(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(func(_ *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
 		vmi.Status.Phase = kubevirtv1.Running
-		vmi.Status.Interfaces = []kubevirtv1.VirtualMachineInstanceNetworkInterface{{Name: primaryNIC, IP: "fe80::5054:ff:fe00:1"}}
+		vmi.Status.Interfaces = []kubevirtv1.VirtualMachineInstanceNetworkInterface{{Name: config.PrimaryNIC, IP: "fe80::5054:ff:fe00:1"}}
 		return kubevirtv1.VirtualMachineStatusRunning
 	})
 	captureLog(t)
@@ -246,7 +248,7 @@ func TestWaitIgnoresFlappingAndLinkLocalAddresses(t *testing.T) {
 		setIfaces(kubevirtv1.VirtualMachineInstanceNetworkInterface{Name: "", IP: "10.42.0.1"}) // cni0, not a VM NIC
 		time.Sleep(100 * time.Millisecond)
 		setIfaces(kubevirtv1.VirtualMachineInstanceNetworkInterface{Name: "", IP: "10.42.0.1"},
-			kubevirtv1.VirtualMachineInstanceNetworkInterface{Name: primaryNIC, IP: "fe80::1", IPs: []string{"fe80::1", "192.168.50.7/24", "2001:db8::7"}})
+			kubevirtv1.VirtualMachineInstanceNetworkInterface{Name: config.PrimaryNIC, IP: "fe80::1", IPs: []string{"fe80::1", "192.168.50.7/24", "2001:db8::7"}})
 	}()
 	if err := d.Create(); err != nil {
 		t.Fatalf("Create: %v", err)
@@ -280,7 +282,7 @@ func TestCreateReplacesOnlyStaleSecrets(t *testing.T) {
 	captureLog(t)
 	ctx := context.Background()
 	stale := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m1-cloudinit", Namespace: "default",
-		Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: "m1"}}, Data: map[string][]byte{"userdata": []byte("old")}}
+		Labels: map[string]string{config.LabelCreator: config.CreatorName, config.LabelVMName: "m1"}}, Data: map[string][]byte{"userdata": []byte("old")}}
 	fc.ok(kube.Create(ctx, fc.c, kube.Secrets, "default", stale))
 	d := newTestDriver(t, fc, "m1", createOptions())
 	if err := d.Create(); err != nil {
@@ -295,7 +297,7 @@ func TestCreateReplacesOnlyStaleSecrets(t *testing.T) {
 	if err := d2.Create(); err == nil {
 		t.Fatal("Create overwrote a Secret it did not make")
 	}
-	if got, err := kube.Get(ctx, fc.c, kube.Secrets, "default", "m2-cloudinit"); err != nil || got.Labels[LabelCreator] != "" {
+	if got, err := kube.Get(ctx, fc.c, kube.Secrets, "default", "m2-cloudinit"); err != nil || got.Labels[config.LabelCreator] != "" {
 		t.Errorf("the foreign Secret was touched: %v %+v", err, got)
 	}
 }

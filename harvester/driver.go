@@ -18,6 +18,7 @@ import (
 	rpcdriver "github.com/rancher/machine/libmachine/drivers/rpc"
 	"github.com/rancher/machine/libmachine/mcnflag"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/internal/version"
 )
@@ -42,8 +43,8 @@ type Driver struct {
 	// Remove releases the address there. "" without a pool.
 	IPPoolNetwork string `json:",omitempty"`
 
-	cfg        *Config // set by SetConfigFromFlags, used by PreCreateCheck and Create in the same process
-	kubeconfig []byte  // the Harvester credential: flags, environment, or a reference-driver machine's state
+	cfg        *config.Config // set by SetConfigFromFlags, used by PreCreateCheck and Create in the same process
+	kubeconfig []byte         // the Harvester credential: flags, environment, or a reference-driver machine's state
 	// legacyCredential is the credential a reference-driver machine's saved state carries, as saved; it is saved
 	// again with the machine (MarshalJSON) until a credential is given to this process or the machine is removed.
 	legacyCredential string
@@ -66,14 +67,14 @@ func (d *Driver) DriverName() string { return DriverName }
 
 // SetConfigFromFlags parses and validates every flag (see ParseConfig). It reads no cluster.
 func (d *Driver) SetConfigFromFlags(opts drivers.DriverOptions) error {
-	cfg, err := ParseConfig(d.MachineName, opts)
+	cfg, err := config.ParseConfig(d.MachineName, opts)
 	if err != nil {
 		return err
 	}
 	d.cfg = cfg
 	d.VMNamespace = cfg.Namespace
 	d.ClusterName = cfg.ClusterName
-	d.IPPoolNetwork = ipPoolNetwork(cfg)
+	d.IPPoolNetwork = config.IPPoolNetwork(cfg)
 	d.SSHUser = cfg.SSH.User
 	d.SSHPort = cfg.SSH.Port
 	d.DriverVersion = version.Version
@@ -98,21 +99,21 @@ func (d *Driver) UnmarshalJSON(data []byte) error {
 	var legacy legacyState
 	if json.Unmarshal(data, &legacy) == nil && legacy.KubeConfigContent != "" {
 		d.legacyCredential = legacy.KubeConfigContent
-		kc, err := DecodeKubeconfig(legacy.KubeConfigContent)
+		kc, err := config.DecodeKubeconfig(legacy.KubeConfigContent)
 		d.kubeconfig, d.credentialErr = kc, nil
 		if err != nil {
 			d.credentialErr = fmt.Errorf("the Harvester credential the earlier driver saved with this machine %v; pass a current one with --%s or $%s",
-				err, FlagKubeconfigContent, EnvVar(FlagKubeconfigContent))
+				err, config.FlagKubeconfigContent, config.EnvVar(config.FlagKubeconfigContent))
 		}
 	}
 	opts := rpcdriver.GetDriverOpts(d.GetCreateFlags(), os.Args)
-	if _, ok := opts.Values[FlagKubeconfigContent]; ok {
-		var p problems
-		if kc := parseKubeconfig(&p, opts.String(FlagKubeconfigContent)); kc != nil {
+	if _, ok := opts.Values[config.FlagKubeconfigContent]; ok {
+		var p config.Problems
+		if kc := config.ParseKubeconfig(&p, opts.String(config.FlagKubeconfigContent)); kc != nil {
 			// A credential given again replaces the saved one, in memory and in the state saved next.
 			d.kubeconfig, d.credentialErr, d.legacyCredential = kc, nil, ""
-		} else if err := p.err(); err != nil {
-			d.credentialErr = fmt.Errorf("%v (from the command line or $%s)", err, EnvVar(FlagKubeconfigContent))
+		} else if err := p.Err(); err != nil {
+			d.credentialErr = fmt.Errorf("%v (from the command line or $%s)", err, config.EnvVar(config.FlagKubeconfigContent))
 		}
 	}
 	return nil
@@ -155,5 +156,5 @@ func (d *Driver) GetURL() (string, error) {
 // GetCreateFlags lists the driver's flags. It is static: Rancher calls it to build its UI schema, without
 // credentials, and rancher-machine calls it from a throw-away plugin to learn the flag set.
 func (d *Driver) GetCreateFlags() []mcnflag.Flag {
-	return createFlags()
+	return config.CreateFlags()
 }

@@ -7,12 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 )
 
 func TestUnmarshalJSONReloadsCredential(t *testing.T) {
 	// State saved by the reference driver: the credential is part of it.
 	legacy := `{"MachineName":"gc8-pool1-a-b","StorePath":"/store","VMNamespace":"team-a","ClusterName":"gc8","KubeConfigContent":` +
-		strconvQuote(testKubeconfig) + `,"SSHPassword":"x"}`
+		strconvQuote(configtest.Kubeconfig) + `,"SSHPassword":"x"}`
 
 	t.Run("reference driver state", func(t *testing.T) {
 		d := NewDriver("", "")
@@ -22,13 +25,13 @@ func TestUnmarshalJSONReloadsCredential(t *testing.T) {
 		if d.MachineName != "gc8-pool1-a-b" || d.VMNamespace != "team-a" || d.ClusterName != "gc8" || d.StorePath != "/store" {
 			t.Errorf("fields not loaded: %+v %+v", d, d.BaseDriver)
 		}
-		if string(d.kubeconfig) != testKubeconfig || d.credentialErr != nil {
+		if string(d.kubeconfig) != configtest.Kubeconfig || d.credentialErr != nil {
 			t.Errorf("the stored credential is not used (err %v)", d.credentialErr)
 		}
 	})
 
 	t.Run("rotated credential in the environment wins", func(t *testing.T) {
-		rotated := strings.Replace(testKubeconfig, "not-a-real-token", "rotated-token", 1)
+		rotated := strings.Replace(configtest.Kubeconfig, "not-a-real-token", "rotated-token", 1)
 		t.Setenv("HARVESTER_KUBECONFIG_CONTENT", base64.StdEncoding.EncodeToString([]byte(rotated)))
 		d := NewDriver("", "")
 		if err := json.Unmarshal([]byte(legacy), d); err != nil {
@@ -108,13 +111,13 @@ func TestReferenceDriverStateKeepsItsCredential(t *testing.T) {
 	os.Unsetenv("HARVESTER_KUBECONFIG_CONTENT")
 
 	t.Run("kept through commands", func(t *testing.T) {
-		state := referenceState(t, testKubeconfig)
+		state := referenceState(t, configtest.Kubeconfig)
 		for i := range 3 { // status, ip, stop: each loads and saves the machine
 			saved, d := savedCredential(t, state)
-			if saved != testKubeconfig {
+			if saved != configtest.Kubeconfig {
 				t.Fatalf("command %d saved credential %q, want the reference driver's", i+1, saved)
 			}
-			if string(d.kubeconfig) != testKubeconfig || d.credentialErr != nil {
+			if string(d.kubeconfig) != configtest.Kubeconfig || d.credentialErr != nil {
 				t.Fatalf("command %d does not use the saved credential (err %v)", i+1, d.credentialErr)
 			}
 			state, _ = json.Marshal(d)
@@ -122,9 +125,9 @@ func TestReferenceDriverStateKeepsItsCredential(t *testing.T) {
 	})
 
 	t.Run("a credential given again replaces it", func(t *testing.T) {
-		rotated := strings.Replace(testKubeconfig, "not-a-real-token", "rotated-token", 1)
+		rotated := strings.Replace(configtest.Kubeconfig, "not-a-real-token", "rotated-token", 1)
 		t.Setenv("HARVESTER_KUBECONFIG_CONTENT", base64.StdEncoding.EncodeToString([]byte(rotated)))
-		saved, d := savedCredential(t, referenceState(t, testKubeconfig))
+		saved, d := savedCredential(t, referenceState(t, configtest.Kubeconfig))
 		if saved != "" {
 			t.Errorf("the old credential is still saved after a new one was given")
 		}
@@ -135,8 +138,8 @@ func TestReferenceDriverStateKeepsItsCredential(t *testing.T) {
 
 	t.Run("an unusable credential given does not drop the saved one", func(t *testing.T) {
 		t.Setenv("HARVESTER_KUBECONFIG_CONTENT", "not a kubeconfig: [")
-		saved, d := savedCredential(t, referenceState(t, testKubeconfig))
-		if saved != testKubeconfig {
+		saved, d := savedCredential(t, referenceState(t, configtest.Kubeconfig))
+		if saved != configtest.Kubeconfig {
 			t.Errorf("saved credential %q, want the reference driver's kept", saved)
 		}
 		if d.credentialErr == nil {
@@ -156,7 +159,7 @@ func TestReferenceDriverStateKeepsItsCredential(t *testing.T) {
 // Machines this driver creates never save a credential, whatever was given at create time.
 func TestNewMachineStateHasNoCredential(t *testing.T) {
 	d := NewDriver("gc8-pool1-a-b", "/store")
-	if err := d.SetConfigFromFlags(with(minimalOptions(), FlagKubeconfigContent, testKubeconfig, FlagSSHPassword, "pw-secret")); err != nil {
+	if err := d.SetConfigFromFlags(configtest.With(configtest.MinimalOptions(), config.FlagKubeconfigContent, configtest.Kubeconfig, config.FlagSSHPassword, "pw-secret")); err != nil {
 		t.Fatal(err)
 	}
 	saved, err := json.Marshal(d)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 )
 
 // jwt returns a token shaped like a service-account JWT with the given claims (unsigned: only the claims are read).
@@ -66,7 +68,7 @@ func TestExpiryWarning(t *testing.T) {
 func TestRejectedExpiredCredentialGivesTheExpiry(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	token := jwt(`{"exp":1795338000}`) // 2026-11-22T09:00:00Z
-	kubeconfig := strings.Replace(testKubeconfig, "not-a-real-token", token, 1)
+	kubeconfig := strings.Replace(configtest.Kubeconfig, "not-a-real-token", token, 1)
 	c, expiry, err := connect([]byte(kubeconfig), now)
 	if err != nil {
 		t.Fatal(err)

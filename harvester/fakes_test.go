@@ -25,7 +25,9 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	kvfake "kubevirt.io/client-go/kubevirt/fake"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
 
 // fakeCluster is a Harvester made of client-go fakes: KubeVirt's generated fake clientset for VMs and VMIs, the
@@ -177,7 +179,7 @@ type vmiShape func(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachine
 func healthy(ip string) vmiShape {
 	return func(_ *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
 		vmi.Status.Phase = kubevirtv1.Running
-		vmi.Status.Interfaces = []kubevirtv1.VirtualMachineInstanceNetworkInterface{{Name: primaryNIC, IP: ip, IPs: []string{ip}, InterfaceName: "eth0"}}
+		vmi.Status.Interfaces = []kubevirtv1.VirtualMachineInstanceNetworkInterface{{Name: config.PrimaryNIC, IP: ip, IPs: []string{ip}, InterfaceName: "eth0"}}
 		vmi.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{Type: kubevirtv1.VirtualMachineInstanceAgentConnected, Status: corev1.ConditionTrue}}
 		return kubevirtv1.VirtualMachineStatusRunning
 	}
@@ -251,7 +253,7 @@ func (fc *fakeCluster) reconcile(ctx context.Context, vm *kubevirtv1.VirtualMach
 }
 
 // newTestDriver returns a driver configured from opts, talking to fc, with its store in a temp dir.
-func newTestDriver(t *testing.T, fc *fakeCluster, machine string, opts Options) *Driver {
+func newTestDriver(t *testing.T, fc *fakeCluster, machine string, opts config.Options) *Driver {
 	t.Helper()
 	d := NewDriver(machine, t.TempDir())
 	if err := d.SetConfigFromFlags(opts); err != nil {
@@ -274,15 +276,11 @@ func captureLogs(t *testing.T, info, debug *syncBuffer) {
 	t.Helper()
 	log.SetOutWriter(info)
 	log.SetErrWriter(info)
-	debugMu.Lock()
-	debugOut = debug
-	debugMu.Unlock()
+	logging.SetDebugOutput(debug)
 	t.Cleanup(func() {
 		log.SetOutWriter(nopWriter{})
 		log.SetErrWriter(nopWriter{})
-		debugMu.Lock()
-		debugOut = nopWriter{}
-		debugMu.Unlock()
+		logging.SetDebugOutput(nopWriter{})
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/networkconfig"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // StaticAddress is the address allocated to a machine's first NIC: a fact of the create (Facts), like the
@@ -22,12 +23,12 @@ import (
 type StaticAddress struct {
 	Address    netip.Prefix // the address with its subnet's prefix length
 	MAC        string       // the first NIC's MAC address, which the guest's network-config matches
-	Allocation Ref          // the ConfigMap that holds the address
+	Allocation config.Ref   // the ConfigMap that holds the address
 }
 
 // staticAddressFor is the StaticAddress of addr from cfg's pool: on the MAC address the user gave the first NIC,
 // else on staticMAC's.
-func staticAddressFor(cfg *Config, addr netip.Addr) *StaticAddress {
+func staticAddressFor(cfg *config.Config, addr netip.Addr) *StaticAddress {
 	network := *cfg.NICs[0].Network
 	mac := cfg.NICs[0].MACAddress
 	if mac == "" {
@@ -36,7 +37,7 @@ func staticAddressFor(cfg *Config, addr netip.Addr) *StaticAddress {
 	return &StaticAddress{
 		Address:    netip.PrefixFrom(addr, cfg.IPPool.Subnet.Bits()),
 		MAC:        mac,
-		Allocation: Ref{Namespace: network.Namespace, Name: allocationName(network, addr)},
+		Allocation: config.Ref{Namespace: network.Namespace, Name: allocationName(network, addr)},
 	}
 }
 
@@ -45,7 +46,7 @@ func staticAddressFor(cfg *Config, addr netip.Addr) *StaticAddress {
 // caches stay right when an address passes to another machine. For IPv4 the last four octets are the address
 // itself, so two addresses of one network never share a MAC; the rest is a hash of the network (and, for IPv6,
 // of the address).
-func staticMAC(network Ref, addr netip.Addr) string {
+func staticMAC(network config.Ref, addr netip.Addr) string {
 	h := sha256.Sum256([]byte(network.String() + "/" + addr.String()))
 	mac := net.HardwareAddr(h[:6])
 	if addr.Is4() {
@@ -60,7 +61,7 @@ func staticMAC(network Ref, addr netip.Addr) string {
 // allocationName names the ConfigMap that holds addr on network: ip-<network>-<address>, with the address's
 // dots or colons as dashes (IPv6 written out in full, so the name never ends in a dash). A name too long for a
 // ConfigMap has the network's name hashed instead.
-func allocationName(network Ref, addr netip.Addr) string {
+func allocationName(network config.Ref, addr netip.Addr) string {
 	a := addr.String()
 	if addr.Is6() {
 		a = addr.StringExpanded()
@@ -76,20 +77,20 @@ func allocationName(network Ref, addr netip.Addr) string {
 
 // networkData is the network-config the machine boots with: the user's, with the first NIC's static address
 // added when it has one (see networkconfig.AddStatic for the precedence).
-func networkData(cfg *Config, facts Facts) ([]byte, error) {
+func networkData(cfg *config.Config, facts Facts) ([]byte, error) {
 	s := facts.StaticAddress
 	if s == nil {
 		return cfg.NetworkData, nil
 	}
-	static := networkconfig.Static{ID: primaryNIC, MAC: s.MAC, Addresses: []netip.Prefix{s.Address}, Nameservers: cfg.IPPool.DNS}
+	static := networkconfig.Static{ID: config.PrimaryNIC, MAC: s.MAC, Addresses: []netip.Prefix{s.Address}, Nameservers: cfg.IPPool.DNS}
 	if cfg.IPPool.Gateway.IsValid() {
 		static.Gateways = []netip.Addr{cfg.IPPool.Gateway}
 	}
 	out, err := networkconfig.AddStatic(cfg.NetworkData, static)
 	if err != nil {
-		var p problems
-		p.addf(FlagNetworkData, "%s", poolConflict(err))
-		return nil, p.err()
+		var p config.Problems
+		p.Addf(config.FlagNetworkData, "%s", config.PoolConflict(err))
+		return nil, p.Err()
 	}
 	return out, nil
 }
@@ -103,7 +104,7 @@ func applyStaticAddress(vm *kubevirtv1.VirtualMachine, facts Facts) {
 	}
 	spec := &vm.Spec.Template.Spec
 	for i := range spec.Domain.Devices.Interfaces {
-		if iface := &spec.Domain.Devices.Interfaces[i]; iface.Name == primaryNIC {
+		if iface := &spec.Domain.Devices.Interfaces[i]; iface.Name == config.PrimaryNIC {
 			iface.MacAddress = s.MAC
 		}
 	}
@@ -112,17 +113,17 @@ func applyStaticAddress(vm *kubevirtv1.VirtualMachine, facts Facts) {
 			v.CloudInitNoCloud.NetworkDataSecretRef = v.CloudInitNoCloud.UserDataSecretRef
 		}
 	}
-	vm.Annotations[AnnotationIPAllocation] = s.Allocation.String()
-	vm.Spec.Template.ObjectMeta.Annotations[AnnotationIPAllocation] = s.Allocation.String()
+	vm.Annotations[config.AnnotationIPAllocation] = s.Allocation.String()
+	vm.Spec.Template.ObjectMeta.Annotations[config.AnnotationIPAllocation] = s.Allocation.String()
 }
 
 // renderNetworkData is the network data render shows: for a pool, with the range's first address (which facts
 // get too) and a comment saying so.
-func renderNetworkData(cfg *Config, facts *Facts) ([]byte, error) {
+func renderNetworkData(cfg *config.Config, facts *Facts) ([]byte, error) {
 	if cfg.IPPool == nil {
 		return cfg.NetworkData, nil
 	}
-	facts.StaticAddress = staticAddressFor(cfg, cfg.IPPool.first())
+	facts.StaticAddress = staticAddressFor(cfg, cfg.IPPool.FirstFree())
 	out, err := networkData(cfg, *facts)
 	if err != nil {
 		return nil, err
@@ -135,23 +136,23 @@ func renderNetworkData(cfg *Config, facts *Facts) ([]byte, error) {
 // the address (the API server lets only one create of a name succeed). It records the machine and, for a create
 // in flight, how long it may take before its allocation counts as abandoned (lifetime, from the ConfigMap's
 // creationTimestamp).
-func buildAllocation(cfg *Config, s *StaticAddress, lifetime time.Duration) *corev1.ConfigMap {
+func buildAllocation(cfg *config.Config, s *StaticAddress, lifetime time.Duration) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      s.Allocation.Name,
 			Namespace: s.Allocation.Namespace,
 			Labels: map[string]string{
-				LabelCreator:       CreatorName,
-				LabelIPNetwork:     labelValue(cfg.NICs[0].Network.Name),
-				LabelIPVMNamespace: labelValue(cfg.Namespace),
-				LabelIPVMName:      labelValue(cfg.MachineName),
+				config.LabelCreator:       config.CreatorName,
+				config.LabelIPNetwork:     config.LabelValue(cfg.NICs[0].Network.Name),
+				config.LabelIPVMNamespace: config.LabelValue(cfg.Namespace),
+				config.LabelIPVMName:      config.LabelValue(cfg.MachineName),
 			},
 			Annotations: map[string]string{
-				AnnotationIPAddress:  s.Address.String(),
-				AnnotationIPPool:     cfg.IPPool.String(),
-				AnnotationIPVM:       Ref{Namespace: cfg.Namespace, Name: cfg.MachineName}.String(),
-				AnnotationIPLifetime: strconv.Itoa(int(lifetime.Seconds())),
+				config.AnnotationIPAddress:  s.Address.String(),
+				config.AnnotationIPPool:     cfg.IPPool.String(),
+				config.AnnotationIPVM:       config.Ref{Namespace: cfg.Namespace, Name: cfg.MachineName}.String(),
+				config.AnnotationIPLifetime: strconv.Itoa(int(lifetime.Seconds())),
 			},
 		},
 	}

@@ -16,7 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
 
 // Static addresses are allocated in Harvester, so that separate rancher-machine processes, node pools and
@@ -59,7 +62,7 @@ type allocation struct {
 
 // allocateAddress takes the first address of cfg's pool that is free or reclaimable for cfg's machine. Without
 // a pool it returns nil.
-func allocateAddress(ctx context.Context, c kube.Interface, cfg *Config) (*allocation, error) {
+func allocateAddress(ctx context.Context, c kube.Interface, cfg *config.Config) (*allocation, error) {
 	if cfg.IPPool == nil {
 		return nil, nil
 	}
@@ -83,12 +86,12 @@ func allocateAddress(ctx context.Context, c kube.Interface, cfg *Config) (*alloc
 				failed = c.Explain("reclaim the abandoned address allocation", ref.String(), err)
 				return false
 			}
-			infof("Reclaimed address %s from %s, whose machine is gone", addr, stale.Annotations[AnnotationIPVM])
+			logging.Infof("Reclaimed address %s from %s, whose machine is gone", addr, stale.Annotations[config.AnnotationIPVM])
 		}
 		got, err := kube.Create(ctx, c, kube.ConfigMaps, ref.Namespace, buildAllocation(cfg, static, lifetime))
 		switch {
 		case apierrors.IsAlreadyExists(err):
-			debugf("Address %s was taken a moment ago; trying the next", addr)
+			logging.Debugf("Address %s was taken a moment ago; trying the next", addr)
 			return true
 		case err != nil:
 			failed = c.Explain("allocate address "+addr.String()+" as ConfigMap", ref.String(), err)
@@ -103,12 +106,12 @@ func allocateAddress(ctx context.Context, c kube.Interface, cfg *Config) (*alloc
 	case scan.err != nil:
 		return nil, scan.err
 	case taken == nil:
-		var p problems
-		p.addf(FlagIPPool, "%s", scan.exhausted())
-		return nil, p.errTitled("cannot create the machine on Harvester")
+		var p config.Problems
+		p.Addf(config.FlagIPPool, "%s", scan.exhausted())
+		return nil, p.ErrTitled("cannot create the machine on Harvester")
 	}
 	static := taken.static
-	infof("Allocated address %s on network %s for VM %s/%s (ConfigMap %s)", static.Address, cfg.NICs[0].Network, cfg.Namespace, cfg.MachineName, static.Allocation)
+	logging.Infof("Allocated address %s on network %s for VM %s/%s (ConfigMap %s)", static.Address, cfg.NICs[0].Network, cfg.Namespace, cfg.MachineName, static.Allocation)
 	return taken, nil
 }
 
@@ -122,7 +125,7 @@ func recordVM(ctx context.Context, c kube.Interface, a *allocation, vm *kubevirt
 	ref := a.static.Allocation
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
 		"uid":         a.uid,
-		"annotations": map[string]string{AnnotationIPVMUID: string(vm.UID)},
+		"annotations": map[string]string{config.AnnotationIPVMUID: string(vm.UID)},
 	}})
 	if err := kube.MergePatch(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, patch); err != nil {
 		return c.Explain("record VM "+vm.Namespace+"/"+vm.Name+" in its address allocation", ref.String(), err)
@@ -134,8 +137,8 @@ func recordVM(ctx context.Context, c kube.Interface, a *allocation, vm *kubevirt
 // still held is judged on the VMs and VMIs of its machine's namespace, also read once (when first needed).
 type poolScan struct {
 	c        kube.Interface
-	cfg      *Config
-	network  Ref
+	cfg      *config.Config
+	network  config.Ref
 	existing map[string]*corev1.ConfigMap // the network's allocations, by name
 	machines map[string]*machinesIn       // by namespace
 	err      error                        // a failure that ended the walk
@@ -151,7 +154,7 @@ type machinesIn struct {
 	err  error
 }
 
-func newPoolScan(ctx context.Context, c kube.Interface, cfg *Config) (*poolScan, error) {
+func newPoolScan(ctx context.Context, c kube.Interface, cfg *config.Config) (*poolScan, error) {
 	network := *cfg.NICs[0].Network
 	list, err := kube.List(ctx, c, kube.ConfigMaps, network.Namespace, metav1.ListOptions{LabelSelector: allocationSelector(network)})
 	if err != nil {
@@ -164,8 +167,8 @@ func newPoolScan(ctx context.Context, c kube.Interface, cfg *Config) (*poolScan,
 	return s, nil
 }
 
-func allocationSelector(network Ref) string {
-	return creatorSelector + "," + LabelIPNetwork + "=" + labelValue(network.Name)
+func allocationSelector(network config.Ref) string {
+	return config.CreatorSelector + "," + config.LabelIPNetwork + "=" + config.LabelValue(network.Name)
 }
 
 // candidates calls yield with each address of the pool, in order, that is free (stale nil) or held by an
@@ -191,7 +194,7 @@ func (s *poolScan) candidates(ctx context.Context, yield func(addr netip.Addr, s
 // recorded, else by the VM's annotation naming the allocation), or it is a create in flight within its lifetime.
 // When that cannot be told (the VMs cannot be read, the record is unreadable) it is held.
 func (s *poolScan) isHeld(ctx context.Context, cm *corev1.ConfigMap) bool {
-	uid := cm.Annotations[AnnotationIPVMUID]
+	uid := cm.Annotations[config.AnnotationIPVMUID]
 	if uid == "" {
 		if expiry := allocationExpiry(cm); allocationNow().Before(expiry) {
 			if s.inFlight++; s.firstExpiry.IsZero() || expiry.Before(s.firstExpiry) {
@@ -200,28 +203,28 @@ func (s *poolScan) isHeld(ctx context.Context, cm *corev1.ConfigMap) bool {
 			return true
 		}
 	}
-	vmNS, vmName, ok := strings.Cut(cm.Annotations[AnnotationIPVM], "/")
+	vmNS, vmName, ok := strings.Cut(cm.Annotations[config.AnnotationIPVM], "/")
 	if !ok {
 		return true
 	}
 	m := s.machinesIn(ctx, vmNS)
 	if m.err != nil {
-		debugf("Cannot tell whether allocation %s/%s is still held (%v); leaving it", cm.Namespace, cm.Name, m.err)
+		logging.Debugf("Cannot tell whether allocation %s/%s is still held (%v); leaving it", cm.Namespace, cm.Name, m.err)
 		return true
 	}
 	vm, vmi := m.vms[vmName], m.vmis[vmName]
 	if uid != "" {
 		return (vm != nil && string(vm.UID) == uid) || (vmi != nil && ownedByUID(vmi.OwnerReferences, uid))
 	}
-	ref := Ref{Namespace: cm.Namespace, Name: cm.Name}.String()
-	return (vm != nil && vm.Annotations[AnnotationIPAllocation] == ref) || (vmi != nil && vmi.Annotations[AnnotationIPAllocation] == ref)
+	ref := config.Ref{Namespace: cm.Namespace, Name: cm.Name}.String()
+	return (vm != nil && vm.Annotations[config.AnnotationIPAllocation] == ref) || (vmi != nil && vmi.Annotations[config.AnnotationIPAllocation] == ref)
 }
 
 // allocationExpiry is when an allocation without a VM counts as abandoned: its creationTimestamp (the API
 // server's clock) plus the lifetime it records (the default create timeout's when unreadable).
 func allocationExpiry(cm *corev1.ConfigMap) time.Time {
-	lifetime := time.Duration(DefaultCreateTimeoutSecs)*time.Second + allocationMargin
-	if secs, err := strconv.Atoi(cm.Annotations[AnnotationIPLifetime]); err == nil && secs > 0 {
+	lifetime := time.Duration(config.DefaultCreateTimeoutSecs)*time.Second + allocationMargin
+	if secs, err := strconv.Atoi(cm.Annotations[config.AnnotationIPLifetime]); err == nil && secs > 0 {
 		lifetime = time.Duration(secs) * time.Second
 	}
 	return cm.CreationTimestamp.Add(lifetime)
@@ -243,7 +246,7 @@ func (s *poolScan) machinesIn(ctx context.Context, ns string) *machinesIn {
 	}
 	m := &machinesIn{vms: map[string]*kubevirtv1.VirtualMachine{}, vmis: map[string]*kubevirtv1.VirtualMachineInstance{}}
 	s.machines[ns] = m
-	opts := metav1.ListOptions{LabelSelector: creatorSelector}
+	opts := metav1.ListOptions{LabelSelector: config.CreatorSelector}
 	vms, err := s.c.VirtualMachines(ns).List(ctx, opts)
 	if err != nil {
 		m.err = err
@@ -277,7 +280,7 @@ func (s *poolScan) exhausted() string {
 
 // checkIPPool is the pre-flight of a pool: the credential may allocate in the network's namespace, and the range
 // has an address free or reclaimable. It creates nothing.
-func checkIPPool(ctx context.Context, c kube.Interface, cfg *Config, p *problems) {
+func checkIPPool(ctx context.Context, c kube.Interface, cfg *config.Config, p *config.Problems) {
 	if cfg.IPPool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
 		return
 	}
@@ -285,54 +288,54 @@ func checkIPPool(ctx context.Context, c kube.Interface, cfg *Config, p *problems
 	denied, err := c.Denied(ctx, ns, ipPoolAccess)
 	switch {
 	case err != nil:
-		p.addf(FlagIPPool, "%v", c.Explain("check the credential's permissions in namespace", ns, err))
+		p.Addf(config.FlagIPPool, "%v", c.Explain("check the credential's permissions in namespace", ns, err))
 		return
 	case len(denied) > 0:
 		what := make([]string, len(denied))
 		for i, a := range denied {
 			what[i] = a.String()
 		}
-		p.addf(FlagIPPool, "the credential may not %s in namespace %s, where the addresses of network %s are allocated; ask for a role that allows managing ConfigMaps there",
-			joinList(what, "and"), ns, cfg.NICs[0].Network)
+		p.Addf(config.FlagIPPool, "the credential may not %s in namespace %s, where the addresses of network %s are allocated; ask for a role that allows managing ConfigMaps there",
+			lists.Join(what, "and"), ns, cfg.NICs[0].Network)
 		return
 	}
 	scan, err := newPoolScan(ctx, c, cfg)
 	if err != nil {
-		p.addf(FlagIPPool, "%v", err)
+		p.Addf(config.FlagIPPool, "%v", err)
 		return
 	}
 	found := false
 	scan.candidates(ctx, func(netip.Addr, *corev1.ConfigMap) bool { found = true; return false })
 	switch {
 	case scan.err != nil:
-		p.addf(FlagIPPool, "%v", scan.err)
+		p.Addf(config.FlagIPPool, "%v", scan.err)
 	case !found:
-		p.addf(FlagIPPool, "%s", scan.exhausted())
+		p.Addf(config.FlagIPPool, "%s", scan.exhausted())
 	}
 }
 
 // releaseMachineAddresses releases the allocations of machine vm on its pool's network (namespace/name, as
 // saved in Driver.IPPoolNetwork), found by their labels; a machine without a pool ("") makes no request.
-func releaseMachineAddresses(ctx context.Context, c kube.Interface, network string, vm Ref) error {
+func releaseMachineAddresses(ctx context.Context, c kube.Interface, network string, vm config.Ref) error {
 	ns, _, ok := strings.Cut(network, "/")
 	if !ok {
 		return nil
 	}
-	selector := creatorSelector + "," + LabelIPVMNamespace + "=" + labelValue(vm.Namespace) + "," + LabelIPVMName + "=" + labelValue(vm.Name)
+	selector := config.CreatorSelector + "," + config.LabelIPVMNamespace + "=" + config.LabelValue(vm.Namespace) + "," + config.LabelIPVMName + "=" + config.LabelValue(vm.Name)
 	list, err := kube.List(ctx, c, kube.ConfigMaps, ns, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return c.Explain("list the address allocations of VM "+vm.String()+" in namespace", ns, err)
 	}
 	var errs []error
 	for _, cm := range list {
-		errs = append(errs, releaseAddress(ctx, c, Ref{Namespace: cm.Namespace, Name: cm.Name}, "", vm))
+		errs = append(errs, releaseAddress(ctx, c, config.Ref{Namespace: cm.Namespace, Name: cm.Name}, "", vm))
 	}
 	return errors.Join(errs...)
 }
 
 // releaseAddress deletes an allocation if it is machine vm's (and, when uid is set, has that UID); one already
 // gone, or meanwhile reclaimed for another machine, is left alone.
-func releaseAddress(ctx context.Context, c kube.Interface, ref Ref, uid types.UID, vm Ref) error {
+func releaseAddress(ctx context.Context, c kube.Interface, ref config.Ref, uid types.UID, vm config.Ref) error {
 	mine := vm.String()
 	for attempt := 0; ; attempt++ {
 		cm, err := kube.Get(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name)
@@ -341,15 +344,15 @@ func releaseAddress(ctx context.Context, c kube.Interface, ref Ref, uid types.UI
 			return nil
 		case err != nil:
 			return c.Explain("read address allocation", ref.String(), err)
-		case cm.Labels[LabelCreator] != CreatorName || cm.Annotations[AnnotationIPVM] != mine || (uid != "" && cm.UID != uid):
-			debugf("Address allocation %s is no longer this machine's; left alone", ref)
+		case cm.Labels[config.LabelCreator] != config.CreatorName || cm.Annotations[config.AnnotationIPVM] != mine || (uid != "" && cm.UID != uid):
+			logging.Debugf("Address allocation %s is no longer this machine's; left alone", ref)
 			return nil
 		}
 		err = kube.Delete(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &cm.UID, ResourceVersion: &cm.ResourceVersion}})
 		switch {
 		case err == nil:
-			infof("Released address %s (ConfigMap %s)", cm.Annotations[AnnotationIPAddress], ref)
+			logging.Infof("Released address %s (ConfigMap %s)", cm.Annotations[config.AnnotationIPAddress], ref)
 			return nil
 		case kube.IsGone(err, "configmaps", ref.Name):
 			return nil

@@ -19,11 +19,13 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
-func poolCreateOptions(pool string) Options {
-	return with(createOptions(), FlagIPPool, pool, FlagIPPoolGateway, "10.0.0.1", FlagIPPoolDNS, "10.0.0.2")
+func poolCreateOptions(pool string) config.Options {
+	return configtest.With(createOptions(), config.FlagIPPool, pool, config.FlagIPPoolGateway, "10.0.0.1", config.FlagIPPoolDNS, "10.0.0.2")
 }
 
 // staticGuest is a guest that configures its network from the network data in its cloud-init Secret, as
@@ -105,24 +107,24 @@ func TestCreateWithIPPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mac := staticMAC(Ref{"default", "vlan1"}, netip.MustParseAddr("10.0.0.10"))
+	mac := staticMAC(config.Ref{Namespace: "default", Name: "vlan1"}, netip.MustParseAddr("10.0.0.10"))
 	if got := vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress; got != mac {
 		t.Errorf("first interface MAC %q, want %q", got, mac)
 	}
-	if vm.Annotations[AnnotationIPAllocation] != "default/ip-vlan1-10-0-0-10" || vm.Spec.Template.ObjectMeta.Annotations[AnnotationIPAllocation] != "default/ip-vlan1-10-0-0-10" {
+	if vm.Annotations[config.AnnotationIPAllocation] != "default/ip-vlan1-10-0-0-10" || vm.Spec.Template.ObjectMeta.Annotations[config.AnnotationIPAllocation] != "default/ip-vlan1-10-0-0-10" {
 		t.Errorf("the VM does not name its allocation: %v", vm.Annotations)
 	}
 	cm, ok := fc.allocations()["ip-vlan1-10-0-0-10"]
 	if !ok {
 		t.Fatalf("no allocation: %v", fc.allocations())
 	}
-	for k, want := range map[string]string{AnnotationIPAddress: "10.0.0.10/24", AnnotationIPPool: "10.0.0.10-10.0.0.12/24",
-		AnnotationIPVM: "default/m1", AnnotationIPVMUID: string(vm.UID), AnnotationIPLifetime: "90"} {
+	for k, want := range map[string]string{config.AnnotationIPAddress: "10.0.0.10/24", config.AnnotationIPPool: "10.0.0.10-10.0.0.12/24",
+		config.AnnotationIPVM: "default/m1", config.AnnotationIPVMUID: string(vm.UID), config.AnnotationIPLifetime: "90"} {
 		if cm.Annotations[k] != want {
 			t.Errorf("allocation annotation %s = %q, want %q", k, cm.Annotations[k], want)
 		}
 	}
-	for k, want := range map[string]string{LabelCreator: CreatorName, LabelIPNetwork: "vlan1", LabelIPVMNamespace: "default", LabelIPVMName: "m1"} {
+	for k, want := range map[string]string{config.LabelCreator: config.CreatorName, config.LabelIPNetwork: "vlan1", config.LabelIPVMNamespace: "default", config.LabelIPVMName: "m1"} {
 		if cm.Labels[k] != want {
 			t.Errorf("allocation label %s = %q, want %q", k, cm.Labels[k], want)
 		}
@@ -205,10 +207,10 @@ func TestIPPoolReclaim(t *testing.T) {
 		{name: "create in flight past its lifetime", later: lifetime + 5*time.Second, reclaimed: true},
 		// The create was killed between creating the VM and recording it: the VM names the allocation.
 		{name: "past its lifetime, VM names it", later: time.Hour, setup: func(fc *fakeCluster) {
-			fc.vmWithVolumes("old", nil, map[string]string{AnnotationIPAllocation: "default/ip-vlan1-10-0-0-10"})
+			fc.vmWithVolumes("old", nil, map[string]string{config.AnnotationIPAllocation: "default/ip-vlan1-10-0-0-10"})
 		}, want: "is exhausted"},
 		{name: "past its lifetime, VMI names it", later: time.Hour, setup: func(fc *fakeCluster) {
-			fc.ownedVMI("old", "uid-x", map[string]string{AnnotationIPAllocation: "default/ip-vlan1-10-0-0-10"})
+			fc.ownedVMI("old", "uid-x", map[string]string{config.AnnotationIPAllocation: "default/ip-vlan1-10-0-0-10"})
 		}, want: "is exhausted"},
 		{name: "VMs cannot be read", uid: "uid-old", setup: func(fc *fakeCluster) {
 			fc.kv.PrependReactor("list", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -244,7 +246,7 @@ func TestIPPoolReclaim(t *testing.T) {
 				t.Fatalf("Create: %v", err)
 			}
 			got := fc.allocations()[old.Name]
-			if got.UID == old.UID || got.Annotations[AnnotationIPVM] != "default/m1" || d.IPAddress != "10.0.0.10" {
+			if got.UID == old.UID || got.Annotations[config.AnnotationIPVM] != "default/m1" || d.IPAddress != "10.0.0.10" {
 				t.Errorf("not reclaimed: allocation %v (uid %s, was %s), IP %q", got.Annotations, got.UID, old.UID, d.IPAddress)
 			}
 		})
@@ -255,13 +257,13 @@ func TestIPPoolReclaim(t *testing.T) {
 // recorded when uid is set.
 func (fc *fakeCluster) abandonedAllocation(addr, uid string, lifetime time.Duration) *corev1.ConfigMap {
 	fc.t.Helper()
-	cfg, err := ParseConfig("old", poolCreateOptions(addr+"-"+addr+"/24"))
+	cfg, err := config.ParseConfig("old", poolCreateOptions(addr+"-"+addr+"/24"))
 	if err != nil {
 		fc.t.Fatal(err)
 	}
 	cm := buildAllocation(cfg, staticAddressFor(cfg, netip.MustParseAddr(addr)), lifetime)
 	if uid != "" {
-		cm.Annotations[AnnotationIPVMUID] = uid
+		cm.Annotations[config.AnnotationIPVMUID] = uid
 	}
 	got, err := kube.Create(context.Background(), fc.c, kube.ConfigMaps, "default", cm)
 	if err != nil {
@@ -272,7 +274,7 @@ func (fc *fakeCluster) abandonedAllocation(addr, uid string, lifetime time.Durat
 
 // recordUID records vm's UID in the allocation of 10.0.0.10, as its create did.
 func (fc *fakeCluster) recordUID(vm *kubevirtv1.VirtualMachine) {
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnotationIPVMUID: string(vm.UID)}}})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{config.AnnotationIPVMUID: string(vm.UID)}}})
 	if err := kube.MergePatch(context.Background(), fc.c, kube.ConfigMaps, "default", "ip-vlan1-10-0-0-10", patch); err != nil {
 		fc.t.Fatal(err)
 	}
@@ -281,7 +283,7 @@ func (fc *fakeCluster) recordUID(vm *kubevirtv1.VirtualMachine) {
 // ownedVMI creates a node driver's VMI named name, owned by a VM of UID owner.
 func (fc *fakeCluster) ownedVMI(name, owner string, annotations map[string]string) {
 	fc.ok(fc.kv.KubevirtV1().VirtualMachineInstances("default").Create(context.Background(), &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{
-		Name: name, Namespace: "default", Labels: map[string]string{LabelCreator: CreatorName}, Annotations: annotations,
+		Name: name, Namespace: "default", Labels: map[string]string{config.LabelCreator: config.CreatorName}, Annotations: annotations,
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: name, UID: types.UID(owner)}},
 	}}, metav1.CreateOptions{}))
 }
@@ -360,7 +362,7 @@ func TestRemoveLeavesOtherMachinesAllocations(t *testing.T) {
 	if err := d.Create(); err != nil {
 		t.Fatal(err)
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnotationIPVM: "default/m9"}}})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{config.AnnotationIPVM: "default/m9"}}})
 	if err := kube.MergePatch(context.Background(), fc.c, kube.ConfigMaps, "default", "ip-vlan1-10-0-0-10", patch); err != nil {
 		t.Fatal(err)
 	}

@@ -2,26 +2,28 @@ package harvester
 
 import (
 	"strings"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // vmLabels are the labels of the VM and of its template (template labels reach the VMI and the virt-launcher
 // pod, where the cloud provider and the scheduler's affinity terms look for them).
-func vmLabels(cfg *Config) map[string]string {
+func vmLabels(cfg *config.Config) map[string]string {
 	labels := map[string]string{
-		LabelCreator:        CreatorName,
-		LabelVMName:         cfg.MachineName,
-		LabelMachineSetName: machineSetName(cfg.Namespace, cfg.MachineName),
+		config.LabelCreator:        config.CreatorName,
+		config.LabelVMName:         cfg.MachineName,
+		config.LabelMachineSetName: machineSetName(cfg.Namespace, cfg.MachineName),
 	}
 	if cfg.ClusterName != "" {
-		labels[LabelGuestCluster] = cfg.ClusterName
-		labels[LabelNodePool] = nodePoolName(cfg.ClusterName, cfg.MachineName)
+		labels[config.LabelGuestCluster] = cfg.ClusterName
+		labels[config.LabelNodePool] = nodePoolName(cfg.ClusterName, cfg.MachineName)
 	}
 	// The user's labels never hold the driver's own keys (parseVMLabels refuses them).
 	for k, v := range cfg.Labels {
 		labels[k] = v
 	}
 	if cfg.MaintenanceStrategy != "" {
-		labels[LabelMaintainModeStrategy] = cfg.MaintenanceStrategy
+		labels[config.LabelMaintainModeStrategy] = cfg.MaintenanceStrategy
 	}
 	return labels
 }
@@ -31,7 +33,7 @@ func vmLabels(cfg *Config) map[string]string {
 // algorithm and its hashing are the reference driver's, so VMs of one pool match across driver versions.
 func machineSetName(namespace, machineName string) string {
 	parts := append([]string{namespace}, strings.Split(machineName, "-")...)
-	return labelValue(strings.Join(parts[:len(parts)-2], "-"))
+	return config.LabelValue(strings.Join(parts[:len(parts)-2], "-"))
 }
 
 // nodePoolName is the value of nodepool.harvesterhci.io/name: the machine name minus its last "-" part and minus
@@ -42,5 +44,5 @@ func nodePoolName(clusterName, machineName string) string {
 		pool = pool[:i]
 	}
 	pool = strings.TrimLeft(strings.TrimPrefix(pool, clusterName), "-")
-	return labelValue(pool)
+	return config.LabelValue(pool)
 }

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
@@ -24,8 +25,8 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 		return d.looked, nil
 	}
 	cfg := d.cfg
-	var p problems
-	l := &lookups{facts: Facts{ImageStorageClasses: map[Ref]string{}}}
+	var p config.Problems
+	l := &lookups{facts: Facts{ImageStorageClasses: map[config.Ref]string{}}}
 	for _, disk := range cfg.Disks {
 		if disk.Image == nil {
 			continue
@@ -35,11 +36,11 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 		}
 		img, err := kube.Get(ctx, c, kube.Images, disk.Image.Namespace, disk.Image.Name)
 		if err != nil {
-			p.addf(disk.flag, "%v", describeLookupError(c, "image", *disk.Image, err))
+			p.Addf(disk.Flag, "%v", describeLookupError(c, "image", *disk.Image, err))
 			continue
 		}
 		if err := checkImage(img); err != nil {
-			p.addf(disk.flag, "%v", err)
+			p.Addf(disk.Flag, "%v", err)
 			continue
 		}
 		l.facts.ImageStorageClasses[*disk.Image] = img.Status.StorageClassName
@@ -47,14 +48,14 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 	if ref := cfg.SSH.KeyPair; ref != nil {
 		kp, err := kube.Get(ctx, c, kube.KeyPairs, ref.Namespace, ref.Name)
 		if err != nil {
-			p.addf(FlagKeyPairName, "%v", describeLookupError(c, "key pair", *ref, err))
+			p.Addf(config.FlagKeyPairName, "%v", describeLookupError(c, "key pair", *ref, err))
 		} else if !kube.ConditionTrue(kp.Status.Conditions, kube.ConditionValidated) || kp.Spec.PublicKey == "" {
-			p.addf(FlagKeyPairName, "key pair %s is not validated by Harvester (no valid public key); fix or recreate it in Harvester", ref)
+			p.Addf(config.FlagKeyPairName, "key pair %s is not validated by Harvester (no valid public key); fix or recreate it in Harvester", ref)
 		} else {
 			l.keyPairKey = strings.TrimSpace(kp.Spec.PublicKey)
 		}
 	}
-	if err := p.errTitled("cannot create the machine on Harvester"); err != nil {
+	if err := p.ErrTitled("cannot create the machine on Harvester"); err != nil {
 		return nil, err
 	}
 	d.looked = l
@@ -103,7 +104,7 @@ func isISO(img *kube.VirtualMachineImage) bool {
 }
 
 // describeLookupError words a failed read of a named object: absent, or the API failure as it is.
-func describeLookupError(c kube.Interface, kind string, ref Ref, err error) error {
+func describeLookupError(c kube.Interface, kind string, ref config.Ref, err error) error {
 	if kube.IsMissing(err, ref.Name) {
 		return fmt.Errorf("%s %s does not exist", kind, ref)
 	}

@@ -12,7 +12,9 @@ import (
 	"k8s.io/utils/ptr"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
 
 // stopTimeout bounds a stop: KubeVirt gives the guest its termination grace period (180 s by default) to shut
@@ -39,7 +41,7 @@ func needsHaltBeforeStart(s snapshot) bool {
 // Stop shuts the machine down gracefully and waits until its VMI is gone.
 func (d *Driver) Stop() error {
 	return d.powerOff(func(ctx context.Context, c kube.Interface) error {
-		infof("Stopping VM %s/%s", d.namespace(), d.MachineName)
+		logging.Infof("Stopping VM %s/%s", d.namespace(), d.MachineName)
 		return d.halt(ctx, c)
 	})
 }
@@ -69,11 +71,11 @@ func (d *Driver) boot(restart bool) error {
 	}
 	switch _, _, ready := readyAddresses(s); {
 	case restart:
-		infof("Restarting VM %s/%s", d.namespace(), d.MachineName)
+		logging.Infof("Restarting VM %s/%s", d.namespace(), d.MachineName)
 	case ready:
 		return nil
 	default:
-		infof("Starting VM %s/%s", d.namespace(), d.MachineName)
+		logging.Infof("Starting VM %s/%s", d.namespace(), d.MachineName)
 	}
 	if restart || needsHaltBeforeStart(s) {
 		if err := d.halt(ctx, c); err != nil {
@@ -94,7 +96,7 @@ func (d *Driver) Kill() error { return d.powerOff(d.kill) }
 
 func (d *Driver) kill(ctx context.Context, c kube.Interface) error {
 	ns, name := d.namespace(), d.MachineName
-	infof("Killing VM %s/%s", ns, name)
+	logging.Infof("Killing VM %s/%s", ns, name)
 	err := c.VirtualMachines(ns).Stop(ctx, name, &kubevirtv1.StopOptions{GracePeriod: ptr.To(int64(0))})
 	if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
 		// Either the VM is gone or this API server does not serve subresources.kubevirt.io; client-go words a
@@ -106,7 +108,7 @@ func (d *Driver) kill(ctx context.Context, c kube.Interface) error {
 	switch {
 	case err == nil:
 	case apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
-		debugf("KubeVirt's stop subresource is not served here (%v); killing through the VM object", err)
+		logging.Debugf("KubeVirt's stop subresource is not served here (%v); killing through the VM object", err)
 		if err := d.killThroughVMObject(ctx, c); err != nil {
 			return err
 		}
@@ -152,7 +154,7 @@ func (d *Driver) setRunStrategy(ctx context.Context, c kube.Interface, rs kubevi
 	_, err := c.VirtualMachines(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	switch {
 	case err == nil:
-		debugf("VM %s/%s: runStrategy %s", ns, name, rs)
+		logging.Debugf("VM %s/%s: runStrategy %s", ns, name, rs)
 		return nil
 	case kube.IsGone(err, "virtualmachines", name):
 		return d.errNoVM()
@@ -167,7 +169,7 @@ func (d *Driver) waitNoVMI(ctx context.Context, c kube.Interface) error {
 	if err != nil {
 		return fmt.Errorf("waiting for VM %s/%s to stop: %w; last seen: %s", ns, name, err, describe(last))
 	}
-	infof("VM %s/%s is stopped", ns, name)
+	logging.Infof("VM %s/%s is stopped", ns, name)
 	return nil
 }
 
@@ -190,5 +192,5 @@ func (d *Driver) createTimeout() time.Duration {
 	if d.cfg != nil {
 		return d.cfg.CreateTimeout
 	}
-	return DefaultCreateTimeoutSecs * time.Second
+	return config.DefaultCreateTimeoutSecs * time.Second
 }

@@ -10,7 +10,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
 
 // checkTimeout bounds PreCreateCheck: it makes a handful of reads.
@@ -34,41 +37,41 @@ func (d *Driver) PreCreateCheck() error {
 	if err != nil {
 		return err
 	}
-	infof("Checking Harvester (%s) for VM %s/%s", c.Server(), cfg.Namespace, cfg.MachineName)
+	logging.Infof("Checking Harvester (%s) for VM %s/%s", c.Server(), cfg.Namespace, cfg.MachineName)
 
 	// The first read also proves the credential; when it fails for any reason but absence, nothing else would
 	// work either, so that one error is the whole answer.
-	var p problems
+	var p config.Problems
 	if _, err := kube.Get(ctx, c, kube.Namespaces, "", cfg.Namespace); err != nil {
 		switch {
 		case kube.IsGone(err, "namespaces", cfg.Namespace):
-			p.addf(FlagVMNamespace, "namespace %s does not exist in Harvester", cfg.Namespace)
+			p.Addf(config.FlagVMNamespace, "namespace %s does not exist in Harvester", cfg.Namespace)
 		case apierrors.IsForbidden(err):
 			// Users scoped to a namespace may not read namespaces; the access review below covers them.
 		default:
 			return c.Explain("read namespace", cfg.Namespace, err)
 		}
 	}
-	if len(p.list) == 0 {
+	if len(p.List) == 0 {
 		d.checkAccess(ctx, c, &p)
 		d.checkNameFree(ctx, c, &p)
 	}
 	if _, err := d.lookUp(ctx, c); err != nil {
-		var cerr *ConfigError
+		var cerr *config.ConfigError
 		if !errors.As(err, &cerr) {
 			return err
 		}
-		p.list = append(p.list, cerr.Problems...)
+		p.List = append(p.List, cerr.Problems...)
 	}
 	d.checkStorageClasses(ctx, c, &p)
 	d.checkNetworks(ctx, c, &p)
 	d.checkTopology(ctx, c, &p)
 	d.checkHostDevices(ctx, c, &p)
 	checkIPPool(ctx, c, d.cfg, &p)
-	if err := p.errTitled("cannot create the machine on Harvester"); err != nil {
+	if err := p.ErrTitled("cannot create the machine on Harvester"); err != nil {
 		return err
 	}
-	debugf("Harvester accepts VM %s/%s", cfg.Namespace, cfg.MachineName)
+	logging.Debugf("Harvester accepts VM %s/%s", cfg.Namespace, cfg.MachineName)
 	return nil
 }
 
@@ -83,46 +86,46 @@ func (d *Driver) neededAccess() []kube.Access {
 }
 
 // checkAccess asks the API server whether the credential may do what the machine's life needs in its namespace.
-func (d *Driver) checkAccess(ctx context.Context, c kube.Interface, p *problems) {
+func (d *Driver) checkAccess(ctx context.Context, c kube.Interface, p *config.Problems) {
 	denied, err := c.Denied(ctx, d.cfg.Namespace, d.neededAccess())
 	switch {
 	case err != nil:
-		p.addf(FlagKubeconfigContent, "%v", c.Explain("check the credential's permissions in namespace", d.cfg.Namespace, err))
+		p.Addf(config.FlagKubeconfigContent, "%v", c.Explain("check the credential's permissions in namespace", d.cfg.Namespace, err))
 	case len(denied) > 0:
 		what := make([]string, len(denied))
 		for i, a := range denied {
 			what[i] = a.String()
 		}
-		p.addf(FlagKubeconfigContent, "the credential may not %s in namespace %s; ask for a Harvester role that allows managing VMs there",
-			joinList(what, "and"), d.cfg.Namespace)
+		p.Addf(config.FlagKubeconfigContent, "the credential may not %s in namespace %s; ask for a Harvester role that allows managing VMs there",
+			lists.Join(what, "and"), d.cfg.Namespace)
 	}
 }
 
 // checkNameFree makes sure neither the VM nor its cloud-init Secret exists already (a stale Secret this driver
 // left behind without its VM is fine: Create replaces it).
-func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *problems) {
+func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.Problems) {
 	cfg := d.cfg
 	vm, err := c.VirtualMachines(cfg.Namespace).Get(ctx, cfg.MachineName, metav1.GetOptions{})
 	switch {
 	case err == nil:
-		p.addf("", "a VirtualMachine named %s already exists in namespace %s (created by %s); choose another machine name or remove that VM",
+		p.Addf("", "a VirtualMachine named %s already exists in namespace %s (created by %s); choose another machine name or remove that VM",
 			cfg.MachineName, cfg.Namespace, creatorOf(vm.Labels))
 	case !kube.IsGone(err, "virtualmachines", cfg.MachineName):
-		p.addf("", "%v", c.Explain("check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
+		p.Addf("", "%v", c.Explain("check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
 	}
 	name := cloudInitSecretName(cfg.MachineName)
 	secret, err := kube.Get(ctx, c, kube.Secrets, cfg.Namespace, name)
 	switch {
 	case err == nil && !isStaleCloudInitSecret(secret.Labels, secret.OwnerReferences, cfg.MachineName):
-		p.addf("", "a Secret named %s already exists in namespace %s and is not a leftover of this driver; remove it or choose another machine name", name, cfg.Namespace)
+		p.Addf("", "a Secret named %s already exists in namespace %s and is not a leftover of this driver; remove it or choose another machine name", name, cfg.Namespace)
 	case err != nil && !kube.IsGone(err, "secrets", name):
-		p.addf("", "%v", c.Explain("check whether Secret", cfg.Namespace+"/"+name+" exists", err))
+		p.Addf("", "%v", c.Explain("check whether Secret", cfg.Namespace+"/"+name+" exists", err))
 	}
 }
 
 // checkStorageClasses makes sure every disk's storage class exists. Users who may not read storage classes
 // (they are cluster-scoped) are not blocked: Harvester will tell at create time.
-func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *problems) {
+func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *config.Problems) {
 	looked := d.looked
 	seen := map[string]bool{}
 	for _, disk := range d.cfg.Disks {
@@ -138,17 +141,17 @@ func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *p
 		switch {
 		case err == nil:
 		case kube.IsGone(err, "storageclasses", class):
-			p.addf(disk.flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
+			p.Addf(disk.Flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
 		case apierrors.IsForbidden(err):
-			debugf("Not allowed to read storage class %s; not checked", class)
+			logging.Debugf("Not allowed to read storage class %s; not checked", class)
 		default:
-			p.addf(disk.flag, "%v", c.Explain("read storage class", class, err))
+			p.Addf(disk.Flag, "%v", c.Explain("read storage class", class, err))
 		}
 	}
 }
 
 // checkNetworks makes sure every bridge NIC's network (a NetworkAttachmentDefinition) exists.
-func (d *Driver) checkNetworks(ctx context.Context, c kube.Interface, p *problems) {
+func (d *Driver) checkNetworks(ctx context.Context, c kube.Interface, p *config.Problems) {
 	for _, nic := range d.cfg.NICs {
 		if nic.Network == nil {
 			continue
@@ -157,17 +160,17 @@ func (d *Driver) checkNetworks(ctx context.Context, c kube.Interface, p *problem
 		switch {
 		case err == nil:
 		case kube.IsMissing(err, nic.Network.Name):
-			p.addf(nic.flag, "%s: network %s does not exist in Harvester (Networks → VM Networks)", nic.Name, nic.Network)
+			p.Addf(nic.Flag, "%s: network %s does not exist in Harvester (Networks → VM Networks)", nic.Name, nic.Network)
 		case apierrors.IsForbidden(err):
-			debugf("Not allowed to read network %s; not checked", nic.Network)
+			logging.Debugf("Not allowed to read network %s; not checked", nic.Network)
 		default:
-			p.addf(nic.flag, "%v", c.Explain("read network", nic.Network.String(), err))
+			p.Addf(nic.Flag, "%v", c.Explain("read network", nic.Network.String(), err))
 		}
 	}
 }
 
 func creatorOf(labels map[string]string) string {
-	if v := labels[LabelCreator]; v != "" {
+	if v := labels[config.LabelCreator]; v != "" {
 		return v
 	}
 	return "someone else"
@@ -176,12 +179,12 @@ func creatorOf(labels map[string]string) string {
 // isStaleCloudInitSecret reports whether a Secret is this driver's cloud-init Secret for vmName that lost its VM
 // (a create that was killed between creating the Secret and the VM).
 func isStaleCloudInitSecret(labels map[string]string, owners []metav1.OwnerReference, vmName string) bool {
-	return labels[LabelCreator] == CreatorName && labels[LabelVMName] == vmName && len(owners) == 0
+	return labels[config.LabelCreator] == config.CreatorName && labels[config.LabelVMName] == vmName && len(owners) == 0
 }
 
 // checkTopology makes sure some Harvester host is in one of the requested zones and regions: otherwise the VM
 // could never be scheduled and would sit in ErrorUnschedulable. Users who may not list hosts are not blocked.
-func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *problems) {
+func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *config.Problems) {
 	cfg := d.cfg
 	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
 		return
@@ -189,10 +192,10 @@ func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *problem
 	nodes, err := kube.List(ctx, c, kube.Nodes, "", metav1.ListOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
-		debugf("Not allowed to list Harvester hosts; zones and regions not checked")
+		logging.Debugf("Not allowed to list Harvester hosts; zones and regions not checked")
 		return
 	case err != nil:
-		p.addf(FlagZone, "%v", c.Explain("list Harvester hosts to check", "zones and regions", err))
+		p.Addf(config.FlagZone, "%v", c.Explain("list Harvester hosts to check", "zones and regions", err))
 		return
 	}
 	zones, regions := map[string]bool{}, map[string]bool{}
@@ -203,17 +206,17 @@ func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *problem
 			return // one host fits
 		}
 	}
-	flag, want, have := FlagZone, cfg.Zones, zones
+	flag, want, have := config.FlagZone, cfg.Zones, zones
 	if len(cfg.Zones) == 0 {
-		flag, want, have = FlagRegion, cfg.Regions, regions
+		flag, want, have = config.FlagRegion, cfg.Regions, regions
 	}
-	p.addf(flag, "no Harvester host is in %s%s (hosts carry: %s); label the hosts in Harvester (Hosts → Edit Config → Labels) or fix the flag",
-		joinList(want, "or"), topologyAnd(cfg), joinList(labelValues(have), "and"))
+	p.Addf(flag, "no Harvester host is in %s%s (hosts carry: %s); label the hosts in Harvester (Hosts → Edit Config → Labels) or fix the flag",
+		lists.Join(want, "or"), topologyAnd(cfg), lists.Join(labelValues(have), "and"))
 }
 
-func topologyAnd(cfg *Config) string {
+func topologyAnd(cfg *config.Config) string {
 	if len(cfg.Zones) > 0 && len(cfg.Regions) > 0 {
-		return " within region " + joinList(cfg.Regions, "or")
+		return " within region " + lists.Join(cfg.Regions, "or")
 	}
 	return ""
 }
@@ -227,5 +230,5 @@ func labelValues(seen map[string]bool) []string {
 		}
 		out = append(out, v)
 	}
-	return sortedUnique(out)
+	return lists.SortedUnique(out)
 }

@@ -7,7 +7,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
 
 // hostDeviceAccess is what checkHostDevices reads: the pcidevices-controller add-on's cluster-scoped devices and
@@ -28,22 +31,22 @@ type deviceList[T any] struct {
 
 // listDevices lists the add-on's resources of kind k (access says which, for messages). Not being allowed is no
 // problem; any failure but absence is recorded when required, else only logged.
-func listDevices[T any](ctx context.Context, c kube.Interface, k kube.Kind[T], access kube.Access, required bool, p *problems) (deviceList[T], bool) {
+func listDevices[T any](ctx context.Context, c kube.Interface, k kube.Kind[T], access kube.Access, required bool, p *config.Problems) (deviceList[T], bool) {
 	items, err := kube.List(ctx, c, k, "", metav1.ListOptions{})
 	switch {
 	case err == nil:
 		return deviceList[T]{items: items, known: true}, true
 	case apierrors.IsForbidden(err):
-		debugf("Not allowed to %s.%s; host devices not checked against them", access, access.Group)
+		logging.Debugf("Not allowed to %s.%s; host devices not checked against them", access, access.Group)
 		return deviceList[T]{}, true
 	case apierrors.IsNotFound(err):
 		// A list is never "not found" but for a resource the API server does not serve.
 		return deviceList[T]{absent: true}, true
 	case required:
-		p.addf(FlagHostDeviceInfo, "%v", c.Explain(access.Verb, access.Resource+"."+access.Group, err))
+		p.Addf(config.FlagHostDeviceInfo, "%v", c.Explain(access.Verb, access.Resource+"."+access.Group, err))
 		return deviceList[T]{}, false
 	default:
-		debugf("Cannot %s.%s (%v); not checked", access, access.Group, err)
+		logging.Debugf("Cannot %s.%s (%v); not checked", access, access.Group, err)
 		return deviceList[T]{}, true
 	}
 }
@@ -52,7 +55,7 @@ func listDevices[T any](ctx context.Context, c kube.Interface, k kube.Kind[T], a
 // pcidevices-controller add-on is enabled (it serves devices.harvesterhci.io), some PCI or USB device has the
 // resource name, and passthrough is enabled on one of them (a PCIDeviceClaim with passthroughEnabled, or a USB
 // device's enabled). Otherwise the VM would be created and never scheduled. It creates nothing.
-func (d *Driver) checkHostDevices(ctx context.Context, c kube.Interface, p *problems) {
+func (d *Driver) checkHostDevices(ctx context.Context, c kube.Interface, p *config.Problems) {
 	wanted := d.cfg.HostDevices
 	if len(wanted) == 0 {
 		return
@@ -62,7 +65,7 @@ func (d *Driver) checkHostDevices(ctx context.Context, c kube.Interface, p *prob
 		return
 	}
 	if pcis.absent {
-		p.addf(FlagHostDeviceInfo, "Harvester does not serve PCI or USB devices (no devices.harvesterhci.io API): the pcidevices-controller add-on is not enabled; "+
+		p.Addf(config.FlagHostDeviceInfo, "Harvester does not serve PCI or USB devices (no devices.harvesterhci.io API): the pcidevices-controller add-on is not enabled; "+
 			"enable it (Advanced → Add-ons), then enable passthrough on the devices (Advanced → PCI Devices or USB Devices)")
 		return
 	}
@@ -101,13 +104,13 @@ func (d *Driver) checkHostDevices(ctx context.Context, c kube.Interface, p *prob
 		where := found[hd.DeviceName]
 		switch {
 		case len(where) == 0 && pcis.known && usbs.known:
-			p.addf(FlagHostDeviceInfo, "hostDevices[%d] (%s): no PCI or USB device in Harvester has resource name %s%s; see Advanced → PCI Devices and USB Devices",
+			p.Addf(config.FlagHostDeviceInfo, "hostDevices[%d] (%s): no PCI or USB device in Harvester has resource name %s%s; see Advanced → PCI Devices and USB Devices",
 				i, hd.Name, hd.DeviceName, enabledHint(enabled, enabledKnown))
 		case len(where) > 0 && enabledKnown && !enabled[hd.DeviceName]:
-			p.addf(FlagHostDeviceInfo, "hostDevices[%d] (%s): %s is the resource name of %s, but passthrough is enabled on none; "+
-				"enable it in Harvester (Advanced → PCI Devices or USB Devices → Enable Passthrough)", i, hd.Name, hd.DeviceName, joinList(where, "and"))
+			p.Addf(config.FlagHostDeviceInfo, "hostDevices[%d] (%s): %s is the resource name of %s, but passthrough is enabled on none; "+
+				"enable it in Harvester (Advanced → PCI Devices or USB Devices → Enable Passthrough)", i, hd.Name, hd.DeviceName, lists.Join(where, "and"))
 		case len(where) == 0:
-			debugf("Host device %s not found among the devices the credential may read", hd.DeviceName)
+			logging.Debugf("Host device %s not found among the devices the credential may read", hd.DeviceName)
 		}
 	}
 }
@@ -126,5 +129,5 @@ func enabledHint(enabled map[string]bool, known bool) string {
 	if len(names) == 0 {
 		return " (no device has passthrough enabled)"
 	}
-	return fmt.Sprintf(" (passthrough is enabled for %s)", joinList(sortedUnique(names), "and"))
+	return fmt.Sprintf(" (passthrough is enabled for %s)", lists.Join(lists.SortedUnique(names), "and"))
 }

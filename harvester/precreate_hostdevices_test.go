@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
@@ -42,7 +44,7 @@ func (fc *fakeCluster) addUSBDevice(name, resource string, enabled bool) {
 	fc.ok(kube.Create(context.Background(), fc.c, kube.USBDevices, "", dev))
 }
 
-func hostDeviceOptions(devices ...string) Options {
+func hostDeviceOptions(devices ...string) config.Options {
 	doc := `{"hostDevices":[`
 	for i, d := range devices {
 		if i > 0 {
@@ -50,7 +52,7 @@ func hostDeviceOptions(devices ...string) Options {
 		}
 		doc += `{"name":"dev` + string(rune('a'+i)) + `","deviceName":"` + d + `"}`
 	}
-	return with(createOptions(), FlagHostDeviceInfo, doc+`]}`)
+	return configtest.With(createOptions(), config.FlagHostDeviceInfo, doc+`]}`)
 }
 
 // devicesNotServed makes the API server answer lists of resource as it does for a resource it does not serve.
@@ -86,11 +88,11 @@ func TestPreCreateCheckHostDevicesProblems(t *testing.T) {
 	fc.addUSBDevice("node1-0951-1666-001002", usbResource, false)
 	d := newTestDriver(t, fc, "m1", hostDeviceOptions("nvidia.com/TU104GL_T4", nicResource, usbResource))
 	err := d.PreCreateCheck()
-	var cerr *ConfigError
+	var cerr *config.ConfigError
 	if !errors.As(err, &cerr) || len(cerr.Problems) != 3 {
 		t.Fatalf("want three problems, got %v", err)
 	}
-	wantAll(t, err.Error(),
+	configtest.WantAll(t, err.Error(),
 		"--harvester-host-device-info: hostDevices[0] (deva): no PCI or USB device in Harvester has resource name nvidia.com/TU104GL_T4 "+
 			"(passthrough is enabled for nvidia.com/GA102GL_A10); see Advanced → PCI Devices and USB Devices",
 		"--harvester-host-device-info: hostDevices[1] (devb): intel.com/ETHERNET_CONTROLLER_X710 is the resource name of PCI node1/0000:3b:00.0, "+

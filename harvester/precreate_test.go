@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
@@ -54,14 +56,14 @@ func TestPreCreateCheckReportsEveryProblem(t *testing.T) {
 	fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: "default"}}, metav1.CreateOptions{}))
 	fc.denied["delete virtualmachines"] = true
 
-	opts := with(DefaultOptions(),
-		FlagDiskInfo, `{"disks":[{"imageName":"installer","size":10},{"imageName":"legacy-iso","size":10},{"imageName":"importing","size":10},
+	opts := configtest.With(config.DefaultOptions(),
+		config.FlagDiskInfo, `{"disks":[{"imageName":"installer","size":10},{"imageName":"legacy-iso","size":10},{"imageName":"importing","size":10},
 			{"imageName":"broken","size":10},{"imageName":"absent","size":10},{"storageClassName":"fast-nvme","size":10}]}`,
-		FlagNetworkInfo, `{"interfaces":[{"networkName":"vlan1"},{"networkName":"vlan-missing"}]}`,
-		FlagKeyPairName, "unchecked", FlagSSHPrivateKeyPath, writeKey(t, false))
+		config.FlagNetworkInfo, `{"interfaces":[{"networkName":"vlan1"},{"networkName":"vlan-missing"}]}`,
+		config.FlagKeyPairName, "unchecked", config.FlagSSHPrivateKeyPath, configtest.WriteKey(t, false))
 	d := newTestDriver(t, fc, "m1", opts)
 	err := d.PreCreateCheck()
-	var cerr *ConfigError
+	var cerr *config.ConfigError
 	if !errors.As(err, &cerr) {
 		t.Fatalf("want every problem in one ConfigError, got %v", err)
 	}
@@ -92,7 +94,7 @@ func TestPreCreateCheckRefuses(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		setup func(fc *fakeCluster)
-		opts  Options
+		opts  config.Options
 		want  []string
 	}{
 		// The readiness wait lists and watches the VM and its VMI: a credential that may not is refused before
@@ -105,7 +107,7 @@ func TestPreCreateCheckRefuses(t *testing.T) {
 		{"a bad credential", func(fc *fakeCluster) { fc.failOn("get", "namespaces", apierrors.NewUnauthorized("token expired")) }, createOptions(),
 			[]string{"rejected the credential (401 Unauthorized)", "update the Harvester cloud credential"}},
 		{"a missing namespace", func(*fakeCluster) {},
-			with(createOptions(), FlagVMNamespace, "team-x", FlagImageName, "default/ubuntu", FlagNetworkName, "default/vlan1"),
+			configtest.With(createOptions(), config.FlagVMNamespace, "team-x", config.FlagImageName, "default/ubuntu", config.FlagNetworkName, "default/vlan1"),
 			[]string{"--harvester-vm-namespace: namespace team-x does not exist in Harvester"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,7 +156,7 @@ func TestPreCreateCheckZones(t *testing.T) {
 		{"zone-a", "eu-west", "no Harvester host is in zone-a within region eu-west"},
 	}
 	for _, tt := range tests {
-		d := newTestDriver(t, fc, "m1", with(createOptions(), FlagZone, tt.zones, FlagRegion, tt.regions))
+		d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagZone, tt.zones, config.FlagRegion, tt.regions))
 		err := d.PreCreateCheck()
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("zones %q regions %q: %v, want %q", tt.zones, tt.regions, err, tt.want)

@@ -10,7 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
 
 // graceRecheck is how often a wait looks at its last snapshot again without an event, so a state that must
@@ -25,7 +27,7 @@ var errVMDeleted = errors.New("the VirtualMachine was deleted while the driver w
 // once with KubeVirt's reason; the timeout ends it with what was awaited and what was last seen.
 func (d *Driver) waitUntilReady(ctx context.Context, c kube.Interface, timeout time.Duration) error {
 	ns, name := d.namespace(), d.MachineName
-	infof("Waiting for VM %s/%s to run and report an IP (up to %s)", ns, name, timeout)
+	logging.Infof("Waiting for VM %s/%s to run and report an IP (up to %s)", ns, name, timeout)
 	var (
 		lastLogged string
 		seen       bool      // the VM was observed: from then on its absence means it was deleted
@@ -34,7 +36,7 @@ func (d *Driver) waitUntilReady(ctx context.Context, c kube.Interface, timeout t
 	)
 	last, err := waitFor(ctx, c, ns, name, graceRecheck, func(s snapshot) (bool, error) {
 		if p := progress(s); p != lastLogged {
-			infof("VM %s/%s: %s", ns, name, p)
+			logging.Infof("VM %s/%s: %s", ns, name, p)
 			lastLogged = p
 		}
 		if s.VM == nil {
@@ -50,7 +52,7 @@ func (d *Driver) waitUntilReady(ctx context.Context, c kube.Interface, timeout t
 			return false, err
 		} else if stuck != err.Error() {
 			stuck, stuckSince = err.Error(), time.Now()
-			debugf("VM %s/%s: %v (ends the create if it lasts %s)", ns, name, err, grace)
+			logging.Debugf("VM %s/%s: %v (ends the create if it lasts %s)", ns, name, err, grace)
 		} else if time.Since(stuckSince) >= grace {
 			return false, fmt.Errorf("%w (for %s)", err, grace)
 		}
@@ -62,11 +64,11 @@ func (d *Driver) waitUntilReady(ctx context.Context, c kube.Interface, timeout t
 	})
 	switch {
 	case err == nil:
-		infof("VM %s/%s is running at %s", ns, name, strings.TrimSpace(d.IPAddress+" "+d.IPv6Address))
+		logging.Infof("VM %s/%s is running at %s", ns, name, strings.TrimSpace(d.IPAddress+" "+d.IPv6Address))
 		return nil
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("timed out after %s waiting for VM %s/%s to run and report an IP on %s; last seen: %s%s.%s",
-			timeout, ns, name, primaryNIC, describe(last), claimPhases(c, last), timeoutHint(last))
+			timeout, ns, name, config.PrimaryNIC, describe(last), claimPhases(c, last), timeoutHint(last))
 	default:
 		return fmt.Errorf("VM %s/%s did not start: %w", ns, name, err)
 	}
@@ -86,9 +88,9 @@ func progress(s snapshot) string {
 		return "running with an IP"
 	}
 	if hasCondition(s.VMI.Status.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue) {
-		return "running, guest agent connected, waiting for an IP on " + primaryNIC
+		return "running, guest agent connected, waiting for an IP on " + config.PrimaryNIC
 	}
-	return "running, waiting for the guest agent to report an IP on " + primaryNIC
+	return "running, waiting for the guest agent to report an IP on " + config.PrimaryNIC
 }
 
 // timeoutHint says what to check when the wait timed out in a recognisable place.
@@ -100,9 +102,9 @@ func timeoutHint(s snapshot) string {
 		return " Check the VM's events in Harvester (scheduling, volumes, image download)."
 	case !hasCondition(s.VMI.Status.Conditions, kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue):
 		return fmt.Sprintf(" A bridge NIC's IP is only known through qemu-guest-agent, which never connected: make sure the image has it "+
-			"(cloud-init installs and enables it unless --%s is set, which needs a package mirror the guest can reach) and that the guest got a DHCP lease.", FlagSkipGuestAgent)
+			"(cloud-init installs and enables it unless --%s is set, which needs a package mirror the guest can reach) and that the guest got a DHCP lease.", config.FlagSkipGuestAgent)
 	default:
-		return " The guest agent is connected but reports no address on " + primaryNIC + ": check DHCP on its network or --" + FlagNetworkData + "."
+		return " The guest agent is connected but reports no address on " + config.PrimaryNIC + ": check DHCP on its network or --" + config.FlagNetworkData + "."
 	}
 }
 

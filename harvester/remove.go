@@ -14,7 +14,10 @@ import (
 	"k8s.io/utils/ptr"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
 
 // removeTimeout bounds a remove, which waits until the VM is gone.
@@ -58,15 +61,15 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, uid types.UID) 
 	vm, err := vms.Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case kube.IsGone(err, "virtualmachines", name):
-		infof("VM %s/%s is already gone", ns, name)
+		logging.Infof("VM %s/%s is already gone", ns, name)
 		return nil
 	case err != nil:
 		return c.Explain("read VM", ns+"/"+name, err)
 	case uid != "" && vm.UID != uid:
 		return nil // a VM of that name that this create did not make
-	case vm.Labels[LabelCreator] != CreatorName:
+	case vm.Labels[config.LabelCreator] != config.CreatorName:
 		return fmt.Errorf("refusing to delete VM %s/%s: it was not created by a node driver (label %s is %q, want %q)",
-			ns, name, LabelCreator, vm.Labels[LabelCreator], CreatorName)
+			ns, name, config.LabelCreator, vm.Labels[config.LabelCreator], config.CreatorName)
 	}
 
 	if vm.DeletionTimestamp == nil {
@@ -74,7 +77,7 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, uid types.UID) 
 		if err != nil {
 			return err
 		}
-		infof("Removing VM %s/%s and its volumes %s", ns, name, strings.Join(claims, ", "))
+		logging.Infof("Removing VM %s/%s and its volumes %s", ns, name, strings.Join(claims, ", "))
 		if err := annotateRemovedClaims(ctx, c, ns, name, vm.UID, claims); err != nil {
 			return err
 		}
@@ -91,7 +94,7 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, uid types.UID) 
 		return fmt.Errorf("VM %s/%s is still being deleted after %s (%s; finalizers %v): %w. Check the VM in Harvester",
 			ns, name, removeTimeout, describe(last), finalizers(last), err)
 	}
-	infof("VM %s/%s is gone", ns, name)
+	logging.Infof("VM %s/%s is gone", ns, name)
 	return nil
 }
 
@@ -101,10 +104,10 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, uid types.UID) 
 // sets harvesterhci.io/removeAllPersistentVolumeClaims=true: then the hot-plugged claims go too, and so does every
 // claim in the namespace labelled with the guest cluster, attached or not (rancher/rancher#39111).
 func (d *Driver) claimsToRemove(ctx context.Context, c kube.Interface, vm *kubevirtv1.VirtualMachine) ([]string, error) {
-	all := vm.Annotations[AnnotationRemoveAllPVCs] == "true"
+	all := vm.Annotations[config.AnnotationRemoveAllPVCs] == "true"
 	names := vmClaims(vm, all)
 	if all && d.ClusterName != "" {
-		list, err := kube.List(ctx, c, kube.Claims, vm.Namespace, metav1.ListOptions{LabelSelector: LabelGuestCluster + "=" + d.ClusterName})
+		list, err := kube.List(ctx, c, kube.Claims, vm.Namespace, metav1.ListOptions{LabelSelector: config.LabelGuestCluster + "=" + d.ClusterName})
 		if err != nil {
 			return nil, c.Explain("list the guest cluster's volumes in namespace", vm.Namespace, err)
 		}
@@ -112,7 +115,7 @@ func (d *Driver) claimsToRemove(ctx context.Context, c kube.Interface, vm *kubev
 			names = append(names, pvc.Name)
 		}
 	}
-	return sortedUnique(names), nil
+	return lists.SortedUnique(names), nil
 }
 
 // vmClaims returns the claim names of a VM's volumes; hot-plugged ones only when all is set.
@@ -144,13 +147,13 @@ func annotateRemovedClaims(ctx context.Context, c kube.Interface, ns, name strin
 		if vm.UID != uid {
 			return apierrors.NewConflict(kubevirtv1.Resource("virtualmachines"), name, errors.New("the VM was replaced"))
 		}
-		if old := vm.Annotations[AnnotationRemovedPVCs]; old != "" {
-			claims = sortedUnique(append(claims, strings.Split(old, ",")...))
+		if old := vm.Annotations[config.AnnotationRemovedPVCs]; old != "" {
+			claims = lists.SortedUnique(append(claims, strings.Split(old, ",")...))
 		}
 		if vm.Annotations == nil {
 			vm.Annotations = map[string]string{}
 		}
-		vm.Annotations[AnnotationRemovedPVCs] = strings.Join(claims, ",")
+		vm.Annotations[config.AnnotationRemovedPVCs] = strings.Join(claims, ",")
 		_, err = vms.Update(ctx, vm, metav1.UpdateOptions{})
 		return err
 	})
@@ -170,8 +173,8 @@ func (d *Driver) deleteCloudInitSecret(ctx context.Context, c kube.Interface) er
 		return nil
 	case err != nil:
 		return c.Explain("read Secret", ns+"/"+name, err)
-	case secret.Labels[LabelCreator] != CreatorName || secret.Labels[LabelVMName] != d.MachineName:
-		debugf("Secret %s/%s was not made by this driver for this machine; left alone", ns, name)
+	case secret.Labels[config.LabelCreator] != config.CreatorName || secret.Labels[config.LabelVMName] != d.MachineName:
+		logging.Debugf("Secret %s/%s was not made by this driver for this machine; left alone", ns, name)
 		return nil
 	}
 	err = kube.Delete(ctx, c, kube.Secrets, ns, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &secret.UID}})

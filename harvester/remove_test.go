@@ -14,6 +14,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
@@ -28,7 +29,7 @@ func rmDriver(fc *fakeCluster, machine, cluster string) *Driver {
 // vmWithVolumes creates a VM of this driver with the given claims (name → hot-plugged).
 func (fc *fakeCluster) vmWithVolumes(name string, claims map[string]bool, annotations map[string]string) *kubevirtv1.VirtualMachine {
 	vm := &kubevirtv1.VirtualMachine{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{LabelCreator: CreatorName}, Annotations: annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{config.LabelCreator: config.CreatorName}, Annotations: annotations},
 		Spec:       kubevirtv1.VirtualMachineSpec{Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{}},
 	}
 	for claim, hot := range claims {
@@ -49,7 +50,7 @@ func (fc *fakeCluster) recordRemovedClaims() *string {
 	var got string
 	fc.kv.PrependReactor("update", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if vm, ok := a.(k8stesting.UpdateAction).GetObject().(*kubevirtv1.VirtualMachine); ok {
-			got = vm.Annotations[AnnotationRemovedPVCs]
+			got = vm.Annotations[config.AnnotationRemovedPVCs]
 		}
 		return false, nil, nil
 	})
@@ -78,9 +79,9 @@ func TestRemoveAllWhenRancherDeletesTheCluster(t *testing.T) {
 	ctx := context.Background()
 	for _, pvc := range []struct{ name, cluster string }{{"pvc-unattached-csi", "gc8"}, {"pvc-other-cluster", "gc9"}} {
 		fc.ok(kube.Create(ctx, fc.c, kube.Claims, "default", &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
-			Name: pvc.name, Namespace: "default", Labels: map[string]string{LabelGuestCluster: pvc.cluster}}}))
+			Name: pvc.name, Namespace: "default", Labels: map[string]string{config.LabelGuestCluster: pvc.cluster}}}))
 	}
-	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false, "pvc-csi-data": true}, map[string]string{AnnotationRemoveAllPVCs: "true"})
+	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false, "pvc-csi-data": true}, map[string]string{config.AnnotationRemoveAllPVCs: "true"})
 	removed := fc.recordRemovedClaims()
 	if err := rmDriver(fc, "m1", "gc8").Remove(); err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestRemoveAllWhenRancherDeletesTheCluster(t *testing.T) {
 // driverSecret makes the cloud-init Secret this driver makes for machine vm, without its VM.
 func (fc *fakeCluster) driverSecret(vm string) {
 	fc.ok(kube.Create(context.Background(), fc.c, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-		Name: cloudInitSecretName(vm), Namespace: "default", Labels: map[string]string{LabelCreator: CreatorName, LabelVMName: vm}}}))
+		Name: cloudInitSecretName(vm), Namespace: "default", Labels: map[string]string{config.LabelCreator: config.CreatorName, config.LabelVMName: vm}}}))
 }
 
 func TestRemoveIsIdempotent(t *testing.T) {
@@ -127,7 +128,7 @@ func TestRemoveRefusesForeignVMsAndSecrets(t *testing.T) {
 	captureLog(t)
 	ctx := context.Background()
 	fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{
-		Name: "db", Namespace: "default", Labels: map[string]string{LabelCreator: "harvester"}}}, metav1.CreateOptions{}))
+		Name: "db", Namespace: "default", Labels: map[string]string{config.LabelCreator: "harvester"}}}, metav1.CreateOptions{}))
 	fc.ok(kube.Create(ctx, fc.c, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-cloudinit", Namespace: "default"}}))
 	err := rmDriver(fc, "db", "").Remove()
 	if err == nil || !strings.Contains(err.Error(), "refusing to delete VM default/db") {

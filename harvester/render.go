@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // Placeholders for what only a create learns: render shows them instead of inventing values.
@@ -16,8 +18,8 @@ const (
 // a create learns (each image's storage class, the claim name suffix, the generated SSH key) are placeholders;
 // a pool's address is the range's first (see renderNetworkData).
 // The Secret shows its data as stringData, so the user data a node will boot with can be read as is.
-func Render(cfg *Config) ([]byte, error) {
-	facts := Facts{ImageStorageClasses: map[Ref]string{}}
+func Render(cfg *config.Config) ([]byte, error) {
+	facts := Facts{ImageStorageClasses: map[config.Ref]string{}}
 	for _, d := range cfg.Disks {
 		if d.Image != nil {
 			facts.ImageStorageClasses[*d.Image] = fmt.Sprintf("<storage class of image %s>", d.Image)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/internal/golden"
 )
 
@@ -28,11 +29,11 @@ write_files:
 // subcommand does: the flags parsed with no environment, then Render.
 func renderArgs(t *testing.T, machine string, args ...string) ([]byte, error) {
 	t.Helper()
-	opts, err := ParseArgs(args, func(string) (string, bool) { return "", false }, nil)
+	opts, err := config.ParseArgs(args, func(string) (string, bool) { return "", false }, nil)
 	if err != nil {
 		t.Fatalf("ParseArgs: %v", err)
 	}
-	cfg, err := ParseConfig(machine, opts)
+	cfg, err := config.ParseConfig(machine, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -79,10 +80,10 @@ func TestRenderGoldenIPPool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
-	mac := staticMAC(Ref{"default", "vm-vlan10"}, netip.MustParseAddr("10.10.0.4"))
+	mac := staticMAC(config.Ref{Namespace: "default", Name: "vm-vlan10"}, netip.MustParseAddr("10.10.0.4"))
 	for _, want := range []string{"# The address is allocated at create from 10.10.0.1-10.10.0.254/24; shown: the range's first.",
 		`- "10.10.0.4/24"`, `macaddress: "` + mac + `"`, "macAddress: " + mac, "mtu: 9000", "networkDataSecretRef",
-		AnnotationIPAllocation + ": default/ip-vm-vlan10-10-10-0-4"} {
+		config.AnnotationIPAllocation + ": default/ip-vm-vlan10-10-10-0-4"} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("render output lacks %q", want)
 		}
@@ -96,7 +97,7 @@ func TestRenderReportsCloudInitProblems(t *testing.T) {
 		"--harvester-network-name", "net", "--harvester-ssh-password", "line\nbreak",
 		"--harvester-network-data", "network: {version: 1, config: [{type: physical}]}",
 		"--harvester-cloud-config", "/nonexistent/user-data")
-	var cerr *ConfigError
+	var cerr *config.ConfigError
 	if !errors.As(err, &cerr) {
 		t.Fatalf("want a ConfigError, got %v", err)
 	}

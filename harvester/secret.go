@@ -4,6 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // Keys KubeVirt reads from a NoCloud Secret (it also accepts userData/networkData; these are Harvester's).
@@ -14,13 +16,13 @@ const (
 
 // BuildCloudInitSecret returns the Secret that carries the VM's rendered cloud-init. It is created before the VM
 // and made a dependent of the VM (vmOwnerReference) once the VM exists, so deleting the VM deletes it.
-func BuildCloudInitSecret(cfg *Config, userData, networkData []byte) *corev1.Secret {
+func BuildCloudInitSecret(cfg *config.Config, userData, networkData []byte) *corev1.Secret {
 	s := &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      cloudInitSecretName(cfg.MachineName),
 			Namespace: cfg.Namespace,
-			Labels:    map[string]string{LabelCreator: CreatorName, LabelVMName: cfg.MachineName},
+			Labels:    map[string]string{config.LabelCreator: config.CreatorName, config.LabelVMName: cfg.MachineName},
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{secretKeyUserData: userData},

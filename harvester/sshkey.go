@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // prepareSSHKey puts the machine's private key into the machine store (StorePath/machines/<name>/id_rsa, where
@@ -25,7 +27,7 @@ func (d *Driver) prepareSSHKey() (string, error) {
 	)
 	if src := d.cfg.SSH.PrivateKeyPath; src != "" {
 		if pemBytes, err = os.ReadFile(src); err != nil {
-			return "", fmt.Errorf("--%s: cannot read %s: %v", FlagSSHPrivateKeyPath, src, err)
+			return "", fmt.Errorf("--%s: cannot read %s: %v", config.FlagSSHPrivateKeyPath, src, err)
 		}
 	} else {
 		key, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -36,7 +38,7 @@ func (d *Driver) prepareSSHKey() (string, error) {
 	}
 	signer, err := ssh.ParsePrivateKey(pemBytes)
 	if err != nil {
-		return "", fmt.Errorf("--%s: %s is not a usable SSH private key: %v", FlagSSHPrivateKeyPath, d.cfg.SSH.PrivateKeyPath, err)
+		return "", fmt.Errorf("--%s: %s is not a usable SSH private key: %v", config.FlagSSHPrivateKeyPath, d.cfg.SSH.PrivateKeyPath, err)
 	}
 	public := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey())))
 	if err := writeFileAtomic(path, pemBytes, 0o600); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/rancher/machine/libmachine/state"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
@@ -20,11 +21,13 @@ func (d *Driver) namespace() string {
 	if d.VMNamespace != "" {
 		return d.VMNamespace
 	}
-	return DefaultVMNamespace
+	return config.DefaultVMNamespace
 }
 
 // machine names the machine's VM.
-func (d *Driver) machine() Ref { return Ref{Namespace: d.namespace(), Name: d.MachineName} }
+func (d *Driver) machine() config.Ref {
+	return config.Ref{Namespace: d.namespace(), Name: d.MachineName}
+}
 
 // observe reads the machine's VM and VMI once. A missing VM or VMI is a nil field, not an error.
 func (d *Driver) observe(ctx context.Context) (snapshot, kube.Interface, error) {
@@ -72,7 +75,7 @@ func (d *Driver) GetState() (state.State, error) {
 func (d *Driver) GetIP() (string, error) {
 	v4, _, err := d.addresses()
 	if err == nil && v4 == "" {
-		err = fmt.Errorf("VM %s/%s has no IPv4 address on %s (yet); see GetIPv6 for an IPv6 one", d.namespace(), d.MachineName, primaryNIC)
+		err = fmt.Errorf("VM %s/%s has no IPv4 address on %s (yet); see GetIPv6 for an IPv6 one", d.namespace(), d.MachineName, config.PrimaryNIC)
 	}
 	return v4, err
 }
@@ -81,7 +84,7 @@ func (d *Driver) GetIP() (string, error) {
 func (d *Driver) GetIPv6() (string, error) {
 	_, v6, err := d.addresses()
 	if err == nil && v6 == "" {
-		err = fmt.Errorf("VM %s/%s has no global IPv6 address on %s (yet)", d.namespace(), d.MachineName, primaryNIC)
+		err = fmt.Errorf("VM %s/%s has no global IPv6 address on %s (yet)", d.namespace(), d.MachineName, config.PrimaryNIC)
 	}
 	return v6, err
 }
@@ -96,6 +99,6 @@ func (d *Driver) addresses() (ipv4, ipv6 string, err error) {
 	case s.VMI == nil:
 		return "", "", fmt.Errorf("VM %s/%s is not running", d.namespace(), d.MachineName)
 	}
-	ipv4, ipv6 = nicAddresses(s.VMI, primaryNIC)
+	ipv4, ipv6 = nicAddresses(s.VMI, config.PrimaryNIC)
 	return ipv4, ipv6, nil
 }

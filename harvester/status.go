@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
@@ -90,7 +91,7 @@ func stuckError(s snapshot) (err error, grace time.Duration) {
 			return nil, 0
 		}
 		return fmt.Errorf("no Harvester host can run the VM (%s)%s. Free CPU or memory on the hosts, ask for less "+
-			"(--%s, --%s), or check the placement rules (--%s, zones)", status, orNothing(why), FlagCPUCount, FlagMemorySize, FlagVMAffinity), 0
+			"(--%s, --%s), or check the placement rules (--%s, zones)", status, orNothing(why), config.FlagCPUCount, config.FlagMemorySize, config.FlagVMAffinity), 0
 	case kubevirtv1.VirtualMachineStatusErrImagePull, kubevirtv1.VirtualMachineStatusImagePullBackOff:
 		return fmt.Errorf("Harvester cannot pull a container image the VM needs (%s)%s. Check the hosts' access to their registry", status, orNothing(why)), graceImagePull
 	case kubevirtv1.VirtualMachineStatusPvcNotFound, kubevirtv1.VirtualMachineStatusDataVolumeError:
@@ -118,7 +119,7 @@ func readyAddresses(s snapshot) (ipv4, ipv6 string, ok bool) {
 	if s.vmiPhase() != kubevirtv1.Running {
 		return "", "", false
 	}
-	ipv4, ipv6 = nicAddresses(s.VMI, primaryNIC)
+	ipv4, ipv6 = nicAddresses(s.VMI, config.PrimaryNIC)
 	return ipv4, ipv6, ipv4 != "" || ipv6 != ""
 }
 
@@ -178,10 +179,10 @@ func describe(s snapshot) string {
 		} else {
 			parts = append(parts, "guest agent not connected")
 		}
-		if v4, v6 := nicAddresses(s.VMI, primaryNIC); v4 != "" || v6 != "" {
-			parts = append(parts, fmt.Sprintf("%s has %s", primaryNIC, strings.TrimSpace(v4+" "+v6)))
+		if v4, v6 := nicAddresses(s.VMI, config.PrimaryNIC); v4 != "" || v6 != "" {
+			parts = append(parts, fmt.Sprintf("%s has %s", config.PrimaryNIC, strings.TrimSpace(v4+" "+v6)))
 		} else {
-			parts = append(parts, primaryNIC+" has no IP")
+			parts = append(parts, config.PrimaryNIC+" has no IP")
 		}
 	}
 	if why := conditionMessages(s); why != "" {

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 func testVM(status kubevirtv1.VirtualMachinePrintableStatus) *kubevirtv1.VirtualMachine {
@@ -151,12 +153,12 @@ func TestNICAddresses(t *testing.T) {
 		{"garbage", []kubevirtv1.VirtualMachineInstanceNetworkInterface{iface("nic-0", "not-an-ip")}, "", ""},
 	}
 	for _, tt := range tests {
-		v4, v6 := nicAddresses(testVMI(kubevirtv1.Running, tt.ifaces...), primaryNIC)
+		v4, v6 := nicAddresses(testVMI(kubevirtv1.Running, tt.ifaces...), config.PrimaryNIC)
 		if v4 != tt.v4 || v6 != tt.v6 {
 			t.Errorf("%s: got %q %q, want %q %q", tt.name, v4, v6, tt.v4, tt.v6)
 		}
 	}
-	if v4, v6 := nicAddresses(nil, primaryNIC); v4 != "" || v6 != "" {
+	if v4, v6 := nicAddresses(nil, config.PrimaryNIC); v4 != "" || v6 != "" {
 		t.Errorf("nil VMI: %q %q", v4, v6)
 	}
 	if _, _, ok := readyAddresses(snapshot{VM: testVM(""), VMI: testVMI(kubevirtv1.Scheduled, iface("nic-0", "10.0.0.5"))}); ok {

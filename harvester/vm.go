@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // cloudInitDiskName is the disk the NoCloud datasource is attached as (Harvester's name for it).
@@ -18,7 +20,7 @@ const cloudInitDiskName = "cloudinitdisk"
 // in, so that the builders stay pure (no client).
 type Facts struct {
 	// ImageStorageClasses maps each image an image disk uses to that image's status.storageClassName.
-	ImageStorageClasses map[Ref]string
+	ImageStorageClasses map[config.Ref]string
 	// StaticAddress is the first NIC's address allocated from --harvester-ip-pool; nil without a pool.
 	StaticAddress *StaticAddress
 }
@@ -33,7 +35,7 @@ func cloudInitSecretName(vmName string) string { return vmName + "-cloudinit" }
 //
 // claimSuffix makes this create's claim names unique (five lowercase letters or digits, made at create time: the
 // builders use no randomness).
-func BuildVirtualMachine(cfg *Config, facts Facts, claimSuffix string) (*kubevirtv1.VirtualMachine, error) {
+func BuildVirtualMachine(cfg *config.Config, facts Facts, claimSuffix string) (*kubevirtv1.VirtualMachine, error) {
 	claims, err := volumeClaimTemplates(cfg, facts, claimSuffix)
 	if err != nil {
 		return nil, err
@@ -42,9 +44,9 @@ func BuildVirtualMachine(cfg *Config, facts Facts, claimSuffix string) (*kubevir
 	if err != nil {
 		return nil, err
 	}
-	annotations := map[string]string{AnnotationVolumeClaimTemplates: claimsJSON}
+	annotations := map[string]string{config.AnnotationVolumeClaimTemplates: claimsJSON}
 	if cfg.ReservedMemoryMiB > 0 {
-		annotations[AnnotationReservedMemory] = fmt.Sprintf("%dMi", cfg.ReservedMemoryMiB)
+		annotations[config.AnnotationReservedMemory] = fmt.Sprintf("%dMi", cfg.ReservedMemoryMiB)
 	}
 	sshNames := []string{}
 	if cfg.SSH.KeyPair != nil {
@@ -66,8 +68,8 @@ func BuildVirtualMachine(cfg *Config, facts Facts, claimSuffix string) (*kubevir
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: vmLabels(cfg),
 					Annotations: map[string]string{
-						AnnotationSSHNames:              jsonList(sshNames),
-						AnnotationWaitForLeaseInterface: "[]",
+						config.AnnotationSSHNames:              jsonList(sshNames),
+						config.AnnotationWaitForLeaseInterface: "[]",
 					},
 				},
 				Spec: kubevirtv1.VirtualMachineInstanceSpec{
@@ -84,7 +86,7 @@ func BuildVirtualMachine(cfg *Config, facts Facts, claimSuffix string) (*kubevir
 	return vm, nil
 }
 
-func domain(cfg *Config) kubevirtv1.DomainSpec {
+func domain(cfg *config.Config) kubevirtv1.DomainSpec {
 	d := kubevirtv1.DomainSpec{
 		CPU: &kubevirtv1.CPU{
 			Cores: uint32(cfg.CPUs), Sockets: 1, Threads: 1,
@@ -119,7 +121,7 @@ func domain(cfg *Config) kubevirtv1.DomainSpec {
 	return d
 }
 
-func disks(ds []Disk) []kubevirtv1.Disk {
+func disks(ds []config.Disk) []kubevirtv1.Disk {
 	out := make([]kubevirtv1.Disk, 0, len(ds)+1)
 	for _, d := range ds {
 		disk := kubevirtv1.Disk{Name: d.Name}
@@ -139,7 +141,7 @@ func disks(ds []Disk) []kubevirtv1.Disk {
 	})
 }
 
-func volumes(cfg *Config, claims []corev1.PersistentVolumeClaim) []kubevirtv1.Volume {
+func volumes(cfg *config.Config, claims []corev1.PersistentVolumeClaim) []kubevirtv1.Volume {
 	out := make([]kubevirtv1.Volume, 0, len(claims)+1)
 	for i, d := range cfg.Disks {
 		out = append(out, kubevirtv1.Volume{Name: d.Name, VolumeSource: kubevirtv1.VolumeSource{
@@ -159,7 +161,7 @@ func volumes(cfg *Config, claims []corev1.PersistentVolumeClaim) []kubevirtv1.Vo
 	return append(out, kubevirtv1.Volume{Name: cloudInitDiskName, VolumeSource: kubevirtv1.VolumeSource{CloudInitNoCloud: noCloud}})
 }
 
-func interfaces(nics []NIC) []kubevirtv1.Interface {
+func interfaces(nics []config.NIC) []kubevirtv1.Interface {
 	out := make([]kubevirtv1.Interface, 0, len(nics))
 	for _, n := range nics {
 		iface := kubevirtv1.Interface{Name: n.Name, Model: n.Model, MacAddress: n.MACAddress}
@@ -173,7 +175,7 @@ func interfaces(nics []NIC) []kubevirtv1.Interface {
 	return out
 }
 
-func networks(nics []NIC) []kubevirtv1.Network {
+func networks(nics []config.NIC) []kubevirtv1.Network {
 	out := make([]kubevirtv1.Network, 0, len(nics))
 	for _, n := range nics {
 		net := kubevirtv1.Network{Name: n.Name}

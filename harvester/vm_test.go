@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/internal/golden"
 )
 
@@ -17,42 +19,42 @@ const zoneAffinity = `{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExe
 var vmCases = []struct {
 	name    string
 	machine string
-	opts    Options
+	opts    config.Options
 }{
-	{"minimal-legacy", "m1", minimalOptions()},
-	{"rancher-pool", "gc8-pool1-q99l7-6ndw9", with(minimalOptions(), FlagClusterName, "gc8", FlagVMNamespace, "team-a")},
-	{"three-disks-two-nics", "gc8-pool1-q99l7-6ndw9", with(DefaultOptions(),
-		FlagClusterName, "gc8",
-		FlagDiskInfo, `{"disks":[{"imageName":"default/image-8854n","size":40,"bootOrder":1},{"storageClassName":"longhorn","size":100,"bus":"scsi","accessMode":"ReadWriteOnce","volumeMode":"Filesystem"},{"imageName":"tools-iso","size":1,"type":"cd-rom","bus":"sata","bootOrder":2}]}`,
-		FlagNetworkInfo, `{"interfaces":[{"networkName":"default/vm-untag","model":"virtio","type":"bridge"},{"macAddress":"52:54:00:00:00:02","model":"e1000","type":"masquerade"}]}`)},
+	{"minimal-legacy", "m1", configtest.MinimalOptions()},
+	{"rancher-pool", "gc8-pool1-q99l7-6ndw9", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc8", config.FlagVMNamespace, "team-a")},
+	{"three-disks-two-nics", "gc8-pool1-q99l7-6ndw9", configtest.With(config.DefaultOptions(),
+		config.FlagClusterName, "gc8",
+		config.FlagDiskInfo, `{"disks":[{"imageName":"default/image-8854n","size":40,"bootOrder":1},{"storageClassName":"longhorn","size":100,"bus":"scsi","accessMode":"ReadWriteOnce","volumeMode":"Filesystem"},{"imageName":"tools-iso","size":1,"type":"cd-rom","bus":"sata","bootOrder":2}]}`,
+		config.FlagNetworkInfo, `{"interfaces":[{"networkName":"default/vm-untag","model":"virtio","type":"bridge"},{"macAddress":"52:54:00:00:00:02","model":"e1000","type":"masquerade"}]}`)},
 	// A CD-ROM without a bus goes on SATA: KubeVirt refuses virtio for CD-ROMs.
-	{"cd-rom-default-bus", "m1", with(minimalOptions(),
-		FlagDiskInfo, `{"disks":[{"imageName":"default/image-8854n","size":40,"bootOrder":1},{"imageName":"tools-iso","size":1,"type":"cd-rom","bootOrder":2}]}`)},
-	{"zone-affinity", "gc8-pool1-q99l7-6ndw9", with(minimalOptions(), FlagClusterName, "gc8", FlagVMAffinity, zoneAffinity)},
-	{"zone-flag", "gc8-pool1-q99l7-6ndw9", with(minimalOptions(), FlagClusterName, "gc8", FlagZone, "zone-a, zone-b")},
+	{"cd-rom-default-bus", "m1", configtest.With(configtest.MinimalOptions(),
+		config.FlagDiskInfo, `{"disks":[{"imageName":"default/image-8854n","size":40,"bootOrder":1},{"imageName":"tools-iso","size":1,"type":"cd-rom","bootOrder":2}]}`)},
+	{"zone-affinity", "gc8-pool1-q99l7-6ndw9", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc8", config.FlagVMAffinity, zoneAffinity)},
+	{"zone-flag", "gc8-pool1-q99l7-6ndw9", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc8", config.FlagZone, "zone-a, zone-b")},
 	// The zone joins every required term of the user's affinity; preferred terms and pod rules stay as given.
-	{"zone-region-merged-with-affinity", "gc8-pool1-q99l7-6ndw9", with(minimalOptions(), FlagClusterName, "gc8", FlagZone, "zone-a", FlagRegion, "us-east",
-		FlagVMAffinity, `{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"gpu","operator":"Exists"}]},{"matchExpressions":[{"key":"tier","operator":"In","values":["fast"]}]}]},"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":10,"preference":{"matchExpressions":[{"key":"ssd","operator":"Exists"}]}}]},"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{"matchLabels":{"app":"db"}},"topologyKey":"kubernetes.io/hostname"}]}}`)},
-	{"efi-secureboot-tpm", "m1", with(minimalOptions(), FlagEnableEFI, true, FlagEnableSecureBoot, true, FlagEnableTPM, true)},
-	{"reserved-memory-cpu-model-pinning", "m1", with(minimalOptions(), FlagReservedMemorySize, 512, FlagMemorySize, 8, FlagCPUCount, 4,
-		FlagCPUModel, "host-passthrough", FlagCPUPinning, true, FlagIsolateEmulatorThread, true)},
-	{"vgpu", "m1", with(minimalOptions(), FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"},{"name":"gpu2","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`)},
+	{"zone-region-merged-with-affinity", "gc8-pool1-q99l7-6ndw9", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc8", config.FlagZone, "zone-a", config.FlagRegion, "us-east",
+		config.FlagVMAffinity, `{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"gpu","operator":"Exists"}]},{"matchExpressions":[{"key":"tier","operator":"In","values":["fast"]}]}]},"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":10,"preference":{"matchExpressions":[{"key":"ssd","operator":"Exists"}]}}]},"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{"matchLabels":{"app":"db"}},"topologyKey":"kubernetes.io/hostname"}]}}`)},
+	{"efi-secureboot-tpm", "m1", configtest.With(configtest.MinimalOptions(), config.FlagEnableEFI, true, config.FlagEnableSecureBoot, true, config.FlagEnableTPM, true)},
+	{"reserved-memory-cpu-model-pinning", "m1", configtest.With(configtest.MinimalOptions(), config.FlagReservedMemorySize, 512, config.FlagMemorySize, 8, config.FlagCPUCount, 4,
+		config.FlagCPUModel, "host-passthrough", config.FlagCPUPinning, true, config.FlagIsolateEmulatorThread, true)},
+	{"vgpu", "m1", configtest.With(configtest.MinimalOptions(), config.FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"},{"name":"gpu2","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`)},
 	// Passthrough devices pin a VM to its host: it is shut down, not migrated, for maintenance and drains.
-	{"host-devices-labels-strategies", "gc8-pool1-q99l7-6ndw9", with(minimalOptions(), FlagClusterName, "gc8",
-		FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`,
-		FlagHostDeviceInfo, `{"hostDevices":[{"name":"nic1","deviceName":"intel.com/ETHERNET_CONTROLLER_X710_FOR_10GBE_SFP"},{"name":"token","deviceName":"kubevirt.io/node1-0951-1666-001002"}]}`,
-		FlagVMLabels, "team=ml,example.com/cost-center=42", FlagEvictionStrategy, "None", FlagMaintenanceStrategy, "ShutdownAndRestartAfterDisable")},
+	{"host-devices-labels-strategies", "gc8-pool1-q99l7-6ndw9", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc8",
+		config.FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`,
+		config.FlagHostDeviceInfo, `{"hostDevices":[{"name":"nic1","deviceName":"intel.com/ETHERNET_CONTROLLER_X710_FOR_10GBE_SFP"},{"name":"token","deviceName":"kubevirt.io/node1-0951-1666-001002"}]}`,
+		config.FlagVMLabels, "team=ml,example.com/cost-center=42", config.FlagEvictionStrategy, "None", config.FlagMaintenanceStrategy, "ShutdownAndRestartAfterDisable")},
 	// The first NIC gets the MAC the allocated address's network-config matches; the VM names its allocation.
-	{"ip-pool", "m1", with(minimalOptions(), FlagIPPool, "10.0.0.10-10.0.0.59/24", FlagIPPoolGateway, "10.0.0.1")},
+	{"ip-pool", "m1", configtest.With(configtest.MinimalOptions(), config.FlagIPPool, "10.0.0.10-10.0.0.59/24", config.FlagIPPoolGateway, "10.0.0.1")},
 	// namespace + machine name exceed 63 characters: machineSetName is hashed (harvester/harvester#7467).
 	{"long-names-hashed", "averyveryverylongclusternamethatgoes-pool1-q99l7-6ndw9",
-		with(minimalOptions(), FlagVMNamespace, strings.Repeat("a", 40), FlagClusterName, "averyveryverylongclusternamethatgoes")},
+		configtest.With(configtest.MinimalOptions(), config.FlagVMNamespace, strings.Repeat("a", 40), config.FlagClusterName, "averyveryverylongclusternamethatgoes")},
 }
 
 func TestBuildVirtualMachineGolden(t *testing.T) {
 	for _, tc := range vmCases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := ParseConfig(tc.machine, tc.opts)
+			cfg, err := config.ParseConfig(tc.machine, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,22 +73,22 @@ func TestBuildVirtualMachineGolden(t *testing.T) {
 }
 
 // checkVMInvariants asserts what must hold for every VM, whatever its golden file says.
-func checkVMInvariants(t *testing.T, cfg *Config, vm *kubevirtv1.VirtualMachine) {
+func checkVMInvariants(t *testing.T, cfg *config.Config, vm *kubevirtv1.VirtualMachine) {
 	t.Helper()
 	if vm.Name != cfg.MachineName || vm.Namespace != cfg.Namespace {
 		t.Errorf("VM %s/%s, want %s/%s (Rancher's cleanup finds the VM by machine name)", vm.Namespace, vm.Name, cfg.Namespace, cfg.MachineName)
 	}
 	for where, labels := range map[string]map[string]string{"VM": vm.Labels, "template": vm.Spec.Template.ObjectMeta.Labels} {
-		if labels[LabelCreator] != CreatorName {
-			t.Errorf("%s lacks %s=%s", where, LabelCreator, CreatorName)
+		if labels[config.LabelCreator] != config.CreatorName {
+			t.Errorf("%s lacks %s=%s", where, config.LabelCreator, config.CreatorName)
 		}
 		for k, v := range cfg.Labels {
 			if labels[k] != v {
 				t.Errorf("%s label %s=%q, want the user's %q", where, k, labels[k], v)
 			}
 		}
-		if s := cfg.MaintenanceStrategy; s != "" && labels[LabelMaintainModeStrategy] != s {
-			t.Errorf("%s lacks %s=%s (Harvester reads it on the VM and on its pod)", where, LabelMaintainModeStrategy, s)
+		if s := cfg.MaintenanceStrategy; s != "" && labels[config.LabelMaintainModeStrategy] != s {
+			t.Errorf("%s lacks %s=%s (Harvester reads it on the VM and on its pod)", where, config.LabelMaintainModeStrategy, s)
 		}
 		for k, v := range labels {
 			if len(v) > 63 {
@@ -95,7 +97,7 @@ func checkVMInvariants(t *testing.T, cfg *Config, vm *kubevirtv1.VirtualMachine)
 		}
 	}
 	var claims []corev1.PersistentVolumeClaim
-	if err := json.Unmarshal([]byte(vm.Annotations[AnnotationVolumeClaimTemplates]), &claims); err != nil {
+	if err := json.Unmarshal([]byte(vm.Annotations[config.AnnotationVolumeClaimTemplates]), &claims); err != nil {
 		t.Fatalf("volumeClaimTemplates: %v", err)
 	}
 	vols := map[string]string{}
@@ -114,7 +116,7 @@ func checkVMInvariants(t *testing.T, cfg *Config, vm *kubevirtv1.VirtualMachine)
 		if _, ok := vols[c.Name]; !ok {
 			t.Errorf("claim template %s is not used by a volume", c.Name)
 		}
-		if img := c.Annotations[AnnotationImageID]; img != "" && (c.Spec.StorageClassName == nil || !strings.HasPrefix(*c.Spec.StorageClassName, "longhorn-")) {
+		if img := c.Annotations[config.AnnotationImageID]; img != "" && (c.Spec.StorageClassName == nil || !strings.HasPrefix(*c.Spec.StorageClassName, "longhorn-")) {
 			t.Errorf("image claim %s does not use its image's storage class", c.Name)
 		}
 	}
@@ -150,7 +152,7 @@ func TestLabelValues(t *testing.T) {
 }
 
 func TestImageDiskMustUseImageClass(t *testing.T) {
-	cfg, err := ParseConfig("m1", with(minimalOptions(), FlagDiskInfo, `{"disks":[{"imageName":"img","storageClassName":"fast","size":10}]}`))
+	cfg, err := config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagDiskInfo, `{"disks":[{"imageName":"img","storageClassName":"fast","size":10}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

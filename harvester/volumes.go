@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // claimName names the PVC of a disk: <vm>-<disk>-<suffix>. The suffix is new on every create, so a claim left
@@ -20,7 +22,7 @@ func claimName(vmName, diskName, suffix string) string {
 // volumeClaimTemplates are the PVCs Harvester creates for the VM's disks, from the VM's
 // harvesterhci.io/volumeClaimTemplates annotation. Image disks are cloned from the image and must use the
 // image's own storage class (Harvester serves the image through it); blank disks use the class the user named.
-func volumeClaimTemplates(cfg *Config, facts Facts, suffix string) ([]corev1.PersistentVolumeClaim, error) {
+func volumeClaimTemplates(cfg *config.Config, facts Facts, suffix string) ([]corev1.PersistentVolumeClaim, error) {
 	claims := make([]corev1.PersistentVolumeClaim, 0, len(cfg.Disks))
 	for _, d := range cfg.Disks {
 		pvc := corev1.PersistentVolumeClaim{
@@ -43,7 +45,7 @@ func volumeClaimTemplates(cfg *Config, facts Facts, suffix string) ([]corev1.Per
 				return nil, fmt.Errorf("%s: storage class %q differs from the class of its image %s (%q); image disks must use the image's class", d.Name, class, d.Image, imageClass)
 			}
 			class = imageClass
-			pvc.Annotations = map[string]string{AnnotationImageID: d.Image.String()}
+			pvc.Annotations = map[string]string{config.AnnotationImageID: d.Image.String()}
 		}
 		pvc.Spec.StorageClassName = ptr.To(class)
 		claims = append(claims, pvc)

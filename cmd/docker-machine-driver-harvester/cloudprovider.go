@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // cloudProviderConfig runs `docker-machine-driver-harvester cloud-provider-config`, which replaces
@@ -16,7 +17,7 @@ import (
 // cluster's Harvester cloud provider and CSI driver use (harvester.EnsureCloudProviderAccount), and prints its
 // kubeconfig. Exit code 2 for a malformed command line, 1 for any other failure.
 func cloudProviderConfig(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
-	credentialEnv := harvester.EnvVar(harvester.FlagKubeconfigContent)
+	credentialEnv := config.EnvVar(config.FlagKubeconfigContent)
 	fs := flag.NewFlagSet("cloud-provider-config", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	kubeconfigPath := fs.String("kubeconfig", "", "Harvester kubeconfig file (default: $"+credentialEnv+", else $KUBECONFIG or ~/.kube/config)")
@@ -25,7 +26,7 @@ func cloudProviderConfig(args []string, lookupEnv func(string) (string, bool), s
 	account := fs.String("service-account", "", "name of the service account (default: --cluster-name)")
 	server := fs.String("server", "", "Harvester's API as the guests reach it, https://<Harvester VIP>:6443 (default: discovered from Harvester)")
 	output := fs.String("output", "kubeconfig", "kubeconfig, or cloud-init: a #cloud-config writing it to the guest's cloud provider paths")
-	distribution := fs.String("distribution", harvester.DefaultDistribution, "with --output cloud-init: the guest's Kubernetes distribution, rke2 or k3s (where the kubeconfig goes)")
+	distribution := fs.String("distribution", config.DefaultDistribution, "with --output cloud-init: the guest's Kubernetes distribution, rke2 or k3s (where the kubeconfig goes)")
 	dropIn := fs.Bool("drop-in", false, "with --output cloud-init: also write the distribution's config drop-in that turns the Harvester cloud provider on")
 	forRKE2 := fs.Bool("rke2", false, "the same as --distribution rke2 --drop-in")
 	fs.Usage = func() {
@@ -48,7 +49,7 @@ guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2),
 	if *forRKE2 {
 		*dropIn = true
 	}
-	dist, distErr := harvester.LookupDistribution(*distribution)
+	dist, distErr := config.LookupDistribution(*distribution)
 	if distErr != nil {
 		fmt.Fprintf(stderr, "cloud-provider-config: --distribution %v\n", distErr)
 	}
@@ -73,7 +74,7 @@ guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2),
 		credential = data
 	default:
 		if v, ok := lookupEnv(credentialEnv); ok && v != "" {
-			data, err := harvester.DecodeKubeconfig(v)
+			data, err := config.DecodeKubeconfig(v)
 			if err != nil {
 				return fail(fmt.Errorf("$%s: %v", credentialEnv, err))
 			}

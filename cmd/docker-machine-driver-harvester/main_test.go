@@ -14,6 +14,7 @@ import (
 	"github.com/rancher/machine/libmachine/mcnflag"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // pluginBin is the plugin binary built once for these tests.
@@ -129,7 +130,7 @@ func TestPluginOverRPC(t *testing.T) {
 			t.Fatalf("flag %s arrives as %T; rancher-machine and Rancher handle pointer flag types only", f.String(), f)
 		}
 	}
-	if got := drivers.DriverUserdataFlag(d); got != harvester.FlagCloudConfig {
+	if got := drivers.DriverUserdataFlag(d); got != config.FlagCloudConfig {
 		t.Fatalf("rancher-machine's userdata flag is %q", got)
 	}
 
@@ -142,14 +143,14 @@ contexts: [{name: h, context: {cluster: h, user: u}}]
 current-context: h
 `, "TOKEN", token)
 	err := d.SetConfigFromFlags(rancherMachineOptions(flags, map[string]any{
-		harvester.FlagKubeconfigContent: kubeconfig,
-		harvester.FlagClusterName:       "gc8",
-		harvester.FlagVMNamespace:       "team-a",
-		harvester.FlagImageName:         "ubuntu",
-		harvester.FlagDiskSize:          40,
-		harvester.FlagNetworkName:       "vlan1",
-		harvester.FlagSSHPassword:       password,
-		harvester.FlagUserData:          userData,
+		config.FlagKubeconfigContent: kubeconfig,
+		config.FlagClusterName:       "gc8",
+		config.FlagVMNamespace:       "team-a",
+		config.FlagImageName:         "ubuntu",
+		config.FlagDiskSize:          40,
+		config.FlagNetworkName:       "vlan1",
+		config.FlagSSHPassword:       password,
+		config.FlagUserData:          userData,
 	}))
 	if err != nil {
 		t.Fatalf("SetConfigFromFlags over RPC: %v", err)
@@ -175,7 +176,7 @@ current-context: h
 func TestPluginReportsAllProblemsOverRPC(t *testing.T) {
 	d := startPlugin(t, "m1")
 	err := d.SetConfigFromFlags(rancherMachineOptions(d.GetCreateFlags(), map[string]any{
-		harvester.FlagCPUCount: 0, harvester.FlagSSHPort: 70000, harvester.FlagEnableSecureBoot: true,
+		config.FlagCPUCount: 0, config.FlagSSHPort: 70000, config.FlagEnableSecureBoot: true,
 	}))
 	if err == nil {
 		t.Fatal("invalid flags accepted")

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // render runs `docker-machine-driver-harvester render --machine-name NAME [--harvester-… flags]`: it prints, as
@@ -14,7 +15,7 @@ import (
 // is 1 (2 for a malformed command line).
 func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	var machineName string
-	opts, err := harvester.ParseArgs(args, lookupEnv, func(fs *flag.FlagSet) {
+	opts, err := config.ParseArgs(args, lookupEnv, func(fs *flag.FlagSet) {
 		fs.StringVar(&machineName, "machine-name", "", "name of the machine (and of its VM)")
 	})
 	if err != nil {
@@ -25,7 +26,7 @@ func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr
 		fmt.Fprintln(stderr, "render: --machine-name is required: the name of the machine, which names its VM")
 		return 2
 	}
-	cfg, err := harvester.ParseConfig(machineName, opts)
+	cfg, err := config.ParseConfig(machineName, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

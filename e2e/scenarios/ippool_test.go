@@ -26,6 +26,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // allocationSelector selects the node driver's static-address allocations.
@@ -103,11 +104,11 @@ func TestIPPoolConcurrentCreates(t *testing.T) {
 	ctx := context.Background()
 	createVMNetwork(t, b, netNS, "pool-net")
 	quietDriverLog(t)
-	opts := harvester.DefaultOptions()
+	opts := config.DefaultOptions()
 	for k, v := range map[string]any{
-		harvester.FlagKubeconfigContent: string(b.AdminKubeconfig()), harvester.FlagVMNamespace: vmNS,
-		harvester.FlagImageName: "default/ubuntu-22.04", harvester.FlagDiskSize: 10, harvester.FlagNetworkName: netNS + "/pool-net",
-		harvester.FlagIPPool: "10.88.0.1-10.88.0.50/24", harvester.FlagCreateTimeout: 300,
+		config.FlagKubeconfigContent: string(b.AdminKubeconfig()), config.FlagVMNamespace: vmNS,
+		config.FlagImageName: "default/ubuntu-22.04", config.FlagDiskSize: 10, config.FlagNetworkName: netNS + "/pool-net",
+		config.FlagIPPool: "10.88.0.1-10.88.0.50/24", config.FlagCreateTimeout: 300,
 	} {
 		opts[k] = v
 	}

@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"time"
@@ -107,7 +107,7 @@ type Disk struct {
 	AccessMode   corev1.PersistentVolumeAccessMode
 	VolumeMode   corev1.PersistentVolumeMode
 
-	flag string // the flag that defined the disk, for problems found later (PreCreateCheck)
+	Flag string // the flag that defined the disk, for problems found later (PreCreateCheck)
 }
 
 // NIC is one network interface.
@@ -118,7 +118,7 @@ type NIC struct {
 	Model      string
 	Masquerade bool // pod network with masquerade binding; otherwise a bridge on Network
 
-	flag string // the flag that defined the NIC
+	Flag string // the flag that defined the NIC
 }
 
 // VGPU is one vGPU (mediated device) request.
@@ -127,6 +127,6 @@ type VGPU struct {
 	DeviceName string
 }
 
-// primaryNIC is the interface whose address is the machine's address: the first NIC, on the first configured
+// PrimaryNIC is the interface whose address is the machine's address: the first NIC, on the first configured
 // network. A guest running Kubernetes grows many more interfaces (cni0, flannel.1, …) that must never be picked.
-const primaryNIC = "nic-0"
+const PrimaryNIC = "nic-0"

@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 )
 
 // parseCloudProvider reads the flags that put the guest cloud provider's kubeconfig into the guest.
-func parseCloudProvider(p *problems, opts drivers.DriverOptions, cfg *Config) CloudProviderSetup {
+func parseCloudProvider(p *Problems, opts drivers.DriverOptions, cfg *Config) CloudProviderSetup {
 	s := CloudProviderSetup{
 		Generate: opts.Bool(FlagGenerateCloudProviderConfig),
 		Server:   opts.String(FlagCloudProviderServer),
@@ -23,49 +23,49 @@ func parseCloudProvider(p *problems, opts drivers.DriverOptions, cfg *Config) Cl
 	if raw := opts.String(FlagCloudProviderConfig); raw != "" {
 		s.Kubeconfig, _ = userdata.DecodeBase64OrPlain(raw, isKubeconfig)
 		if err := checkGuestKubeconfig(s.Kubeconfig, cfg.Kubeconfig); err != nil {
-			p.addf(FlagCloudProviderConfig, "%v", err)
+			p.Addf(FlagCloudProviderConfig, "%v", err)
 			s.Kubeconfig = nil
 		}
 		if s.Generate {
-			p.addf(FlagGenerateCloudProviderConfig, "give either --%s or --%s, not both", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
+			p.Addf(FlagGenerateCloudProviderConfig, "give either --%s or --%s, not both", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
 		}
 	}
 	if s.Generate && cfg.ClusterName == "" {
-		p.addf(FlagGenerateCloudProviderConfig, "needs --%s: the service account is the guest cluster's, named after it", FlagClusterName)
+		p.Addf(FlagGenerateCloudProviderConfig, "needs --%s: the service account is the guest cluster's, named after it", FlagClusterName)
 	}
 	if s.Server != "" {
 		if !s.Generate {
-			p.addf(FlagCloudProviderServer, "is only used with --%s", FlagGenerateCloudProviderConfig)
-		} else if err := checkGuestServer(s.Server); err != nil {
-			p.addf(FlagCloudProviderServer, "%v", err)
+			p.Addf(FlagCloudProviderServer, "is only used with --%s", FlagGenerateCloudProviderConfig)
+		} else if err := CheckGuestServer(s.Server); err != nil {
+			p.Addf(FlagCloudProviderServer, "%v", err)
 		}
 	}
 	if !s.Generate && opts.String(FlagCloudProviderConfig) == "" {
 		for _, f := range []string{FlagCloudProviderForRKE2, FlagCloudProviderDropIn} {
 			if opts.Bool(f) {
-				p.addf(f, "needs --%s or --%s: the drop-in turns on the cloud provider that reads that kubeconfig", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
+				p.Addf(f, "needs --%s or --%s: the drop-in turns on the cloud provider that reads that kubeconfig", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
 			}
 		}
-		if s.Distribution != distributions[DefaultDistribution] {
-			p.addf(FlagCloudProviderDistribution, "is only used with --%s or --%s: it says where that kubeconfig goes", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
+		if s.Distribution != Distributions[DefaultDistribution] {
+			p.Addf(FlagCloudProviderDistribution, "is only used with --%s or --%s: it says where that kubeconfig goes", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
 		}
 	}
 	return s
 }
 
 // parseDistribution reads --harvester-cloud-provider-distribution (empty: RKE2, as Rancher's form may send it).
-func parseDistribution(p *problems, opts drivers.DriverOptions) Distribution {
+func parseDistribution(p *Problems, opts drivers.DriverOptions) Distribution {
 	name := strings.ToLower(strings.TrimSpace(opts.String(FlagCloudProviderDistribution)))
 	if name == "" {
 		name = DefaultDistribution
 	}
 	dist, err := LookupDistribution(name)
 	if err != nil {
-		p.addf(FlagCloudProviderDistribution, "%v", err)
-		return distributions[DefaultDistribution]
+		p.Addf(FlagCloudProviderDistribution, "%v", err)
+		return Distributions[DefaultDistribution]
 	}
 	if name != "rke2" && opts.Bool(FlagCloudProviderForRKE2) {
-		p.addf(FlagCloudProviderForRKE2, "writes RKE2's drop-in, but the distribution is %s: use --%s instead", name, FlagCloudProviderDropIn)
+		p.Addf(FlagCloudProviderForRKE2, "writes RKE2's drop-in, but the distribution is %s: use --%s instead", name, FlagCloudProviderDropIn)
 	}
 	return dist
 }
@@ -85,13 +85,13 @@ func checkGuestKubeconfig(data, credential []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := checkGuestServer(rest.Host); err != nil {
+	if err := CheckGuestServer(rest.Host); err != nil {
 		return fmt.Errorf("its %v", err)
 	}
 	return nil
 }
 
-func checkGuestServer(server string) error {
+func CheckGuestServer(server string) error {
 	u, err := url.Parse(server)
 	switch {
 	case err != nil || u.Scheme != "https" || u.Host == "":

@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"flag"
@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-var updateREADME = flag.Bool("update-readme", false, "rewrite the flag table in ../README.md from the flag table")
+var updateREADME = flag.Bool("update-readme", false, "rewrite the flag table in README.md from the flag table")
 
 const (
-	readmeFlagsStart = "<!-- flags:start (generated from harvester/flags.go: go test ./harvester -run README -update-readme) -->"
+	readmeFlagsStart = "<!-- flags:start (generated from harvester/config/flags.go: go test ./harvester/config -run README -update-readme) -->"
 	readmeFlagsEnd   = "<!-- flags:end -->"
 )
 
@@ -36,7 +36,7 @@ func flagsMarkdown() string {
 }
 
 func TestREADMEFlagTable(t *testing.T) {
-	raw, err := os.ReadFile("../README.md")
+	raw, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestREADMEFlagTable(t *testing.T) {
 	}
 	want := readme[:start] + readmeFlagsStart + "\n" + flagsMarkdown() + readme[end:]
 	if *updateREADME {
-		if err := os.WriteFile("../README.md", []byte(want), 0o644); err != nil {
+		if err := os.WriteFile("../../README.md", []byte(want), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return

@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"errors"
@@ -41,7 +41,7 @@ func (p *IPPool) Addresses(yield func(netip.Addr) bool) {
 }
 
 // first is the first address the pool gives out (invalid when none).
-func (p *IPPool) first() netip.Addr {
+func (p *IPPool) FirstFree() netip.Addr {
 	var first netip.Addr
 	p.Addresses(func(a netip.Addr) bool { first = a; return false })
 	return first
@@ -75,32 +75,32 @@ const ipPoolFormat = "FIRST-LAST/PREFIX (e.g. 10.0.0.10-10.0.0.59/24 or 2001:db8
 
 // parseIPPool reads --harvester-ip-pool, --harvester-ip-pool-gateway and --harvester-ip-pool-dns, and checks the
 // pool against the first NIC and the user's network data. It returns nil without a pool or with a problem in it.
-func parseIPPool(p *problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
+func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
 	raw := strings.TrimSpace(opts.String(FlagIPPool))
 	gwRaw := strings.TrimSpace(opts.String(FlagIPPoolGateway))
 	dnsRaw := strings.TrimSpace(opts.String(FlagIPPoolDNS))
 	if raw == "" {
 		for _, f := range [][2]string{{FlagIPPoolGateway, gwRaw}, {FlagIPPoolDNS, dnsRaw}} {
 			if f[1] != "" {
-				p.addf(f[0], "needs --%s: it belongs to a pool of static addresses, and none is given", FlagIPPool)
+				p.Addf(f[0], "needs --%s: it belongs to a pool of static addresses, and none is given", FlagIPPool)
 			}
 		}
 		return nil
 	}
-	before := len(p.list)
+	before := len(p.List)
 	pool, err := parseRange(raw)
 	if err != nil {
-		p.addf(FlagIPPool, "%v", err)
+		p.Addf(FlagIPPool, "%v", err)
 		pool = nil
 	}
 	if gwRaw != "" {
 		gw, err := parseAddr(gwRaw)
 		switch {
 		case err != nil:
-			p.addf(FlagIPPoolGateway, "%v", err)
+			p.Addf(FlagIPPoolGateway, "%v", err)
 		case pool != nil:
 			if err := pool.inSubnet(gw, "the gateway"); err != nil {
-				p.addf(FlagIPPoolGateway, "%v", err)
+				p.Addf(FlagIPPoolGateway, "%v", err)
 			}
 		}
 		if err == nil && pool != nil {
@@ -115,21 +115,21 @@ func parseIPPool(p *problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
 		a, err := parseAddr(s)
 		switch {
 		case err != nil:
-			p.addf(FlagIPPoolDNS, "server %d: %v", i+1, err)
+			p.Addf(FlagIPPoolDNS, "server %d: %v", i+1, err)
 		case pool != nil && a.Is4() != pool.First.Is4():
-			p.addf(FlagIPPoolDNS, "%s is an %s address, the pool's are %s", a, family(a), family(pool.First))
+			p.Addf(FlagIPPoolDNS, "%s is an %s address, the pool's are %s", a, family(a), family(pool.First))
 		}
 		if err == nil && pool != nil {
 			pool.DNS = append(pool.DNS, a)
 			pool.skipAddr(a)
 		}
 	}
-	if pool != nil && len(p.list) == before && pool.Size().Sign() <= 0 {
-		p.addf(FlagIPPool, "%s has no address left to give out once its gateway and DNS servers are set aside", raw)
+	if pool != nil && len(p.List) == before && pool.Size().Sign() <= 0 {
+		p.Addf(FlagIPPool, "%s has no address left to give out once its gateway and DNS servers are set aside", raw)
 	}
 	checkPoolNIC(p, cfg)
 	checkPoolNetworkData(p, cfg)
-	if len(p.list) > before {
+	if len(p.List) > before {
 		return nil
 	}
 	return pool
@@ -261,18 +261,18 @@ func family(a netip.Addr) string {
 
 // checkPoolNIC makes sure the first NIC can take a static address: a bridge on a VM network. A masquerade
 // interface sits behind KubeVirt's NAT on the pod network, whose addresses the pod network hands out.
-func checkPoolNIC(p *problems, cfg *Config) {
+func checkPoolNIC(p *Problems, cfg *Config) {
 	if len(cfg.NICs) == 0 || !cfg.NICs[0].Masquerade {
 		return
 	}
-	p.addf(FlagIPPool, "applies to the first NIC, which is a masquerade interface on the pod network; make the first interface in --%s a bridge on a VM network",
+	p.Addf(FlagIPPool, "applies to the first NIC, which is a masquerade interface on the pod network; make the first interface in --%s a bridge on a VM network",
 		FlagNetworkInfo)
 }
 
 // checkPoolNetworkData applies the precedence rule of --harvester-network-data over the pool (see
 // networkconfig.AddStatic) as far as it can be known before the address is: the first NIC's MAC is known only
 // when the user set it.
-func checkPoolNetworkData(p *problems, cfg *Config) {
+func checkPoolNetworkData(p *Problems, cfg *Config) {
 	if len(cfg.NetworkData) == 0 || networkconfig.Validate(cfg.NetworkData) != nil {
 		return
 	}
@@ -281,12 +281,12 @@ func checkPoolNetworkData(p *problems, cfg *Config) {
 		mac = cfg.NICs[0].MACAddress
 	}
 	if err := networkconfig.CheckStatic(cfg.NetworkData, mac); err != nil {
-		p.addf(FlagNetworkData, "%s", poolConflict(err))
+		p.Addf(FlagNetworkData, "%s", PoolConflict(err))
 	}
 }
 
-// poolConflict words why the user's network data and the pool do not go together, naming both flags.
-func poolConflict(err error) string {
+// PoolConflict words why the user's network data and the pool do not go together, naming both flags.
+func PoolConflict(err error) string {
 	var se *networkconfig.StaticError
 	if !errors.As(err, &se) {
 		return err.Error()
@@ -305,7 +305,7 @@ func poolConflict(err error) string {
 }
 
 // ipPoolNetwork is namespace/name of the network of cfg's pool, saved with the machine (Driver.IPPoolNetwork).
-func ipPoolNetwork(cfg *Config) string {
+func IPPoolNetwork(cfg *Config) string {
 	if cfg.IPPool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
 		return ""
 	}

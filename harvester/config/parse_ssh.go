@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 // posixUser is what useradd accepts on the distributions Harvester guests run.
 var posixUser = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
 
-func parseSSH(p *problems, opts drivers.DriverOptions, namespace string) SSHConfig {
+func parseSSH(p *Problems, opts drivers.DriverOptions, namespace string) SSHConfig {
 	s := SSHConfig{
 		User:           opts.String(FlagSSHUser),
 		Port:           opts.Int(FlagSSHPort),
@@ -21,24 +21,24 @@ func parseSSH(p *problems, opts drivers.DriverOptions, namespace string) SSHConf
 		PrivateKeyPath: opts.String(FlagSSHPrivateKeyPath),
 	}
 	if !posixUser.MatchString(s.User) {
-		p.addf(FlagSSHUser, "must be a Linux user name (lowercase letters, digits, '_' or '-', at most 32), got %q", s.User)
+		p.Addf(FlagSSHUser, "must be a Linux user name (lowercase letters, digits, '_' or '-', at most 32), got %q", s.User)
 	}
 	if s.Port < 1 || s.Port > 65535 {
-		p.addf(FlagSSHPort, "must be a port number between 1 and 65535, got %d", s.Port)
+		p.Addf(FlagSSHPort, "must be a port number between 1 and 65535, got %d", s.Port)
 	}
 	if name := opts.String(FlagKeyPairName); name != "" {
 		if ref, err := parseRef(name, namespace); err != nil {
-			p.addf(FlagKeyPairName, "%v", err)
+			p.Addf(FlagKeyPairName, "%v", err)
 		} else {
 			s.KeyPair = &ref
 		}
 		if s.PrivateKeyPath == "" {
-			p.addf(FlagKeyPairName, "needs --%s: the private key of that key pair, so the machine can be reached over SSH", FlagSSHPrivateKeyPath)
+			p.Addf(FlagKeyPairName, "needs --%s: the private key of that key pair, so the machine can be reached over SSH", FlagSSHPrivateKeyPath)
 		}
 	}
 	if s.PrivateKeyPath != "" {
 		if err := checkPrivateKey(s.PrivateKeyPath); err != nil {
-			p.addf(FlagSSHPrivateKeyPath, "%v", err)
+			p.Addf(FlagSSHPrivateKeyPath, "%v", err)
 		}
 	}
 	return s

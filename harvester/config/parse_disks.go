@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"github.com/rancher/machine/libmachine/drivers"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 )
 
 const (
@@ -43,7 +45,7 @@ type diskJSON struct {
 }
 
 // parseDisks reads --harvester-disk-info, or the legacy single-disk flags when it is empty.
-func parseDisks(p *problems, opts drivers.DriverOptions, namespace string) []Disk {
+func parseDisks(p *Problems, opts drivers.DriverOptions, namespace string) []Disk {
 	raw := opts.String(FlagDiskInfo)
 	if raw == "" {
 		return parseLegacyDisk(p, opts, namespace)
@@ -58,24 +60,24 @@ func parseDisks(p *problems, opts drivers.DriverOptions, namespace string) []Dis
 
 // parseLegacyDisk reads --harvester-image-name, --harvester-disk-size and --harvester-disk-bus: one bootable
 // image disk, as the reference driver built it before --harvester-disk-info existed.
-func parseLegacyDisk(p *problems, opts drivers.DriverOptions, namespace string) []Disk {
+func parseLegacyDisk(p *Problems, opts drivers.DriverOptions, namespace string) []Disk {
 	d := newDisk(0)
-	d.flag = FlagImageName
+	d.Flag = FlagImageName
 	d.BootOrder = 1
 	d.SizeGiB = opts.Int(FlagDiskSize)
 	d.Bus = orDefault(opts.String(FlagDiskBus), defaultDiskBus)
 	if image := opts.String(FlagImageName); image == "" {
-		p.addf(FlagImageName, "is required when --%s is not given: the cloud image of the root disk, as namespace/name or name", FlagDiskInfo)
+		p.Addf(FlagImageName, "is required when --%s is not given: the cloud image of the root disk, as namespace/name or name", FlagDiskInfo)
 	} else if ref, err := parseRef(image, namespace); err != nil {
-		p.addf(FlagImageName, "%v", err)
+		p.Addf(FlagImageName, "%v", err)
 	} else {
 		d.Image = &ref
 	}
 	if d.SizeGiB <= 0 {
-		p.addf(FlagDiskSize, "must be a positive whole number of GiB when --%s is not given, got %d", FlagDiskInfo, d.SizeGiB)
+		p.Addf(FlagDiskSize, "must be a positive whole number of GiB when --%s is not given, got %d", FlagDiskInfo, d.SizeGiB)
 	}
 	if !slices.Contains(diskBuses, d.Bus) {
-		p.addf(FlagDiskBus, "must be one of %s, got %q", listOf(diskBuses), d.Bus)
+		p.Addf(FlagDiskBus, "must be one of %s, got %q", lists.Or(diskBuses), d.Bus)
 	}
 	return []Disk{d}
 }
@@ -92,10 +94,10 @@ func newDisk(index int) Disk {
 }
 
 // diskFromJSON validates entry index of --harvester-disk-info.
-func diskFromJSON(p *problems, index int, dj diskJSON, namespace string) Disk {
+func diskFromJSON(p *Problems, index int, dj diskJSON, namespace string) Disk {
 	flag, path := FlagDiskInfo, fmt.Sprintf("disks[%d]", index)
 	d := newDisk(index)
-	d.flag = FlagDiskInfo
+	d.Flag = FlagDiskInfo
 	d.StorageClass = dj.StorageClassName
 	d.SizeGiB = int(dj.Size)
 	d.Bus = orDefault(dj.Bus, d.Bus)
@@ -105,28 +107,28 @@ func diskFromJSON(p *problems, index int, dj diskJSON, namespace string) Disk {
 	if dj.ImageName != "" {
 		ref, err := parseRef(dj.ImageName, namespace)
 		if err != nil {
-			p.addf(flag, "%s.imageName %v", path, err)
+			p.Addf(flag, "%s.imageName %v", path, err)
 		} else {
 			d.Image = &ref
 		}
 	} else if dj.StorageClassName == "" {
-		p.addf(flag, "%s needs imageName (a cloud image, as namespace/name or name) or storageClassName (for a blank disk)", path)
+		p.Addf(flag, "%s needs imageName (a cloud image, as namespace/name or name) or storageClassName (for a blank disk)", path)
 	}
 	if dj.StorageClassName != "" {
 		if msgs := validation.IsDNS1123Subdomain(dj.StorageClassName); len(msgs) > 0 {
-			p.addf(flag, "%s.storageClassName %q is not a valid storage class name", path, dj.StorageClassName)
+			p.Addf(flag, "%s.storageClassName %q is not a valid storage class name", path, dj.StorageClassName)
 		}
 	}
 	if dj.Size <= 0 {
-		p.addf(flag, "%s.size must be a positive whole number of GiB, got %d", path, dj.Size)
+		p.Addf(flag, "%s.size must be a positive whole number of GiB, got %d", path, dj.Size)
 	}
 	if dj.BootOrder < 0 {
-		p.addf(flag, "%s.bootOrder must be 0 (not bootable) or a positive whole number, got %d", path, dj.BootOrder)
+		p.Addf(flag, "%s.bootOrder must be 0 (not bootable) or a positive whole number, got %d", path, dj.BootOrder)
 	} else {
 		d.BootOrder = uint(dj.BootOrder)
 	}
 	if !slices.Contains(diskBuses, d.Bus) {
-		p.addf(flag, "%s.bus must be one of %s, got %q", path, listOf(diskBuses), dj.Bus)
+		p.Addf(flag, "%s.bus must be one of %s, got %q", path, lists.Or(diskBuses), dj.Bus)
 	}
 	switch orDefault(dj.Type, diskTypeDisk) {
 	case diskTypeDisk:
@@ -136,29 +138,29 @@ func diskFromJSON(p *problems, index int, dj diskJSON, namespace string) Disk {
 			d.Bus = defaultCDROMBus
 		} else if d.Bus == "virtio" {
 			// kubevirt/kubevirt pkg/storage/admitters/disks.go: "Bus type virtio is invalid for CD-ROM device".
-			p.addf(flag, "%s.bus virtio cannot carry a cd-rom (KubeVirt refuses it); use sata or scsi", path)
+			p.Addf(flag, "%s.bus virtio cannot carry a cd-rom (KubeVirt refuses it); use sata or scsi", path)
 		}
 	default:
-		p.addf(flag, "%s.type must be %q or %q, got %q", path, diskTypeDisk, diskTypeCDROM, dj.Type)
+		p.Addf(flag, "%s.type must be %q or %q, got %q", path, diskTypeDisk, diskTypeCDROM, dj.Type)
 	}
 	if !slices.Contains(accessModes, d.AccessMode) {
-		p.addf(flag, "%s.accessMode must be one of %s, got %q", path, listOf(accessModes), dj.AccessMode)
+		p.Addf(flag, "%s.accessMode must be one of %s, got %q", path, lists.Or(accessModes), dj.AccessMode)
 	}
 	if !slices.Contains(volumeModes, d.VolumeMode) {
-		p.addf(flag, "%s.volumeMode must be one of %s, got %q", path, listOf(volumeModes), dj.VolumeMode)
+		p.Addf(flag, "%s.volumeMode must be one of %s, got %q", path, lists.Or(volumeModes), dj.VolumeMode)
 	}
 	return d
 }
 
 // checkBootOrders rejects boot orders used twice: KubeVirt requires them unique.
-func checkBootOrders(p *problems, disks []Disk) {
+func checkBootOrders(p *Problems, disks []Disk) {
 	seen := map[uint]string{}
 	for _, d := range disks {
 		if d.BootOrder == 0 {
 			continue
 		}
 		if other, dup := seen[d.BootOrder]; dup {
-			p.addf(FlagDiskInfo, "%s and %s both have bootOrder %d; boot orders must be unique", other, d.Name, d.BootOrder)
+			p.Addf(FlagDiskInfo, "%s and %s both have bootOrder %d; boot orders must be unique", other, d.Name, d.BootOrder)
 			continue
 		}
 		seen[d.BootOrder] = d.Name

@@ -1,4 +1,4 @@
-package harvester
+package config_test
 
 import (
 	"encoding/base64"
@@ -13,7 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/harvester/docker-machine-driver-harvester/harvester/config"
+
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 )
 
 // parseProblems parses opts for machine m1 and returns the problems' text, "" when it parses.
@@ -34,7 +38,7 @@ func TestParseHostDevices(t *testing.T) {
 	doc := `{"hostDevices":[{"name":"gpu1","deviceName":"nvidia.com/GA102GL_A10"},{"name":"usb-key","deviceName":"kubevirt.io/node1-0951-1666-001002"}]}`
 	want := []HostDevice{{"gpu1", "nvidia.com/GA102GL_A10"}, {"usb-key", "kubevirt.io/node1-0951-1666-001002"}}
 	for _, raw := range []string{doc, base64.StdEncoding.EncodeToString([]byte(doc))} {
-		cfg, problems := parseProblems(t, with(minimalOptions(), FlagHostDeviceInfo, raw))
+		cfg, problems := parseProblems(t, configtest.With(configtest.MinimalOptions(), FlagHostDeviceInfo, raw))
 		if problems != "" {
 			t.Fatal(problems)
 		}
@@ -43,7 +47,7 @@ func TestParseHostDevices(t *testing.T) {
 		}
 	}
 	// Forms send an empty list when nothing is picked.
-	if cfg, problems := parseProblems(t, with(minimalOptions(), FlagHostDeviceInfo, `{"hostDevices":[]}`)); problems != "" || len(cfg.HostDevices) != 0 {
+	if cfg, problems := parseProblems(t, configtest.With(configtest.MinimalOptions(), FlagHostDeviceInfo, `{"hostDevices":[]}`)); problems != "" || len(cfg.HostDevices) != 0 {
 		t.Errorf("an empty list: %q %+v", problems, cfg)
 	}
 }
@@ -71,14 +75,14 @@ func TestParseHostDevicesRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, problems := parseProblems(t, with(minimalOptions(), FlagHostDeviceInfo, tt.raw, FlagVGPUInfo, tt.vgpus))
-			wantAll(t, problems, tt.want...)
+			_, problems := parseProblems(t, configtest.With(configtest.MinimalOptions(), FlagHostDeviceInfo, tt.raw, FlagVGPUInfo, tt.vgpus))
+			configtest.WantAll(t, problems, tt.want...)
 		})
 	}
 }
 
 func TestParseVMLabels(t *testing.T) {
-	cfg, problems := parseProblems(t, with(minimalOptions(), FlagVMLabels, " team=ml , example.com/tier=gold,empty=,"))
+	cfg, problems := parseProblems(t, configtest.With(configtest.MinimalOptions(), FlagVMLabels, " team=ml , example.com/tier=gold,empty=,"))
 	if problems != "" {
 		t.Fatal(problems)
 	}
@@ -86,7 +90,7 @@ func TestParseVMLabels(t *testing.T) {
 		t.Errorf("labels %v, want %v", cfg.Labels, want)
 	}
 	// Without --harvester-maintenance-strategy the label may be given here, with one of Harvester's values.
-	cfg, problems = parseProblems(t, with(minimalOptions(), FlagVMLabels, LabelMaintainModeStrategy+"=Shutdown"))
+	cfg, problems = parseProblems(t, configtest.With(configtest.MinimalOptions(), FlagVMLabels, LabelMaintainModeStrategy+"=Shutdown"))
 	if problems != "" || cfg.Labels[LabelMaintainModeStrategy] != "Shutdown" {
 		t.Errorf("maintenance label: %q %v", problems, cfg)
 	}
@@ -113,31 +117,31 @@ func TestParseVMLabelsRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, problems := parseProblems(t, with(minimalOptions(), FlagVMLabels, tt.raw, FlagMaintenanceStrategy, tt.strategy))
-			wantAll(t, problems, tt.want...)
+			_, problems := parseProblems(t, configtest.With(configtest.MinimalOptions(), FlagVMLabels, tt.raw, FlagMaintenanceStrategy, tt.strategy))
+			configtest.WantAll(t, problems, tt.want...)
 		})
 	}
 }
 
 func TestParseStrategies(t *testing.T) {
-	cfg, problems := parseProblems(t, minimalOptions())
+	cfg, problems := parseProblems(t, configtest.MinimalOptions())
 	if problems != "" || cfg.EvictionStrategy != kubevirtv1.EvictionStrategyLiveMigrateIfPossible || cfg.MaintenanceStrategy != "" {
 		t.Fatalf("defaults: %q %+v", problems, cfg)
 	}
 	// Rancher sends "" for a cleared field: the default again.
-	if cfg, _ := parseProblems(t, with(minimalOptions(), FlagEvictionStrategy, "")); cfg == nil || cfg.EvictionStrategy != kubevirtv1.EvictionStrategyLiveMigrateIfPossible {
+	if cfg, _ := parseProblems(t, configtest.With(configtest.MinimalOptions(), FlagEvictionStrategy, "")); cfg == nil || cfg.EvictionStrategy != kubevirtv1.EvictionStrategyLiveMigrateIfPossible {
 		t.Errorf("empty eviction strategy: %+v", cfg)
 	}
-	for _, e := range evictionStrategies {
-		for _, m := range maintenanceStrategies {
-			cfg, problems := parseProblems(t, with(minimalOptions(), FlagEvictionStrategy, string(e), FlagMaintenanceStrategy, m))
+	for _, e := range EvictionStrategies {
+		for _, m := range MaintenanceStrategies {
+			cfg, problems := parseProblems(t, configtest.With(configtest.MinimalOptions(), FlagEvictionStrategy, string(e), FlagMaintenanceStrategy, m))
 			if problems != "" || cfg.EvictionStrategy != e || cfg.MaintenanceStrategy != m {
 				t.Errorf("%s/%s: %q %+v", e, m, problems, cfg)
 			}
 		}
 	}
-	_, problems = parseProblems(t, with(minimalOptions(), FlagEvictionStrategy, "liveMigrate", FlagMaintenanceStrategy, "migrate"))
-	wantAll(t, problems,
+	_, problems = parseProblems(t, configtest.With(configtest.MinimalOptions(), FlagEvictionStrategy, "liveMigrate", FlagMaintenanceStrategy, "migrate"))
+	configtest.WantAll(t, problems,
 		`--harvester-eviction-strategy: must be one of LiveMigrateIfPossible, LiveMigrate, None or External (KubeVirt's eviction strategies), got "liveMigrate"`,
 		`--harvester-maintenance-strategy: must be one of Migrate, ShutdownAndRestartAfterEnable, ShutdownAndRestartAfterDisable or Shutdown (Harvester's maintenance-mode strategies), got "migrate"`)
 }
@@ -193,8 +197,8 @@ func TestMaintenanceStrategiesAreHarvesters(t *testing.T) {
 	for _, v := range values {
 		theirs = append(theirs, eval(v))
 	}
-	if !reflect.DeepEqual(theirs, maintenanceStrategies) {
-		t.Errorf("Harvester's maintenance strategies are %v, the driver's %v", theirs, maintenanceStrategies)
+	if !reflect.DeepEqual(theirs, MaintenanceStrategies) {
+		t.Errorf("Harvester's maintenance strategies are %v, the driver's %v", theirs, MaintenanceStrategies)
 	}
 	if label := eval(consts["LabelMaintainModeStrategy"]); label != LabelMaintainModeStrategy {
 		t.Errorf("Harvester's label is %q, the driver's %q", label, LabelMaintainModeStrategy)

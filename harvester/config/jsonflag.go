@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"bytes"
@@ -29,21 +29,21 @@ func (r rawJSON) decode(v any) error {
 // doc, then each entry of the list (as list returns it) on its own into an E, so a problem names the entry's
 // index; build turns entry i into a T. Problems are recorded under flag; entries that do not decode are left
 // out, and an unusable document or an empty list gives nil.
-func decodeEntries[E, T any](p *problems, flag, raw, example string, doc any, key, noun string, list func() []rawJSON, build func(int, E) T) []T {
+func decodeEntries[E, T any](p *Problems, flag, raw, example string, doc any, key, noun string, list func() []rawJSON, build func(int, E) T) []T {
 	if err := decodeJSONObject(raw, doc); err != nil {
-		p.addf(flag, "%v; want %s", err, example)
+		p.Addf(flag, "%v; want %s", err, example)
 		return nil
 	}
 	items := list()
 	if len(items) == 0 {
-		p.addf(flag, "%s must list at least one %s", key, noun)
+		p.Addf(flag, "%s must list at least one %s", key, noun)
 		return nil
 	}
 	out := make([]T, 0, len(items))
 	for i, item := range items {
 		var e E
 		if err := item.decode(&e); err != nil {
-			p.addf(flag, "%s[%d]: %v", key, i, err)
+			p.Addf(flag, "%s[%d]: %v", key, i, err)
 			continue
 		}
 		out = append(out, build(i, e))

@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"errors"
@@ -44,24 +44,24 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("%s (%d problems):\n  %s", title, len(lines), strings.Join(lines, "\n  "))
 }
 
-// problems collects Problems; its zero value is ready to use.
-type problems struct {
-	list []Problem
+// Problems collects Problems; its zero value is ready to use.
+type Problems struct {
+	List []Problem
 }
 
-func (p *problems) addf(flag, format string, args ...any) {
-	p.list = append(p.list, Problem{Flag: flag, Message: fmt.Sprintf(format, args...)})
+func (p *Problems) Addf(flag, format string, args ...any) {
+	p.List = append(p.List, Problem{Flag: flag, Message: fmt.Sprintf(format, args...)})
 }
 
-// err returns a *ConfigError holding the problems, or nil when there are none.
-func (p *problems) err() error { return p.errTitled("") }
+// Err returns a *ConfigError holding the problems, or nil when there are none.
+func (p *Problems) Err() error { return p.ErrTitled("") }
 
-// errTitled is err with a title saying what was checked.
-func (p *problems) errTitled(title string) error {
-	if len(p.list) == 0 {
+// ErrTitled is err with a title saying what was checked.
+func (p *Problems) ErrTitled(title string) error {
+	if len(p.List) == 0 {
 		return nil
 	}
-	return &ConfigError{Title: title, Problems: p.list}
+	return &ConfigError{Title: title, Problems: p.List}
 }
 
 // cloudInitFlags are the flags that carry each part of cloudinit's input. The driver's own files have no flag.
@@ -71,9 +71,9 @@ var cloudInitFlags = map[cloudinit.Part]string{
 	cloudinit.PartSSHPassword: FlagSSHPassword,
 }
 
-// addCloudInit files each error of package cloudinit (one, or several joined) under the flag of the part it
+// AddCloudInit files each error of package cloudinit (one, or several joined) under the flag of the part it
 // names. An error that names no part is filed under the user data, the part users write.
-func (p *problems) addCloudInit(err error) {
+func (p *Problems) AddCloudInit(err error) {
 	errs := []error{err}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		errs = joined.Unwrap()
@@ -81,9 +81,9 @@ func (p *problems) addCloudInit(err error) {
 	for _, err := range errs {
 		var e *cloudinit.Error
 		if errors.As(err, &e) {
-			p.list = append(p.list, Problem{Flag: cloudInitFlags[e.Part], Message: e.Message()})
+			p.List = append(p.List, Problem{Flag: cloudInitFlags[e.Part], Message: e.Message()})
 		} else {
-			p.addf(FlagUserData, "%v", err)
+			p.Addf(FlagUserData, "%v", err)
 		}
 	}
 }

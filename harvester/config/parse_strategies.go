@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"slices"
@@ -6,6 +6,8 @@ import (
 
 	"github.com/rancher/machine/libmachine/drivers"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 )
 
 // DefaultEvictionStrategy is the VM's eviction strategy unless --harvester-eviction-strategy says otherwise:
@@ -28,14 +30,14 @@ var maintenanceStrategies = []string{"Migrate", "ShutdownAndRestartAfterEnable",
 
 // parseStrategies reads --harvester-eviction-strategy (empty means the default) and
 // --harvester-maintenance-strategy (empty means no label: Harvester's own default, Migrate).
-func parseStrategies(p *problems, opts drivers.DriverOptions) (kubevirtv1.EvictionStrategy, string) {
+func parseStrategies(p *Problems, opts drivers.DriverOptions) (kubevirtv1.EvictionStrategy, string) {
 	eviction := kubevirtv1.EvictionStrategy(orDefault(strings.TrimSpace(opts.String(FlagEvictionStrategy)), DefaultEvictionStrategy))
 	if !slices.Contains(evictionStrategies, eviction) {
-		p.addf(FlagEvictionStrategy, "must be one of %s (KubeVirt's eviction strategies), got %q", listOf(evictionStrategies), eviction)
+		p.Addf(FlagEvictionStrategy, "must be one of %s (KubeVirt's eviction strategies), got %q", lists.Or(evictionStrategies), eviction)
 	}
 	maintenance := strings.TrimSpace(opts.String(FlagMaintenanceStrategy))
 	if maintenance != "" && !slices.Contains(maintenanceStrategies, maintenance) {
-		p.addf(FlagMaintenanceStrategy, "must be one of %s (Harvester's maintenance-mode strategies), got %q", listOf(maintenanceStrategies), maintenance)
+		p.Addf(FlagMaintenanceStrategy, "must be one of %s (Harvester's maintenance-mode strategies), got %q", lists.Or(maintenanceStrategies), maintenance)
 	}
 	return eviction, maintenance
 }

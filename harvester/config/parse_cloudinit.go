@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"github.com/rancher/machine/libmachine/drivers"
@@ -12,18 +12,18 @@ import (
 // the document behind --harvester-cloud-config (the file rancher-machine writes with Rancher's install script).
 // The network data is validated here; the user data with checkCloudInit, once the rest of the configuration is
 // known.
-func parseCloudInit(p *problems, opts drivers.DriverOptions) (user, rancher, network []byte) {
+func parseCloudInit(p *Problems, opts drivers.DriverOptions) (user, rancher, network []byte) {
 	if raw := opts.String(FlagUserData); raw != "" {
 		user, _ = userdata.DecodeBase64OrPlain(raw, cloudinit.IsUserData)
 	}
 	rancher, err := userdata.ReadFileOrInline(opts.String(FlagCloudConfig))
 	if err != nil {
-		p.addf(FlagCloudConfig, "%v", err)
+		p.Addf(FlagCloudConfig, "%v", err)
 	}
 	if raw := opts.String(FlagNetworkData); raw != "" {
 		network, _ = userdata.DecodeBase64OrPlain(raw, networkconfig.IsNetworkData)
 		if err := networkconfig.Validate(network); err != nil {
-			p.addf(FlagNetworkData, "%v", err)
+			p.Addf(FlagNetworkData, "%v", err)
 		}
 	}
 	return user, rancher, network
@@ -32,23 +32,23 @@ func parseCloudInit(p *problems, opts drivers.DriverOptions) (user, rancher, net
 // checkCloudInit checks what goes into the machine's user data with cloudinit.Check, so a document cloud-init
 // could not use is reported now instead of surfacing as a guest that never joins. Each problem is filed under
 // the flag of its part.
-func checkCloudInit(p *problems, cfg *Config) {
-	if err := cloudinit.Check(cloudInitInput(cfg, nil, nil)); err != nil {
-		p.addCloudInit(err)
+func checkCloudInit(p *Problems, cfg *Config) {
+	if err := cloudinit.Check(CloudInitInput(cfg, nil, nil)); err != nil {
+		p.AddCloudInit(err)
 	}
 }
 
-// cloudInitInput gathers what goes into the machine's user data: the driver's parts (hostname, SSH user, keys
+// CloudInitInput gathers what goes into the machine's user data: the driver's parts (hostname, SSH user, keys
 // and password, the guest agent, the cloud provider's kubeconfig), the user's user data and Rancher's
 // install-script document.
-func cloudInitInput(cfg *Config, authorizedKeys []string, guestKubeconfig []byte) cloudinit.Input {
+func CloudInitInput(cfg *Config, authorizedKeys []string, guestKubeconfig []byte) cloudinit.Input {
 	return cloudinit.Input{
 		Hostname:          cfg.MachineName,
 		SSHUser:           cfg.SSH.User,
 		SSHAuthorizedKeys: authorizedKeys,
 		SSHPassword:       cfg.SSH.Password,
 		InstallGuestAgent: cfg.InstallGuestAgent,
-		WriteFiles:        cloudProviderFiles(guestKubeconfig, cfg.CloudProvider.Distribution, cfg.CloudProvider.DropIn),
+		WriteFiles:        CloudProviderFiles(guestKubeconfig, cfg.CloudProvider.Distribution, cfg.CloudProvider.DropIn),
 		User:              cfg.UserData,
 		Rancher:           cfg.RancherUserData,
 	}

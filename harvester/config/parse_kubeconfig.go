@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"fmt"
@@ -8,13 +8,13 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
-// parseKubeconfig reads --harvester-kubeconfig-content: a kubeconfig as YAML or base64 of YAML. Empty is valid
+// ParseKubeconfig reads --harvester-kubeconfig-content: a kubeconfig as YAML or base64 of YAML. Empty is valid
 // (the client falls back to $KUBECONFIG). The content is checked offline: it must parse and its current context
 // must name a cluster with a server. Problems never quote the content: it holds credentials.
-func parseKubeconfig(p *problems, raw string) []byte {
+func ParseKubeconfig(p *Problems, raw string) []byte {
 	data, err := DecodeKubeconfig(raw)
 	if err != nil {
-		p.addf(FlagKubeconfigContent, "%v", err)
+		p.Addf(FlagKubeconfigContent, "%v", err)
 	}
 	return data
 }

@@ -1,4 +1,6 @@
-package harvester
+// Package configtest holds what the tests of several packages share about configurations: flag values that
+// parse, a test credential, SSH keys. Only tests import it.
+package configtest
 
 import (
 	"crypto/rand"
@@ -9,25 +11,29 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
-// minimalOptions are the legacy flags a docker-machine user gives at the least.
-func minimalOptions() Options {
-	o := DefaultOptions()
-	o[FlagImageName] = "default/ubuntu"
-	o[FlagDiskSize] = 40
-	o[FlagNetworkName] = "default/vlan1"
+// MinimalOptions are the legacy flags a docker-machine user gives at the least.
+func MinimalOptions() config.Options {
+	o := config.DefaultOptions()
+	o[config.FlagImageName] = "default/ubuntu"
+	o[config.FlagDiskSize] = 40
+	o[config.FlagNetworkName] = "default/vlan1"
 	return o
 }
 
-func with(o Options, kv ...any) Options {
+// With sets flag values, given as name, value pairs, and returns o.
+func With(o config.Options, kv ...any) config.Options {
 	for i := 0; i < len(kv); i += 2 {
 		o[kv[i].(string)] = kv[i+1]
 	}
 	return o
 }
 
-const testKubeconfig = `apiVersion: v1
+// Kubeconfig is a credential that parses; its server does not exist.
+const Kubeconfig = `apiVersion: v1
 kind: Config
 clusters:
 - name: harvester
@@ -41,7 +47,9 @@ contexts:
 current-context: harvester
 `
 
-func writeKey(t *testing.T, encrypted bool) string {
+// WriteKey writes a new RSA private key (encrypted: protected by a passphrase) and its .pub into a temporary
+// directory and returns the key's path.
+func WriteKey(t *testing.T, encrypted bool) string {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 1024)
 	if err != nil {
@@ -62,8 +70,8 @@ func writeKey(t *testing.T, encrypted bool) string {
 	return path
 }
 
-// wantAll fails the test for each of want that text lacks.
-func wantAll(t *testing.T, text string, want ...string) {
+// WantAll fails the test for each of want that text lacks.
+func WantAll(t *testing.T, text string, want ...string) {
 	t.Helper()
 	for _, w := range want {
 		if !strings.Contains(text, w) {

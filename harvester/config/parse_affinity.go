@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
@@ -25,14 +26,14 @@ var (
 // parseAffinity reads --harvester-vm-affinity: a corev1.Affinity as JSON or base64 of JSON. Unknown fields are
 // rejected (a misspelt "nodeAfinity" would otherwise silently unpin the VM from its zone) and the selectors are
 // checked the way the API server would, so a bad affinity fails here and not at VM creation.
-func parseAffinity(p *problems, raw string) *corev1.Affinity {
+func parseAffinity(p *Problems, raw string) *corev1.Affinity {
 	if raw == "" {
 		return nil
 	}
 	data, _ := userdata.DecodeBase64OrPlain(raw, looksLikeJSONObject)
 	var aff corev1.Affinity
 	if err := decodeStrict(data, &aff); err != nil {
-		p.addf(FlagVMAffinity, "%v; want a Kubernetes Affinity object, e.g. %s", err,
+		p.Addf(FlagVMAffinity, "%v; want a Kubernetes Affinity object, e.g. %s", err,
 			`{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"topology.kubernetes.io/zone","operator":"In","values":["zone-a"]}]}]}}}`)
 		return nil
 	}
@@ -60,7 +61,7 @@ func parseAffinity(p *problems, raw string) *corev1.Affinity {
 		checkPodAffinityTerms(addf, "podAntiAffinity", pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)
 	}
 	for _, e := range errs {
-		p.addf(FlagVMAffinity, "%s", e)
+		p.Addf(FlagVMAffinity, "%s", e)
 	}
 	if len(errs) > 0 {
 		return nil
@@ -91,7 +92,7 @@ func checkNodeSelectorRequirement(addf addfFunc, path string, req corev1.NodeSel
 		addf("%s.key must be metadata.name (the only node field selectors support), got %q", path, req.Key)
 	}
 	if !slices.Contains(nodeSelectorOperators, req.Operator) {
-		addf("%s.operator must be one of %s, got %q", path, listOf(nodeSelectorOperators), req.Operator)
+		addf("%s.operator must be one of %s, got %q", path, lists.Or(nodeSelectorOperators), req.Operator)
 		return
 	}
 	switch req.Operator {
@@ -137,7 +138,7 @@ func checkPodAffinityTerm(addf addfFunc, path string, term corev1.PodAffinityTer
 		for i, req := range sel.sel.MatchExpressions {
 			rp := fmt.Sprintf("%s.%s.matchExpressions[%d]", path, sel.name, i)
 			if !slices.Contains(labelSelectorOperators, req.Operator) {
-				addf("%s.operator must be one of %s, got %q", rp, listOf(labelSelectorOperators), req.Operator)
+				addf("%s.operator must be one of %s, got %q", rp, lists.Or(labelSelectorOperators), req.Operator)
 				continue
 			}
 			hasValues := len(req.Values) > 0
@@ -160,7 +161,7 @@ func checkWeight(addf addfFunc, path string, w int32) {
 }
 
 // parseTopologyList reads a comma-separated list of zone or region names (label values).
-func parseTopologyList(p *problems, flag, raw string) []string {
+func parseTopologyList(p *Problems, flag, raw string) []string {
 	var out []string
 	for _, v := range strings.Split(raw, ",") {
 		v = strings.TrimSpace(v)
@@ -168,7 +169,7 @@ func parseTopologyList(p *problems, flag, raw string) []string {
 			continue
 		}
 		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 {
-			p.addf(flag, "%q is not a valid zone or region name (a label value: letters, digits, '-', '_', '.'; at most 63)", v)
+			p.Addf(flag, "%q is not a valid zone or region name (a label value: letters, digits, '-', '_', '.'; at most 63)", v)
 			continue
 		}
 		if !slices.Contains(out, v) {

@@ -1,15 +1,16 @@
-package harvester
+package config
 
 import (
 	"fmt"
 	"sort"
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 )
 
-// guestCloudConfigPath is the Harvester cloud controller manager's --cloud-config default, written for every
+// GuestCloudConfigPath is the Harvester cloud controller manager's --cloud-config default, written for every
 // distribution.
-const guestCloudConfigPath = "/etc/kubernetes/cloud-config"
+const GuestCloudConfigPath = "/etc/kubernetes/cloud-config"
 
 // Distribution is the Kubernetes distribution the guest cluster runs, as far as its Harvester cloud provider
 // files go.
@@ -29,8 +30,8 @@ type Distribution struct {
 // DefaultDistribution is the distribution assumed when none is named: Rancher's Harvester integration is RKE2's.
 const DefaultDistribution = "rke2"
 
-// distributions are the distributions --harvester-cloud-provider-distribution accepts.
-var distributions = map[string]Distribution{
+// Distributions are the distributions --harvester-cloud-provider-distribution accepts.
+var Distributions = map[string]Distribution{
 	"rke2": {
 		ConfigPath: "/var/lib/rancher/rke2/etc/config-files/cloud-provider-config",
 		DropInPath: "/etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml",
@@ -49,8 +50,8 @@ var distributions = map[string]Distribution{
 
 // distributionNames lists the accepted distribution names, sorted.
 func distributionNames() []string {
-	names := make([]string, 0, len(distributions))
-	for n := range distributions {
+	names := make([]string, 0, len(Distributions))
+	for n := range Distributions {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -59,22 +60,22 @@ func distributionNames() []string {
 
 // LookupDistribution returns the distribution of that name (rke2 or k3s).
 func LookupDistribution(name string) (Distribution, error) {
-	dist, ok := distributions[name]
+	dist, ok := Distributions[name]
 	if !ok {
-		return Distribution{}, fmt.Errorf("must be %s, got %q", joinList(distributionNames(), "or"), name)
+		return Distribution{}, fmt.Errorf("must be %s, got %q", lists.Join(distributionNames(), "or"), name)
 	}
 	return dist, nil
 }
 
-// cloudProviderFiles are the files that give the guest cluster its cloud provider kubeconfig (root-only: it
+// CloudProviderFiles are the files that give the guest cluster its cloud provider kubeconfig (root-only: it
 // holds a token) at the CCM's default path and the distribution's, and with dropIn the distribution's config
 // that switches the cloud provider on.
-func cloudProviderFiles(kubeconfig []byte, dist Distribution, dropIn bool) []cloudinit.File {
+func CloudProviderFiles(kubeconfig []byte, dist Distribution, dropIn bool) []cloudinit.File {
 	if len(kubeconfig) == 0 {
 		return nil
 	}
 	files := []cloudinit.File{
-		{Path: guestCloudConfigPath, Content: string(kubeconfig), Owner: "root:root", Permissions: "0600"},
+		{Path: GuestCloudConfigPath, Content: string(kubeconfig), Owner: "root:root", Permissions: "0600"},
 		{Path: dist.ConfigPath, Content: string(kubeconfig), Owner: "root:root", Permissions: "0600"},
 	}
 	if dropIn {

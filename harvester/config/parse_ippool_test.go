@@ -1,14 +1,17 @@
-package harvester
+package config_test
 
 import (
 	"errors"
 	"net/netip"
 	"strings"
 	"testing"
+
+	. "github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 )
 
 func poolOptions(kv ...any) Options {
-	return with(minimalOptions(), kv...)
+	return configtest.With(configtest.MinimalOptions(), kv...)
 }
 
 func TestParseIPPool(t *testing.T) {

@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"strings"
@@ -12,21 +12,21 @@ import (
 // files (the Rancher user-data file, the SSH private key); it never contacts the cluster. Every problem is
 // collected and returned together in a *ConfigError, each naming its flag and the accepted format.
 func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error) {
-	var p problems
+	var p Problems
 	cfg := &Config{MachineName: machineName}
 	if err := checkVMName(machineName); err != nil {
-		p.addf("", "%v", err)
+		p.Addf("", "%v", err)
 	}
 
 	cfg.Namespace = opts.String(FlagVMNamespace)
 	if msgs := validation.IsDNS1123Label(cfg.Namespace); len(msgs) > 0 {
-		p.addf(FlagVMNamespace, "must be a Kubernetes namespace name (lowercase letters, digits and '-'), got %q", cfg.Namespace)
+		p.Addf(FlagVMNamespace, "must be a Kubernetes namespace name (lowercase letters, digits and '-'), got %q", cfg.Namespace)
 	}
 	cfg.ClusterName = opts.String(FlagClusterName)
 	if msgs := validation.IsValidLabelValue(cfg.ClusterName); len(msgs) > 0 {
-		p.addf(FlagClusterName, "must be a valid label value (at most 63 letters, digits, '-', '_' or '.'), got %q", cfg.ClusterName)
+		p.Addf(FlagClusterName, "must be a valid label value (at most 63 letters, digits, '-', '_' or '.'), got %q", cfg.ClusterName)
 	}
-	cfg.Kubeconfig = parseKubeconfig(&p, opts.String(FlagKubeconfigContent))
+	cfg.Kubeconfig = ParseKubeconfig(&p, opts.String(FlagKubeconfigContent))
 
 	cfg.CPUs = positive(&p, FlagCPUCount, opts.Int(FlagCPUCount), "a positive whole number of cores")
 	cfg.MemoryGiB = positive(&p, FlagMemorySize, opts.Int(FlagMemorySize), "a positive whole number of GiB")
@@ -35,12 +35,12 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	cfg.CPUPinning = opts.Bool(FlagCPUPinning)
 	cfg.IsolateEmulatorThread = opts.Bool(FlagIsolateEmulatorThread)
 	if cfg.IsolateEmulatorThread && !cfg.CPUPinning {
-		p.addf(FlagIsolateEmulatorThread, "needs --%s: KubeVirt isolates the emulator thread only for VMs with dedicated CPUs", FlagCPUPinning)
+		p.Addf(FlagIsolateEmulatorThread, "needs --%s: KubeVirt isolates the emulator thread only for VMs with dedicated CPUs", FlagCPUPinning)
 	}
 	cfg.EFI = opts.Bool(FlagEnableEFI)
 	cfg.SecureBoot = opts.Bool(FlagEnableSecureBoot)
 	if cfg.SecureBoot && !cfg.EFI {
-		p.addf(FlagEnableSecureBoot, "needs --%s: Secure Boot is a feature of EFI firmware", FlagEnableEFI)
+		p.Addf(FlagEnableSecureBoot, "needs --%s: Secure Boot is a feature of EFI firmware", FlagEnableEFI)
 	}
 	cfg.TPM = opts.Bool(FlagEnableTPM)
 
@@ -63,34 +63,34 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 
 	timeout := opts.Int(FlagCreateTimeout)
 	if timeout <= 0 {
-		p.addf(FlagCreateTimeout, "must be a positive whole number of seconds, got %d", timeout)
+		p.Addf(FlagCreateTimeout, "must be a positive whole number of seconds, got %d", timeout)
 	}
 	cfg.CreateTimeout = time.Duration(timeout) * time.Second
 
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	return cfg, nil
 }
 
 // positive returns v, recording a problem when it is not > 0.
-func positive(p *problems, flag string, v int, want string) int {
+func positive(p *Problems, flag string, v int, want string) int {
 	if v <= 0 {
-		p.addf(flag, "must be %s, got %d", want, v)
+		p.Addf(flag, "must be %s, got %d", want, v)
 	}
 	return v
 }
 
 // parseReservedMemory reads --harvester-reserved-memory-size (MiB): -1 (the default) or 0 mean unset; otherwise
 // it must leave the guest some of its memory.
-func parseReservedMemory(p *problems, mib, memoryGiB int) int {
+func parseReservedMemory(p *Problems, mib, memoryGiB int) int {
 	switch {
 	case mib == DefaultReservedMemoryMiB || mib == 0:
 		return 0
 	case mib < 0:
-		p.addf(FlagReservedMemorySize, "must be a positive whole number of MiB, or -1 for Harvester's default, got %d", mib)
+		p.Addf(FlagReservedMemorySize, "must be a positive whole number of MiB, or -1 for Harvester's default, got %d", mib)
 	case memoryGiB > 0 && mib >= memoryGiB*1024:
-		p.addf(FlagReservedMemorySize, "%d MiB must be less than the VM memory (%d GiB = %d MiB)", mib, memoryGiB, memoryGiB*1024)
+		p.Addf(FlagReservedMemorySize, "%d MiB must be less than the VM memory (%d GiB = %d MiB)", mib, memoryGiB, memoryGiB*1024)
 	}
 	return mib
 }

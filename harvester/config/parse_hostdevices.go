@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"strings"
@@ -30,14 +30,14 @@ const hostDeviceInfoExample = `{"hostDevices":[{"name":"gpu1","deviceName":"nvid
 // parseHostDevices reads --harvester-host-device-info, as JSON or base64 of JSON. Unknown fields are refused (a
 // misspelt "devicename" would otherwise silently drop the device). Names must be DNS-1123 labels, unique among
 // the host devices and the vGPUs (both become KubeVirt host devices); device names must be resource names.
-func parseHostDevices(p *problems, raw string, vgpus []VGPU) []HostDevice {
+func parseHostDevices(p *Problems, raw string, vgpus []VGPU) []HostDevice {
 	if strings.TrimSpace(raw) == "" {
 		return nil
 	}
 	data, _ := userdata.DecodeBase64OrPlain(raw, looksLikeJSONObject)
 	var doc hostDeviceInfoJSON
 	if err := decodeStrict(data, &doc); err != nil {
-		p.addf(FlagHostDeviceInfo, "%v; want %s", err, hostDeviceInfoExample)
+		p.Addf(FlagHostDeviceInfo, "%v; want %s", err, hostDeviceInfoExample)
 		return nil
 	}
 	vgpuNames := map[string]bool{}
@@ -49,17 +49,17 @@ func parseHostDevices(p *problems, raw string, vgpus []VGPU) []HostDevice {
 	for i, hd := range doc.HostDevices {
 		switch {
 		case len(validation.IsDNS1123Label(hd.Name)) > 0:
-			p.addf(FlagHostDeviceInfo, "hostDevices[%d].name must be a lowercase name of letters, digits and '-' (at most 63), got %q", i, hd.Name)
+			p.Addf(FlagHostDeviceInfo, "hostDevices[%d].name must be a lowercase name of letters, digits and '-' (at most 63), got %q", i, hd.Name)
 		case seen[hd.Name]:
-			p.addf(FlagHostDeviceInfo, "hostDevices[%d].name %q is used twice; every host device needs its own name", i, hd.Name)
+			p.Addf(FlagHostDeviceInfo, "hostDevices[%d].name %q is used twice; every host device needs its own name", i, hd.Name)
 		case vgpuNames[hd.Name]:
-			p.addf(FlagHostDeviceInfo, "hostDevices[%d].name %q is also a vGPU's name in --%s; KubeVirt needs every device name to be unique", i, hd.Name, FlagVGPUInfo)
+			p.Addf(FlagHostDeviceInfo, "hostDevices[%d].name %q is also a vGPU's name in --%s; KubeVirt needs every device name to be unique", i, hd.Name, FlagVGPUInfo)
 		}
 		seen[hd.Name] = true
 		if hd.DeviceName == "" {
-			p.addf(FlagHostDeviceInfo, "hostDevices[%d].deviceName is required: the device's resource name in Harvester, e.g. nvidia.com/GA102GL_A10", i)
+			p.Addf(FlagHostDeviceInfo, "hostDevices[%d].deviceName is required: the device's resource name in Harvester, e.g. nvidia.com/GA102GL_A10", i)
 		} else if !isResourceName(hd.DeviceName) {
-			p.addf(FlagHostDeviceInfo, "hostDevices[%d].deviceName must be a resource name like nvidia.com/GA102GL_A10 (a vendor domain, '/', a name), got %q", i, hd.DeviceName)
+			p.Addf(FlagHostDeviceInfo, "hostDevices[%d].deviceName must be a resource name like nvidia.com/GA102GL_A10 (a vendor domain, '/', a name), got %q", i, hd.DeviceName)
 		}
 		devices = append(devices, HostDevice{Name: hd.Name, DeviceName: hd.DeviceName})
 	}

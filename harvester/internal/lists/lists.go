@@ -1,28 +1,30 @@
-package harvester
+// Package lists words lists for messages and keeps them tidy. It imports nothing of the driver's.
+package lists
 
 import (
 	"sort"
 	"strings"
 )
 
-// listOf renders allowed values for an error message: "virtio, scsi or sata".
-func listOf[T ~string](allowed []T) string {
+// Or renders allowed values for an error message: "virtio, scsi or sata".
+func Or[T ~string](allowed []T) string {
 	parts := make([]string, len(allowed))
 	for i, a := range allowed {
 		parts[i] = string(a)
 	}
-	return joinList(parts, "or")
+	return Join(parts, "or")
 }
 
-// joinList joins items as prose: "a, b and c" (conj "and") or "a, b or c".
-func joinList(items []string, conj string) string {
+// Join joins items as prose: "a, b and c" (conj "and") or "a, b or c".
+func Join(items []string, conj string) string {
 	if len(items) < 2 {
 		return strings.Join(items, "")
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
 }
 
-func sortedUnique(items []string) []string {
+// SortedUnique returns the distinct non-blank items, trimmed and sorted.
+func SortedUnique(items []string) []string {
 	seen := map[string]bool{}
 	out := make([]string, 0, len(items))
 	for _, s := range items {

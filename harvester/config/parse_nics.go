@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/rancher/machine/libmachine/drivers"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 )
 
 const (
@@ -31,7 +33,7 @@ type nicJSON struct {
 
 // parseNICs reads --harvester-network-info, or the legacy single-NIC flags when it is empty.
 // --harvester-network-type is not read: the reference driver ignored it too (its NIC was always a bridge).
-func parseNICs(p *problems, opts drivers.DriverOptions, namespace string) []NIC {
+func parseNICs(p *Problems, opts drivers.DriverOptions, namespace string) []NIC {
 	raw := opts.String(FlagNetworkInfo)
 	if raw == "" {
 		return []NIC{parseLegacyNIC(p, opts, namespace)}
@@ -48,14 +50,14 @@ func parseNICs(p *problems, opts drivers.DriverOptions, namespace string) []NIC 
 // checkPodNetwork rejects a second masquerade interface: each uses the pod network, and KubeVirt connects at
 // most one interface to it (kubevirt/kubevirt pkg/network/admitter: "more than one interface is connected to a
 // pod network").
-func checkPodNetwork(p *problems, nics []NIC) {
+func checkPodNetwork(p *Problems, nics []NIC) {
 	var first string
 	for _, n := range nics {
 		if !n.Masquerade {
 			continue
 		}
 		if first != "" {
-			p.addf(FlagNetworkInfo, "%s and %s are both masquerade interfaces; the pod network takes only one", first, n.Name)
+			p.Addf(FlagNetworkInfo, "%s and %s are both masquerade interfaces; the pod network takes only one", first, n.Name)
 			return
 		}
 		first = n.Name
@@ -63,25 +65,25 @@ func checkPodNetwork(p *problems, nics []NIC) {
 }
 
 // parseLegacyNIC reads --harvester-network-name and --harvester-network-model: one bridge NIC.
-func parseLegacyNIC(p *problems, opts drivers.DriverOptions, namespace string) NIC {
-	nic := NIC{Name: "nic-0", flag: FlagNetworkName}
+func parseLegacyNIC(p *Problems, opts drivers.DriverOptions, namespace string) NIC {
+	nic := NIC{Name: "nic-0", Flag: FlagNetworkName}
 	var err error
 	if name := opts.String(FlagNetworkName); name == "" {
-		p.addf(FlagNetworkName, "is required when --%s is not given: the Harvester VM network, as namespace/name or name", FlagNetworkInfo)
+		p.Addf(FlagNetworkName, "is required when --%s is not given: the Harvester VM network, as namespace/name or name", FlagNetworkInfo)
 	} else if nic.Network, err = networkRef(name, namespace); err != nil {
-		p.addf(FlagNetworkName, "%v", err)
+		p.Addf(FlagNetworkName, "%v", err)
 	}
 	if nic.Model, err = nicModel(opts.String(FlagNetworkModel)); err != nil {
-		p.addf(FlagNetworkModel, "%v", err)
+		p.Addf(FlagNetworkModel, "%v", err)
 	}
 	return nic
 }
 
 // nicFromJSON validates entry index of --harvester-network-info.
-func nicFromJSON(p *problems, index int, nj nicJSON, namespace string) NIC {
-	nic := NIC{Name: fmt.Sprintf("nic-%d", index), flag: FlagNetworkInfo}
+func nicFromJSON(p *Problems, index int, nj nicJSON, namespace string) NIC {
+	nic := NIC{Name: fmt.Sprintf("nic-%d", index), Flag: FlagNetworkInfo}
 	field := func(name string, err error) {
-		p.addf(FlagNetworkInfo, "interfaces[%d].%s %v", index, name, err)
+		p.Addf(FlagNetworkInfo, "interfaces[%d].%s %v", index, name, err)
 	}
 	var err error
 	switch orDefault(nj.Type, interfaceTypeBridge) {
@@ -135,20 +137,20 @@ func macAddress(value string) (string, error) {
 func nicModel(value string) (string, error) {
 	model := orDefault(value, defaultNetworkModel)
 	if !slices.Contains(nicModels, model) {
-		return model, fmt.Errorf("must be one of %s, got %q", listOf(nicModels), value)
+		return model, fmt.Errorf("must be one of %s, got %q", lists.Or(nicModels), value)
 	}
 	return model, nil
 }
 
 // checkMACs rejects a MAC address given to two interfaces.
-func checkMACs(p *problems, nics []NIC) {
+func checkMACs(p *Problems, nics []NIC) {
 	seen := map[string]string{}
 	for _, n := range nics {
 		if n.MACAddress == "" {
 			continue
 		}
 		if other, dup := seen[n.MACAddress]; dup {
-			p.addf(FlagNetworkInfo, "%s and %s both have macAddress %s", other, n.Name, n.MACAddress)
+			p.Addf(FlagNetworkInfo, "%s and %s both have macAddress %s", other, n.Name, n.MACAddress)
 		}
 		seen[n.MACAddress] = n.Name
 	}
@@ -162,22 +164,22 @@ type vgpuInfoJSON struct {
 	} `json:"vGPURequests"`
 }
 
-func parseVGPUs(p *problems, raw string) []VGPU {
+func parseVGPUs(p *Problems, raw string) []VGPU {
 	if raw == "" {
 		return nil
 	}
 	var doc vgpuInfoJSON
 	if err := decodeJSONObject(raw, &doc); err != nil {
-		p.addf(FlagVGPUInfo, "%v; want %s", err, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`)
+		p.Addf(FlagVGPUInfo, "%v; want %s", err, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`)
 		return nil
 	}
 	vgpus := make([]VGPU, 0, len(doc.VGPURequests))
 	for i, r := range doc.VGPURequests {
 		if msgs := validation.IsDNS1123Label(r.Name); len(msgs) > 0 {
-			p.addf(FlagVGPUInfo, "vGPURequests[%d].name must be a lowercase name of letters, digits and '-', got %q", i, r.Name)
+			p.Addf(FlagVGPUInfo, "vGPURequests[%d].name must be a lowercase name of letters, digits and '-', got %q", i, r.Name)
 		}
 		if r.DeviceName == "" {
-			p.addf(FlagVGPUInfo, "vGPURequests[%d].deviceName is required: the device resource, e.g. nvidia.com/NVIDIA_A2-2Q", i)
+			p.Addf(FlagVGPUInfo, "vGPURequests[%d].deviceName is required: the device resource, e.g. nvidia.com/NVIDIA_A2-2Q", i)
 		}
 		vgpus = append(vgpus, VGPU{Name: r.Name, DeviceName: r.DeviceName})
 	}

@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"encoding/base64"
@@ -18,8 +18,8 @@ const (
 	// CreatorName is LabelCreator's value. Keep it: Harvester compares against this exact string.
 	CreatorName = "docker-machine-driver-harvester"
 
-	// creatorSelector selects what node drivers made.
-	creatorSelector = LabelCreator + "=" + CreatorName
+	// CreatorSelector selects what node drivers made.
+	CreatorSelector = LabelCreator + "=" + CreatorName
 
 	LabelVMName         = "harvesterhci.io/vmName"
 	LabelMachineSetName = "harvesterhci.io/machineSetName"
@@ -38,9 +38,9 @@ const (
 	AnnotationRemoveAllPVCs = "harvesterhci.io/removeAllPersistentVolumeClaims"
 )
 
-// labelValue returns v when it is a valid label value, else hash_<base64url(FNV-1a-32(v))>_z — the reference
+// LabelValue returns v when it is a valid label value, else hash_<base64url(FNV-1a-32(v))>_z — the reference
 // driver's scheme (taken from cluster-api's label formatting), kept so mixed-version pools agree.
-func labelValue(v string) string {
+func LabelValue(v string) string {
 	if len(validation.IsValidLabelValue(v)) == 0 {
 		return v
 	}

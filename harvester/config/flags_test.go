@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"regexp"
@@ -36,7 +36,7 @@ func rancherArgName(field string) string {
 }
 
 func TestFlagsRoundTripThroughRancher(t *testing.T) {
-	for _, f := range createFlags() {
+	for _, f := range CreateFlags() {
 		name := f.String()
 		if !strings.HasPrefix(name, flagPrefix) {
 			t.Errorf("%s: Rancher drops the part before the first '-', so every flag must start with %q", name, flagPrefix)
@@ -61,7 +61,7 @@ func TestBoolFlagsDefaultFalse(t *testing.T) {
 			t.Errorf("%s: a bool flag cannot have a default", f.name)
 		}
 	}
-	for _, f := range createFlags() {
+	for _, f := range CreateFlags() {
 		if b, ok := f.(*mcnflag.BoolFlag); ok && b.Default() != false {
 			t.Errorf("%s defaults to %v", b.Name, b.Default())
 		}
@@ -77,7 +77,7 @@ type fakeDriver struct {
 func (f fakeDriver) GetCreateFlags() []mcnflag.Flag { return f.flags }
 
 func TestUserDataFlagIsCloudConfig(t *testing.T) {
-	d := fakeDriver{flags: createFlags()}
+	d := fakeDriver{flags: CreateFlags()}
 	// rancher-machine writes Rancher's install script into the file named by this flag.
 	if got := drivers.DriverUserdataFlag(d); got != FlagCloudConfig {
 		t.Fatalf("rancher-machine's userdata flag is %q, want %q", got, FlagCloudConfig)
@@ -86,7 +86,7 @@ func TestUserDataFlagIsCloudConfig(t *testing.T) {
 		t.Errorf("rancher-machine would read %q as the OS flag; no flag may end in -os", got)
 	}
 	var matching []string
-	for _, f := range createFlags() {
+	for _, f := range CreateFlags() {
 		n := f.String()
 		for _, s := range []string{"user-data", "userdata", "custom-data", "cloud-config"} {
 			if strings.Contains(n, s) {
@@ -126,7 +126,7 @@ func TestReferenceFlagsKept(t *testing.T) {
 		t.Fatalf("the reference list has %d flags, want 32", len(referenceFlags))
 	}
 	byName := map[string]mcnflag.Flag{}
-	for _, f := range createFlags() {
+	for _, f := range CreateFlags() {
 		if _, dup := byName[f.String()]; dup {
 			t.Errorf("flag %s declared twice", f.String())
 		}
@@ -138,7 +138,7 @@ func TestReferenceFlagsKept(t *testing.T) {
 			t.Errorf("reference flag %s is missing", ref.name)
 			continue
 		}
-		if got := createFlags()[i].String(); got != ref.name {
+		if got := CreateFlags()[i].String(); got != ref.name {
 			t.Errorf("flag %d is %s, want %s (keep the reference order)", i, got, ref.name)
 		}
 		wantEnv := "HARVESTER_" + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(ref.name, "harvester-"), "-", "_"))

@@ -1,4 +1,4 @@
-package harvester
+package config
 
 import (
 	"strings"
@@ -164,7 +164,7 @@ func EnvVar(name string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(name, flagPrefix), "-", "_"))
 }
 
-func createFlags() []mcnflag.Flag {
+func CreateFlags() []mcnflag.Flag {
 	flags := make([]mcnflag.Flag, 0, len(flagTable))
 	for _, f := range flagTable {
 		switch f.kind {

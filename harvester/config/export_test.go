@@ -1,0 +1,7 @@
+package config
+
+// The accepted strategy values, for the tests of package config_test.
+var (
+	EvictionStrategies    = evictionStrategies
+	MaintenanceStrategies = maintenanceStrategies
+)
