@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
@@ -58,7 +59,7 @@ func (d *Driver) Create() error {
 	if err != nil {
 		return err
 	}
-	userData, err := renderUserData(cfg, keys, guestKubeconfig)
+	userData, err := build.UserData(cfg, keys, guestKubeconfig)
 	if err != nil {
 		return err
 	}
@@ -85,16 +86,16 @@ func (d *Driver) Create() error {
 }
 
 // buildObjects builds the cloud-init Secret and the VM of a create.
-func buildObjects(cfg *config.Config, facts Facts, userData []byte) (*corev1.Secret, *kubevirtv1.VirtualMachine, error) {
-	network, err := networkData(cfg, facts)
+func buildObjects(cfg *config.Config, facts build.Facts, userData []byte) (*corev1.Secret, *kubevirtv1.VirtualMachine, error) {
+	network, err := build.NetworkData(cfg, facts)
 	if err != nil {
 		return nil, nil, err
 	}
-	vm, err := BuildVirtualMachine(cfg, facts, randomSuffix())
+	vm, err := build.VirtualMachine(cfg, facts, randomSuffix())
 	if err != nil {
 		return nil, nil, err
 	}
-	return BuildCloudInitSecret(cfg, userData, network), vm, nil
+	return build.CloudInitSecret(cfg, userData, network), vm, nil
 }
 
 // guestKubeconfig returns the cloud provider kubeconfig the guest gets: the given one, or the generated
@@ -147,7 +148,7 @@ func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *co
 	made.vm = got
 	logging.Debugf("Created VirtualMachine %s/%s (uid %s)", ns, vm.Name, got.UID)
 
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{vmOwnerReference(got)}}})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{build.OwnerReference(got)}}})
 	if err := kube.MergePatch(ctx, c, kube.Secrets, ns, secret.Name, patch); err != nil {
 		return c.Explain("hand the cloud-init Secret to its VM", ns+"/"+secret.Name, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
@@ -56,7 +57,7 @@ var ipPoolAccess = []kube.Access{
 
 // allocation is an address this create holds.
 type allocation struct {
-	static *StaticAddress
+	static *build.StaticAddress
 	uid    types.UID // the ConfigMap's
 }
 
@@ -74,7 +75,7 @@ func allocateAddress(ctx context.Context, c kube.Interface, cfg *config.Config) 
 	var failed error
 	var taken *allocation
 	scan.candidates(ctx, func(addr netip.Addr, stale *corev1.ConfigMap) bool {
-		static := staticAddressFor(cfg, addr)
+		static := build.StaticAddressFor(cfg, addr)
 		ref := static.Allocation
 		if stale != nil {
 			err := kube.Delete(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, metav1.DeleteOptions{
@@ -88,7 +89,7 @@ func allocateAddress(ctx context.Context, c kube.Interface, cfg *config.Config) 
 			}
 			logging.Infof("Reclaimed address %s from %s, whose machine is gone", addr, stale.Annotations[config.AnnotationIPVM])
 		}
-		got, err := kube.Create(ctx, c, kube.ConfigMaps, ref.Namespace, buildAllocation(cfg, static, lifetime))
+		got, err := kube.Create(ctx, c, kube.ConfigMaps, ref.Namespace, build.Allocation(cfg, static, lifetime))
 		switch {
 		case apierrors.IsAlreadyExists(err):
 			logging.Debugf("Address %s was taken a moment ago; trying the next", addr)
@@ -175,7 +176,7 @@ func allocationSelector(network config.Ref) string {
 // allocation that may be reclaimed (stale), until yield returns false.
 func (s *poolScan) candidates(ctx context.Context, yield func(addr netip.Addr, stale *corev1.ConfigMap) bool) {
 	s.cfg.IPPool.Addresses(func(addr netip.Addr) bool {
-		cm := s.existing[allocationName(s.network, addr)]
+		cm := s.existing[build.AllocationName(s.network, addr)]
 		switch {
 		case ctx.Err() != nil:
 			s.err = ctx.Err()

@@ -19,6 +19,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
@@ -32,7 +33,7 @@ func poolCreateOptions(pool string) config.Options {
 // cloud-init does, and reports the first NIC's static address through the guest agent.
 func (fc *fakeCluster) staticGuest() vmiShape {
 	return func(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
-		secret, err := kube.Get(context.Background(), fc.c, kube.Secrets, vm.Namespace, cloudInitSecretName(vm.Name))
+		secret, err := kube.Get(context.Background(), fc.c, kube.Secrets, vm.Namespace, build.CloudInitSecretName(vm.Name))
 		if err != nil {
 			fc.t.Errorf("the guest has no cloud-init Secret: %v", err)
 			return kubevirtv1.VirtualMachineStatusStopped
@@ -43,7 +44,7 @@ func (fc *fakeCluster) staticGuest() vmiShape {
 				Addresses []string                    `yaml:"addresses"`
 			} `yaml:"ethernets"`
 		}
-		if err := yaml.Unmarshal(secret.Data[secretKeyNetworkData], &doc); err != nil {
+		if err := yaml.Unmarshal(secret.Data[build.SecretKeyNetworkData], &doc); err != nil {
 			fc.t.Errorf("network data: %v", err)
 		}
 		mac := vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress
@@ -107,7 +108,7 @@ func TestCreateWithIPPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mac := staticMAC(config.Ref{Namespace: "default", Name: "vlan1"}, netip.MustParseAddr("10.0.0.10"))
+	mac := build.StaticMAC(config.Ref{Namespace: "default", Name: "vlan1"}, netip.MustParseAddr("10.0.0.10"))
 	if got := vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress; got != mac {
 		t.Errorf("first interface MAC %q, want %q", got, mac)
 	}
@@ -134,8 +135,8 @@ func TestCreateWithIPPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`macaddress: "` + mac + `"`, `- "10.0.0.10/24"`, `via: "10.0.0.1"`, `- "10.0.0.2"`} {
-		if !strings.Contains(string(secret.Data[secretKeyNetworkData]), want) {
-			t.Errorf("network data lacks %s:\n%s", want, secret.Data[secretKeyNetworkData])
+		if !strings.Contains(string(secret.Data[build.SecretKeyNetworkData]), want) {
+			t.Errorf("network data lacks %s:\n%s", want, secret.Data[build.SecretKeyNetworkData])
 		}
 	}
 
@@ -261,7 +262,7 @@ func (fc *fakeCluster) abandonedAllocation(addr, uid string, lifetime time.Durat
 	if err != nil {
 		fc.t.Fatal(err)
 	}
-	cm := buildAllocation(cfg, staticAddressFor(cfg, netip.MustParseAddr(addr)), lifetime)
+	cm := build.Allocation(cfg, build.StaticAddressFor(cfg, netip.MustParseAddr(addr)), lifetime)
 	if uid != "" {
 		cm.Annotations[config.AnnotationIPVMUID] = uid
 	}

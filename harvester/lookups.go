@@ -8,13 +8,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
 // lookups are the facts a create needs from the cluster, found once (by PreCreateCheck) and reused by Create.
 type lookups struct {
-	facts      Facts
+	facts      build.Facts
 	keyPairKey string // public key of --harvester-key-pair-name, "" without one
 }
 
@@ -26,7 +27,7 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 	}
 	cfg := d.cfg
 	var p config.Problems
-	l := &lookups{facts: Facts{ImageStorageClasses: map[config.Ref]string{}}}
+	l := &lookups{facts: build.Facts{ImageStorageClasses: map[config.Ref]string{}}}
 	for _, disk := range cfg.Disks {
 		if disk.Image == nil {
 			continue

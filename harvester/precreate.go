@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
@@ -113,7 +114,7 @@ func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.
 	case !kube.IsGone(err, "virtualmachines", cfg.MachineName):
 		p.Addf("", "%v", c.Explain("check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
 	}
-	name := cloudInitSecretName(cfg.MachineName)
+	name := build.CloudInitSecretName(cfg.MachineName)
 	secret, err := kube.Get(ctx, c, kube.Secrets, cfg.Namespace, name)
 	switch {
 	case err == nil && !isStaleCloudInitSecret(secret.Labels, secret.OwnerReferences, cfg.MachineName):

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
@@ -166,7 +167,7 @@ func annotateRemovedClaims(ctx context.Context, c kube.Interface, ns, name strin
 // deleteCloudInitSecret deletes the machine's cloud-init Secret if this driver made it. Normally the garbage
 // collector has removed it with the VM; after a create that died before the VM existed it has not.
 func (d *Driver) deleteCloudInitSecret(ctx context.Context, c kube.Interface) error {
-	ns, name := d.namespace(), cloudInitSecretName(d.MachineName)
+	ns, name := d.namespace(), build.CloudInitSecretName(d.MachineName)
 	secret, err := kube.Get(ctx, c, kube.Secrets, ns, name)
 	switch {
 	case kube.IsGone(err, "secrets", name):

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // render runs `docker-machine-driver-harvester render --machine-name NAME [--harvester-… flags]`: it prints, as
-// YAML, the cloud-init Secret and the VirtualMachine a create with these flags would make (harvester.Render). It
+// YAML, the cloud-init Secret and the VirtualMachine a create with these flags would make (build.Render). It
 // never contacts a cluster. Invalid flags print the same aggregated problems a create reports, and the exit code
 // is 1 (2 for a malformed command line).
 func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
@@ -31,7 +31,7 @@ func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	out, err := harvester.Render(cfg)
+	out, err := build.Render(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

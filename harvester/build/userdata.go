@@ -1,4 +1,4 @@
-package harvester
+package build
 
 import (
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
@@ -7,7 +7,7 @@ import (
 
 // renderUserData renders the user data the machine boots with (see package cloudinit for the merge rules). A
 // problem is reported against the flag of the part at fault, as ParseConfig reports it.
-func renderUserData(cfg *config.Config, authorizedKeys []string, guestKubeconfig []byte) ([]byte, error) {
+func UserData(cfg *config.Config, authorizedKeys []string, guestKubeconfig []byte) ([]byte, error) {
 	out, err := cloudinit.UserData(config.CloudInitInput(cfg, authorizedKeys, guestKubeconfig))
 	if err != nil {
 		var p config.Problems

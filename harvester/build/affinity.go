@@ -1,4 +1,4 @@
-package harvester
+package build
 
 import (
 	corev1 "k8s.io/api/core/v1"

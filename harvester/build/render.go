@@ -1,4 +1,4 @@
-package harvester
+package build
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ func Render(cfg *config.Config) ([]byte, error) {
 	if cfg.CloudProvider.Generate {
 		guestKubeconfig = []byte(fmt.Sprintf("<kubeconfig of service account %s/%s, made in Harvester at create>", cfg.Namespace, cfg.ClusterName))
 	}
-	userData, err := renderUserData(cfg, []string{placeholderSSHKey}, guestKubeconfig)
+	userData, err := UserData(cfg, []string{placeholderSSHKey}, guestKubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -37,8 +37,8 @@ func Render(cfg *config.Config) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	secret := BuildCloudInitSecret(cfg, userData, network)
-	vm, err := BuildVirtualMachine(cfg, facts, placeholderPVCSuffix)
+	secret := CloudInitSecret(cfg, userData, network)
+	vm, err := VirtualMachine(cfg, facts, placeholderPVCSuffix)
 	if err != nil {
 		return nil, err
 	}

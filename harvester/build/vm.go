@@ -1,4 +1,4 @@
-package harvester
+package build
 
 import (
 	"encoding/json"
@@ -25,8 +25,8 @@ type Facts struct {
 	StaticAddress *StaticAddress
 }
 
-// cloudInitSecretName names the Secret holding the VM's cloud-init user and network data.
-func cloudInitSecretName(vmName string) string { return vmName + "-cloudinit" }
+// CloudInitSecretName names the Secret holding the VM's cloud-init user and network data.
+func CloudInitSecretName(vmName string) string { return vmName + "-cloudinit" }
 
 // BuildVirtualMachine returns the VirtualMachine for cfg. Harvester's admission webhook adds the rest (memory
 // requests and guest memory for overcommit, machine type, MAC annotations, management-network node affinity,
@@ -35,7 +35,7 @@ func cloudInitSecretName(vmName string) string { return vmName + "-cloudinit" }
 //
 // claimSuffix makes this create's claim names unique (five lowercase letters or digits, made at create time: the
 // builders use no randomness).
-func BuildVirtualMachine(cfg *config.Config, facts Facts, claimSuffix string) (*kubevirtv1.VirtualMachine, error) {
+func VirtualMachine(cfg *config.Config, facts Facts, claimSuffix string) (*kubevirtv1.VirtualMachine, error) {
 	claims, err := volumeClaimTemplates(cfg, facts, claimSuffix)
 	if err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func volumes(cfg *config.Config, claims []corev1.PersistentVolumeClaim) []kubevi
 	}
 	// Cloud-init always travels in a Secret: KubeVirt rejects inline user data over 2048 bytes
 	// (harvester/harvester#760), and the user data holds Rancher's registration token.
-	secret := &corev1.LocalObjectReference{Name: cloudInitSecretName(cfg.MachineName)}
+	secret := &corev1.LocalObjectReference{Name: CloudInitSecretName(cfg.MachineName)}
 	noCloud := &kubevirtv1.CloudInitNoCloudSource{UserDataSecretRef: secret}
 	if len(cfg.NetworkData) > 0 {
 		noCloud.NetworkDataSecretRef = secret

@@ -1,4 +1,4 @@
-package harvester
+package build
 
 import (
 	"encoding/base64"
@@ -80,7 +80,7 @@ func TestRenderGoldenIPPool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
-	mac := staticMAC(config.Ref{Namespace: "default", Name: "vm-vlan10"}, netip.MustParseAddr("10.10.0.4"))
+	mac := StaticMAC(config.Ref{Namespace: "default", Name: "vm-vlan10"}, netip.MustParseAddr("10.10.0.4"))
 	for _, want := range []string{"# The address is allocated at create from 10.10.0.1-10.10.0.254/24; shown: the range's first.",
 		`- "10.10.0.4/24"`, `macaddress: "` + mac + `"`, "macAddress: " + mac, "mtu: 9000", "networkDataSecretRef",
 		config.AnnotationIPAllocation + ": default/ip-vm-vlan10-10-10-0-4"} {

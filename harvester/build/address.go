@@ -1,4 +1,4 @@
-package harvester
+package build
 
 import (
 	"crypto/sha256"
@@ -26,27 +26,27 @@ type StaticAddress struct {
 	Allocation config.Ref   // the ConfigMap that holds the address
 }
 
-// staticAddressFor is the StaticAddress of addr from cfg's pool: on the MAC address the user gave the first NIC,
+// StaticAddressFor is the StaticAddress of addr from cfg's pool: on the MAC address the user gave the first NIC,
 // else on staticMAC's.
-func staticAddressFor(cfg *config.Config, addr netip.Addr) *StaticAddress {
+func StaticAddressFor(cfg *config.Config, addr netip.Addr) *StaticAddress {
 	network := *cfg.NICs[0].Network
 	mac := cfg.NICs[0].MACAddress
 	if mac == "" {
-		mac = staticMAC(network, addr)
+		mac = StaticMAC(network, addr)
 	}
 	return &StaticAddress{
 		Address:    netip.PrefixFrom(addr, cfg.IPPool.Subnet.Bits()),
 		MAC:        mac,
-		Allocation: config.Ref{Namespace: network.Namespace, Name: allocationName(network, addr)},
+		Allocation: config.Ref{Namespace: network.Namespace, Name: AllocationName(network, addr)},
 	}
 }
 
-// staticMAC derives the MAC address of a NIC with address addr on network: locally administered and unicast
+// StaticMAC derives the MAC address of a NIC with address addr on network: locally administered and unicast
 // (first octet xxxxxx10), and the same for the same address on the same network, so neighbours' ARP and NDP
 // caches stay right when an address passes to another machine. For IPv4 the last four octets are the address
 // itself, so two addresses of one network never share a MAC; the rest is a hash of the network (and, for IPv6,
 // of the address).
-func staticMAC(network config.Ref, addr netip.Addr) string {
+func StaticMAC(network config.Ref, addr netip.Addr) string {
 	h := sha256.Sum256([]byte(network.String() + "/" + addr.String()))
 	mac := net.HardwareAddr(h[:6])
 	if addr.Is4() {
@@ -58,10 +58,10 @@ func staticMAC(network config.Ref, addr netip.Addr) string {
 	return mac.String()
 }
 
-// allocationName names the ConfigMap that holds addr on network: ip-<network>-<address>, with the address's
+// AllocationName names the ConfigMap that holds addr on network: ip-<network>-<address>, with the address's
 // dots or colons as dashes (IPv6 written out in full, so the name never ends in a dash). A name too long for a
 // ConfigMap has the network's name hashed instead.
-func allocationName(network config.Ref, addr netip.Addr) string {
+func AllocationName(network config.Ref, addr netip.Addr) string {
 	a := addr.String()
 	if addr.Is6() {
 		a = addr.StringExpanded()
@@ -75,9 +75,9 @@ func allocationName(network config.Ref, addr netip.Addr) string {
 	return name
 }
 
-// networkData is the network-config the machine boots with: the user's, with the first NIC's static address
+// NetworkData is the network-config the machine boots with: the user's, with the first NIC's static address
 // added when it has one (see networkconfig.AddStatic for the precedence).
-func networkData(cfg *config.Config, facts Facts) ([]byte, error) {
+func NetworkData(cfg *config.Config, facts Facts) ([]byte, error) {
 	s := facts.StaticAddress
 	if s == nil {
 		return cfg.NetworkData, nil
@@ -123,8 +123,8 @@ func renderNetworkData(cfg *config.Config, facts *Facts) ([]byte, error) {
 	if cfg.IPPool == nil {
 		return cfg.NetworkData, nil
 	}
-	facts.StaticAddress = staticAddressFor(cfg, cfg.IPPool.FirstFree())
-	out, err := networkData(cfg, *facts)
+	facts.StaticAddress = StaticAddressFor(cfg, cfg.IPPool.FirstFree())
+	out, err := NetworkData(cfg, *facts)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func renderNetworkData(cfg *config.Config, facts *Facts) ([]byte, error) {
 // the address (the API server lets only one create of a name succeed). It records the machine and, for a create
 // in flight, how long it may take before its allocation counts as abandoned (lifetime, from the ConfigMap's
 // creationTimestamp).
-func buildAllocation(cfg *config.Config, s *StaticAddress, lifetime time.Duration) *corev1.ConfigMap {
+func Allocation(cfg *config.Config, s *StaticAddress, lifetime time.Duration) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{

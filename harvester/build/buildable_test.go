@@ -1,4 +1,4 @@
-package harvester
+package build
 
 import (
 	"testing"
@@ -18,7 +18,7 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("ParseConfig must return a config or an error, got %v and %v", cfg, err)
 		}
 		if cfg != nil {
-			if _, err := BuildVirtualMachine(cfg, factsFor(cfg), "abcde"); err != nil {
+			if _, err := VirtualMachine(cfg, factsFor(cfg), "abcde"); err != nil {
 				t.Fatalf("a valid config does not build: %v", err)
 			}
 		}
@@ -34,7 +34,7 @@ func factsFor(cfg *config.Config) Facts {
 		}
 	}
 	if cfg.IPPool != nil {
-		f.StaticAddress = staticAddressFor(cfg, cfg.IPPool.FirstFree())
+		f.StaticAddress = StaticAddressFor(cfg, cfg.IPPool.FirstFree())
 	}
 	return f
 }

@@ -1,4 +1,4 @@
-package harvester
+package build
 
 import (
 	"bufio"
@@ -20,7 +20,7 @@ func upstreamTool(t *testing.T, name string) string {
 	dir := os.Getenv("DMDH_" + strings.ToUpper(name) + "_BIN")
 	if dir == "" {
 		var stderr bytes.Buffer
-		cmd := exec.Command(filepath.Join("..", "hack", "tools.sh"), name)
+		cmd := exec.Command(filepath.Join("..", "..", "hack", "tools.sh"), name)
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {

@@ -1,4 +1,4 @@
-package harvester
+package build
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -10,32 +10,32 @@ import (
 
 // Keys KubeVirt reads from a NoCloud Secret (it also accepts userData/networkData; these are Harvester's).
 const (
-	secretKeyUserData    = "userdata"
-	secretKeyNetworkData = "networkdata"
+	SecretKeyUserData    = "userdata"
+	SecretKeyNetworkData = "networkdata"
 )
 
 // BuildCloudInitSecret returns the Secret that carries the VM's rendered cloud-init. It is created before the VM
 // and made a dependent of the VM (vmOwnerReference) once the VM exists, so deleting the VM deletes it.
-func BuildCloudInitSecret(cfg *config.Config, userData, networkData []byte) *corev1.Secret {
+func CloudInitSecret(cfg *config.Config, userData, networkData []byte) *corev1.Secret {
 	s := &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      cloudInitSecretName(cfg.MachineName),
+			Name:      CloudInitSecretName(cfg.MachineName),
 			Namespace: cfg.Namespace,
 			Labels:    map[string]string{config.LabelCreator: config.CreatorName, config.LabelVMName: cfg.MachineName},
 		},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{secretKeyUserData: userData},
+		Data: map[string][]byte{SecretKeyUserData: userData},
 	}
 	if len(networkData) > 0 {
-		s.Data[secretKeyNetworkData] = networkData
+		s.Data[SecretKeyNetworkData] = networkData
 	}
 	return s
 }
 
 // vmOwnerReference makes an object a dependent of the VM, for garbage collection. blockOwnerDeletion is left
 // unset: setting it needs finalizer rights on VMs, which a scoped credential may lack.
-func vmOwnerReference(vm *kubevirtv1.VirtualMachine) metav1.OwnerReference {
+func OwnerReference(vm *kubevirtv1.VirtualMachine) metav1.OwnerReference {
 	return metav1.OwnerReference{
 		APIVersion: kubevirtv1.GroupVersion.String(),
 		Kind:       "VirtualMachine",

@@ -1,4 +1,4 @@
-package harvester
+package build
 
 import (
 	"encoding/json"
@@ -58,7 +58,7 @@ func TestBuildVirtualMachineGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vm, err := BuildVirtualMachine(cfg, factsFor(cfg), "abcde")
+			vm, err := VirtualMachine(cfg, factsFor(cfg), "abcde")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,11 +156,11 @@ func TestImageDiskMustUseImageClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = BuildVirtualMachine(cfg, factsFor(cfg), "abcde")
+	_, err = VirtualMachine(cfg, factsFor(cfg), "abcde")
 	if err == nil || !strings.Contains(err.Error(), `storage class "fast" differs from the class of its image default/img ("longhorn-img")`) {
 		t.Fatalf("want a storage class mismatch error, got %v", err)
 	}
-	if _, err := BuildVirtualMachine(cfg, Facts{}, "abcde"); err == nil || !strings.Contains(err.Error(), "storage class of image default/img is not known") {
+	if _, err := VirtualMachine(cfg, Facts{}, "abcde"); err == nil || !strings.Contains(err.Error(), "storage class of image default/img is not known") {
 		t.Fatalf("want a missing-fact error, got %v", err)
 	}
 }
