@@ -158,7 +158,7 @@ func ensureCloudProviderAccount(ctx context.Context, c kube.Interface, a CloudPr
 		return nil, err
 	}
 	logging.Debugf("Cloud provider account %s/%s is ready", ns, name)
-	return guestKubeconfig(server, ns, ca, token)
+	return accountKubeconfig(server, ns, ca, token)
 }
 
 // saOwner makes an object a dependent of the service account: it goes when the account is deleted.
@@ -223,8 +223,8 @@ func waitForToken(ctx context.Context, c kube.Interface, ns, name string) (ca, t
 
 func filled(s *corev1.Secret) bool { return len(s.Data["ca.crt"]) > 0 && len(s.Data["token"]) > 0 }
 
-// guestKubeconfig renders the guest cluster's kubeconfig (names as Harvester's endpoint writes them).
-func guestKubeconfig(server, namespace string, ca, token []byte) ([]byte, error) {
+// accountKubeconfig renders the guest cluster's kubeconfig (names as Harvester's endpoint writes them).
+func accountKubeconfig(server, namespace string, ca, token []byte) ([]byte, error) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["default"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
 	cfg.AuthInfos["default"] = &clientcmdapi.AuthInfo{Token: string(token)}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
@@ -65,11 +66,11 @@ func (d *Driver) Create() error {
 	}
 	made := &created{}
 	facts := looked.facts
-	if made.address, err = allocateAddress(ctx, c, cfg); err != nil {
+	if made.address, err = ippool.Allocate(ctx, c, cfg); err != nil {
 		return err
 	}
 	if made.address != nil {
-		facts.StaticAddress = made.address.static
+		facts.StaticAddress = made.address.Static
 	}
 	secret, vm, err := buildObjects(cfg, facts, userData)
 	if err == nil {
@@ -115,7 +116,7 @@ func (d *Driver) guestKubeconfig(ctx context.Context, c kube.Interface) ([]byte,
 
 // created records what a create has made so far, for the rollback.
 type created struct {
-	address *allocation // from --harvester-ip-pool
+	address *ippool.Allocation // from --harvester-ip-pool
 	secret  bool
 	vm      *kubevirtv1.VirtualMachine
 }
@@ -152,7 +153,7 @@ func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *co
 	if err := kube.MergePatch(ctx, c, kube.Secrets, ns, secret.Name, patch); err != nil {
 		return c.Explain("hand the cloud-init Secret to its VM", ns+"/"+secret.Name, err)
 	}
-	return recordVM(ctx, c, made.address, got)
+	return ippool.RecordVM(ctx, c, made.address, got)
 }
 
 // replaceStaleSecret overwrites the cloud-init Secret a killed create left behind, and nothing else.
@@ -186,7 +187,7 @@ func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
 		cleanup = errors.Join(cleanup, d.deleteCloudInitSecret(ctx, c))
 	}
 	if a := made.address; a != nil && cleanup == nil { // the address goes only once its VM has
-		cleanup = releaseAddress(ctx, c, a.static.Allocation, a.uid, d.machine())
+		cleanup = ippool.Release(ctx, c, a.Static.Allocation, a.UID, d.machine())
 	}
 	if cleanup != nil {
 		return fmt.Errorf("%w\nthe cleanup after it also failed, so objects may be left in Harvester namespace %s: %v", cause, d.cfg.Namespace, cleanup)

@@ -1,10 +1,11 @@
 // Package harvester is the Harvester node driver: a rancher/machine driver that runs each machine as a KubeVirt
 // VirtualMachine on a Harvester cluster.
 //
-// The package is layered: flags.go is the one table of flags; ParseConfig turns flag values into a validated
-// Config without touching the network; BuildVirtualMachine and BuildCloudInitSecret are pure builders of the API
-// objects; the lifecycle (PreCreateCheck, Create, state, power, Remove) sends them through the client layer,
-// package internal/kube, the only code that talks to the API server.
+// It is the top of three layers: harvester/config turns flag values into a validated Config without touching
+// the network, harvester/build makes the API objects from it (pure), and this package is the Driver, the
+// lifecycle rancher-machine calls (PreCreateCheck, Create, state, power, Remove) and the guest cluster's
+// cloud-provider account. It sends the objects through harvester/internal/kube, the only code that talks to the
+// API server, and allocates static addresses through harvester/internal/ippool.
 package harvester
 
 import (

@@ -22,6 +22,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
@@ -291,9 +292,9 @@ func (fc *fakeCluster) ownedVMI(name, owner string, annotations map[string]strin
 
 // clockAhead moves the driver's clock on by d for the test.
 func clockAhead(t *testing.T, d time.Duration) {
-	old := allocationNow
-	allocationNow = func() time.Time { return time.Now().Add(d) }
-	t.Cleanup(func() { allocationNow = old })
+	old := ippool.Now
+	ippool.Now = func() time.Time { return time.Now().Add(d) }
+	t.Cleanup(func() { ippool.Now = old })
 }
 
 // Another create took the first free address between this create's list and its create: it takes the next.

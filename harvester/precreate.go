@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
@@ -68,7 +69,7 @@ func (d *Driver) PreCreateCheck() error {
 	d.checkNetworks(ctx, c, &p)
 	d.checkTopology(ctx, c, &p)
 	d.checkHostDevices(ctx, c, &p)
-	checkIPPool(ctx, c, d.cfg, &p)
+	ippool.Check(ctx, c, d.cfg, &p)
 	if err := p.ErrTitled("cannot create the machine on Harvester"); err != nil {
 		return err
 	}

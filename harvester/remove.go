@@ -16,6 +16,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
@@ -41,7 +42,7 @@ func (d *Driver) Remove() error {
 	err = d.removeVM(ctx, c, "")
 	err = errors.Join(err, d.deleteCloudInitSecret(ctx, c))
 	if err == nil { // an address goes only once its VM has
-		err = releaseMachineAddresses(ctx, c, d.IPPoolNetwork, d.machine())
+		err = ippool.ReleaseMachine(ctx, c, d.IPPoolNetwork, d.machine())
 	}
 	return scrubNotFound(err)
 }

@@ -1,4 +1,20 @@
-package harvester
+// Package ippool allocates the static addresses of --harvester-ip-pool. They are allocated in Harvester, so
+// that separate rancher-machine processes, node pools and Rancher servers that share a range on a network never hand out one address twice. Each allocated address is a
+// ConfigMap in the network's namespace, named after the network and the address (build.AllocationName): taking an
+// address is creating that ConfigMap, and the API server lets exactly one create of a name succeed — there is no
+// read-then-write. The ConfigMap records the machine's VM (namespace/name, and its UID once the VM exists); the
+// VM names the ConfigMap in an annotation.
+//
+// An allocation is released by Remove and by a failed create's rollback, once the VM is gone. One whose machine
+// is gone for another reason (a create killed mid-way, a VM deleted by hand) is reclaimed by the next allocation
+// that comes to its address: deleted, on the condition that nobody changed it since it was read (UID and
+// resourceVersion preconditions), then created afresh — again a create that only one can win. Not before its VM
+// and VMI are gone, so a guest still shutting down keeps its address; and an allocation whose VM does not exist
+// yet (no UID recorded: a create in flight) only once its lifetime is over.
+//
+// It is the driver's allocation layer: it talks to the cluster through harvester/internal/kube and builds its
+// objects with harvester/build; package harvester calls it from PreCreateCheck, Create and Remove.
+package ippool
 
 import (
 	"context"
@@ -23,31 +39,17 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
 
-// Static addresses are allocated in Harvester, so that separate rancher-machine processes, node pools and
-// Rancher servers that share a range on a network never hand out one address twice. Each allocated address is a
-// ConfigMap in the network's namespace, named after the network and the address (allocationName): taking an
-// address is creating that ConfigMap, and the API server lets exactly one create of a name succeed — there is no
-// read-then-write. The ConfigMap records the machine's VM (namespace/name, and its UID once the VM exists); the
-// VM names the ConfigMap in an annotation.
-//
-// An allocation is released by Remove and by a failed create's rollback, once the VM is gone. One whose machine
-// is gone for another reason (a create killed mid-way, a VM deleted by hand) is reclaimed by the next allocation
-// that comes to its address: deleted, on the condition that nobody changed it since it was read (UID and
-// resourceVersion preconditions), then created afresh — again a create that only one can win. Not before its VM
-// and VMI are gone, so a guest still shutting down keeps its address; and an allocation whose VM does not exist
-// yet (no UID recorded: a create in flight) only once its lifetime is over.
-
-// allocationMargin is added to the create timeout to make an in-flight allocation's lifetime. It covers a VM
+// Margin is added to the create timeout to make an in-flight allocation's lifetime. It covers a VM
 // create that the API server completes after the driver gave up on it, and the difference between this host's
 // clock, on which the expiry is judged, and the API server's, which stamped the allocation's creationTimestamp.
 // A variable for tests.
-var allocationMargin = time.Minute
+var Margin = time.Minute
 
-// allocationNow is the clock reclaim decisions are made on; a variable for tests.
-var allocationNow = time.Now
+// Now is the clock reclaim decisions are made on; a variable for tests.
+var Now = time.Now
 
-// ipPoolAccess is what allocating, recording and releasing an address needs in the network's namespace.
-var ipPoolAccess = []kube.Access{
+// Access is what allocating, recording and releasing an address needs in the network's namespace.
+var Access = []kube.Access{
 	{Resource: "configmaps", Verb: "create"},
 	{Resource: "configmaps", Verb: "get"},
 	{Resource: "configmaps", Verb: "list"},
@@ -55,15 +57,15 @@ var ipPoolAccess = []kube.Access{
 	{Resource: "configmaps", Verb: "delete"},
 }
 
-// allocation is an address this create holds.
-type allocation struct {
-	static *build.StaticAddress
-	uid    types.UID // the ConfigMap's
+// Allocation is an address this create holds.
+type Allocation struct {
+	Static *build.StaticAddress
+	UID    types.UID // the ConfigMap's
 }
 
-// allocateAddress takes the first address of cfg's pool that is free or reclaimable for cfg's machine. Without
+// Allocate takes the first address of cfg's pool that is free or reclaimable for cfg's machine. Without
 // a pool it returns nil.
-func allocateAddress(ctx context.Context, c kube.Interface, cfg *config.Config) (*allocation, error) {
+func Allocate(ctx context.Context, c kube.Interface, cfg *config.Config) (*Allocation, error) {
 	if cfg.IPPool == nil {
 		return nil, nil
 	}
@@ -71,9 +73,9 @@ func allocateAddress(ctx context.Context, c kube.Interface, cfg *config.Config) 
 	if err != nil {
 		return nil, err
 	}
-	lifetime := cfg.CreateTimeout + allocationMargin
+	lifetime := cfg.CreateTimeout + Margin
 	var failed error
-	var taken *allocation
+	var taken *Allocation
 	scan.candidates(ctx, func(addr netip.Addr, stale *corev1.ConfigMap) bool {
 		static := build.StaticAddressFor(cfg, addr)
 		ref := static.Allocation
@@ -98,7 +100,7 @@ func allocateAddress(ctx context.Context, c kube.Interface, cfg *config.Config) 
 			failed = c.Explain("allocate address "+addr.String()+" as ConfigMap", ref.String(), err)
 			return false
 		}
-		taken = &allocation{static: static, uid: got.UID}
+		taken = &Allocation{Static: static, UID: got.UID}
 		return false
 	})
 	switch {
@@ -111,21 +113,21 @@ func allocateAddress(ctx context.Context, c kube.Interface, cfg *config.Config) 
 		p.Addf(config.FlagIPPool, "%s", scan.exhausted())
 		return nil, p.ErrTitled("cannot create the machine on Harvester")
 	}
-	static := taken.static
+	static := taken.Static
 	logging.Infof("Allocated address %s on network %s for VM %s/%s (ConfigMap %s)", static.Address, cfg.NICs[0].Network, cfg.Namespace, cfg.MachineName, static.Allocation)
 	return taken, nil
 }
 
-// recordVM writes the VM's UID into the allocation: from now on it is held as long as that VM (or its VMI)
+// RecordVM writes the VM's UID into the allocation: from now on it is held as long as that VM (or its VMI)
 // exists. The patch carries the allocation's UID, which the API server refuses to change, so it never lands on an
 // allocation made afresh by someone else.
-func recordVM(ctx context.Context, c kube.Interface, a *allocation, vm *kubevirtv1.VirtualMachine) error {
+func RecordVM(ctx context.Context, c kube.Interface, a *Allocation, vm *kubevirtv1.VirtualMachine) error {
 	if a == nil {
 		return nil
 	}
-	ref := a.static.Allocation
+	ref := a.Static.Allocation
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"uid":         a.uid,
+		"uid":         a.UID,
 		"annotations": map[string]string{config.AnnotationIPVMUID: string(vm.UID)},
 	}})
 	if err := kube.MergePatch(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, patch); err != nil {
@@ -197,7 +199,7 @@ func (s *poolScan) candidates(ctx context.Context, yield func(addr netip.Addr, s
 func (s *poolScan) isHeld(ctx context.Context, cm *corev1.ConfigMap) bool {
 	uid := cm.Annotations[config.AnnotationIPVMUID]
 	if uid == "" {
-		if expiry := allocationExpiry(cm); allocationNow().Before(expiry) {
+		if expiry := allocationExpiry(cm); Now().Before(expiry) {
 			if s.inFlight++; s.firstExpiry.IsZero() || expiry.Before(s.firstExpiry) {
 				s.firstExpiry = expiry
 			}
@@ -224,7 +226,7 @@ func (s *poolScan) isHeld(ctx context.Context, cm *corev1.ConfigMap) bool {
 // allocationExpiry is when an allocation without a VM counts as abandoned: its creationTimestamp (the API
 // server's clock) plus the lifetime it records (the default create timeout's when unreadable).
 func allocationExpiry(cm *corev1.ConfigMap) time.Time {
-	lifetime := time.Duration(config.DefaultCreateTimeoutSecs)*time.Second + allocationMargin
+	lifetime := time.Duration(config.DefaultCreateTimeoutSecs)*time.Second + Margin
 	if secs, err := strconv.Atoi(cm.Annotations[config.AnnotationIPLifetime]); err == nil && secs > 0 {
 		lifetime = time.Duration(secs) * time.Second
 	}
@@ -279,14 +281,14 @@ func (s *poolScan) exhausted() string {
 		allocationSelector(s.network), s.network.Namespace)
 }
 
-// checkIPPool is the pre-flight of a pool: the credential may allocate in the network's namespace, and the range
+// Check is the pre-flight of a pool: the credential may allocate in the network's namespace, and the range
 // has an address free or reclaimable. It creates nothing.
-func checkIPPool(ctx context.Context, c kube.Interface, cfg *config.Config, p *config.Problems) {
+func Check(ctx context.Context, c kube.Interface, cfg *config.Config, p *config.Problems) {
 	if cfg.IPPool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
 		return
 	}
 	ns := cfg.NICs[0].Network.Namespace
-	denied, err := c.Denied(ctx, ns, ipPoolAccess)
+	denied, err := c.Denied(ctx, ns, Access)
 	switch {
 	case err != nil:
 		p.Addf(config.FlagIPPool, "%v", c.Explain("check the credential's permissions in namespace", ns, err))
@@ -315,9 +317,9 @@ func checkIPPool(ctx context.Context, c kube.Interface, cfg *config.Config, p *c
 	}
 }
 
-// releaseMachineAddresses releases the allocations of machine vm on its pool's network (namespace/name, as
+// ReleaseMachine releases the allocations of machine vm on its pool's network (namespace/name, as
 // saved in Driver.IPPoolNetwork), found by their labels; a machine without a pool ("") makes no request.
-func releaseMachineAddresses(ctx context.Context, c kube.Interface, network string, vm config.Ref) error {
+func ReleaseMachine(ctx context.Context, c kube.Interface, network string, vm config.Ref) error {
 	ns, _, ok := strings.Cut(network, "/")
 	if !ok {
 		return nil
@@ -329,14 +331,14 @@ func releaseMachineAddresses(ctx context.Context, c kube.Interface, network stri
 	}
 	var errs []error
 	for _, cm := range list {
-		errs = append(errs, releaseAddress(ctx, c, config.Ref{Namespace: cm.Namespace, Name: cm.Name}, "", vm))
+		errs = append(errs, Release(ctx, c, config.Ref{Namespace: cm.Namespace, Name: cm.Name}, "", vm))
 	}
 	return errors.Join(errs...)
 }
 
-// releaseAddress deletes an allocation if it is machine vm's (and, when uid is set, has that UID); one already
+// Release deletes an allocation if it is machine vm's (and, when uid is set, has that UID); one already
 // gone, or meanwhile reclaimed for another machine, is left alone.
-func releaseAddress(ctx context.Context, c kube.Interface, ref config.Ref, uid types.UID, vm config.Ref) error {
+func Release(ctx context.Context, c kube.Interface, ref config.Ref, uid types.UID, vm config.Ref) error {
 	mine := vm.String()
 	for attempt := 0; ; attempt++ {
 		cm, err := kube.Get(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name)
