@@ -23,7 +23,7 @@ import (
 // rollbackTimeout bounds the cleanup after a failed create: removing the VM waits for it to be gone.
 const rollbackTimeout = 5 * time.Minute
 
-// Create makes the machine: its static address when it has a pool (see ippool_alloc.go), the cloud-init Secret,
+// Create makes the machine: its static address when it has a pool (see harvester/internal/ippool), the cloud-init Secret,
 // then the VirtualMachine, then hands the Secret to the VM (ownerReference) so deleting the VM deletes it; then
 // waits, by watch, until the VM runs and reports an IP.
 // It is transactional: when anything fails — an API error, a state KubeVirt will not leave, the timeout — it
