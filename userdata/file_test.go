@@ -31,8 +31,8 @@ func TestReadFileOrInline(t *testing.T) {
 		{name: "inline without # but with a line break", value: "runcmd:\n- a\n", want: "runcmd:\n- a\n"},
 		{name: "missing file", value: missing, wantErr: []string{"cannot read the file ", missing, "no such file"}},
 		{name: "directory", value: dir, wantErr: []string{"cannot read the file ", dir, "directory"}},
-		{name: "device", value: os.DevNull, wantErr: []string{"cannot read the file ", "not a regular file"}},
-		{name: "over 1 MiB", value: big, wantErr: []string{"cannot read the file ", "larger than 1 MiB"}},
+		{name: "device", value: os.DevNull, wantErr: []string{"cannot read the file ", "it is a character device, not a regular file"}},
+		{name: "over 1 MiB", value: big, wantErr: []string{"cannot read the file ", "it is 1048577 bytes, over the 1 MiB limit (the most a cloud-init Secret holds)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
