@@ -20,6 +20,10 @@ import (
 //   - an empty (or blank) value is an empty document;
 //   - a value that starts with '#' (after leading blanks) or contains a line break is inline content;
 //   - anything else is a path, read with ReadRegularFile and a limit of MaxSize.
+//
+// An error never quotes the value: a one-line value taken for a path may be inline content holding a credential
+// (a token pasted without a #cloud-config line), and the error reaches Rancher's UI and logs. It says why the
+// file could not be read and which forms the value may take.
 func ReadFileOrInline(value string) ([]byte, error) {
 	trimmed := strings.TrimSpace(value)
 	switch {
@@ -30,15 +34,17 @@ func ReadFileOrInline(value string) ([]byte, error) {
 	}
 	data, err := ReadRegularFile(value, MaxSize)
 	if err != nil {
-		var size *SizeError
-		if errors.As(err, &size) {
-			err = fmt.Errorf("%w (the most a cloud-init Secret holds)", err)
-		}
-		return nil, fmt.Errorf("cannot read the file %q (rancher-machine passes a file path here; inline "+
-			"cloud-config must start with \"#cloud-config\"): %w", value, err)
+		return nil, fmt.Errorf("cannot read it as a file path: %w (%s). %s", err, notShown, acceptedForms)
 	}
 	return data, nil
 }
+
+// Parts of ReadFileOrInline's error.
+const (
+	notShown      = "the value is not shown: it may hold a secret"
+	acceptedForms = "rancher-machine passes the path of a regular file of at most 1 MiB (what a cloud-init Secret holds) here; inline cloud-config " +
+		"must start with \"#cloud-config\" (or another line starting with #) or span several lines"
+)
 
 // NotRegularError is ReadRegularFile's refusal of something other than a regular file.
 type NotRegularError struct {
