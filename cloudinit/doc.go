@@ -15,6 +15,11 @@
 // without the #cloud-config line is taken as cloud-config, as the reference driver did. Anything else is an
 // error of PartUser.
 //
+// Size is bounded in all, not part by part: the user data and everything inflated from it (the whole of it when
+// it is gzip, and every gzip part of a MIME message) draw on one userdata.Budget of userdata.MaxSize (1 MiB, the
+// most the cloud-init Secret holds), and inflating stops as soon as it is spent, so a small input of many gzip
+// parts is refused without being inflated in full. The rendered user data must fit in userdata.MaxSize too.
+//
 // # Errors
 //
 // Every error of UserData and Check is an *Error: the part of the input at fault (Part: the user's user data,

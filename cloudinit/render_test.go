@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 const rancherDoc = "#cloud-config\nhostname: from-rancher\nruncmd:\n- " + installCommand + "\n"
@@ -338,7 +340,7 @@ func mimeParts(t *testing.T, out []byte) []mimePart {
 	}
 	var parts []mimePart
 	for _, l := range leaves {
-		typ, payload, err := l.effectiveType()
+		typ, payload, err := l.effectiveType(userdata.NewBudget(userdata.MaxSize))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,26 +58,36 @@ func (e *NotRegularError) Error() string { return "it is " + e.What + ", not a r
 
 // SizeError is a refusal for size: a file, or what an input inflates to, is over Limit bytes.
 type SizeError struct {
-	Verb    string // how the message says it: "is", "inflates to"
-	Size    int64  // the size found; with AtLeast, reading stopped past Limit and the size is only known to be more
+	Verb    string // how the message says it: "it is", "inflates to"
+	Size    int64  // the size found; with AtLeast, reading stopped past the limit and the size is only known to be more
 	AtLeast bool
-	Before  int64 // bytes counted before this one in the same Budget, which share the limit with it
-	Limit   int64
+	Before  int64  // bytes counted before this one in the same Budget, which share the limit with it
+	Limit   int64  // the limit
+	Why     string // what the limit is, if the message says it: "the most a cloud-init Secret holds"
 }
 
-// Error names the size found and the limit: "it is 3.2 MiB, over the 1 MiB limit", "inflates to more than 1 MiB,
-// over the 1 MiB limit", "inflates to more than 1 MiB together with the 120 KiB before it, over the 1 MiB limit".
+// Error names the size found and the limit: "it is 3.2 MiB, over the 1 MiB limit"; "inflates to more than
+// 1 MiB, over the 1 MiB limit (the most a cloud-init Secret holds)"; "inflates to more than 904 KiB, which with
+// the 120 KiB before it is over the 1 MiB limit (…)".
 func (e *SizeError) Error() string {
-	found := FormatSize(e.Size)
-	if e.AtLeast {
-		found = "more than " + FormatSize(e.Limit)
-	} else if found == FormatSize(e.Limit) { // "1 MiB, over the 1 MiB limit" would say nothing
+	var found string
+	switch {
+	case e.AtLeast:
+		found = "more than " + FormatSize(e.Limit-e.Before)
+	case FormatSize(e.Size) == FormatSize(e.Limit): // "1 MiB, over the 1 MiB limit" would say nothing
 		found = fmt.Sprintf("%d bytes", e.Size)
+	default:
+		found = FormatSize(e.Size)
 	}
+	msg := e.Verb + " " + found + ", over the " + FormatSize(e.Limit) + " limit"
 	if e.Before > 0 {
-		found += " together with the " + FormatSize(e.Before) + " before it"
+		msg = e.Verb + " " + found + ", which with the " + FormatSize(e.Before) + " before it is over the " +
+			FormatSize(e.Limit) + " limit"
 	}
-	return e.Verb + " " + found + ", over the " + FormatSize(e.Limit) + " limit"
+	if e.Why != "" {
+		msg += " (" + e.Why + ")"
+	}
+	return msg
 }
 
 // FormatSize writes a byte count for a message: "812 bytes", "64 KiB", "3.2 MiB".
