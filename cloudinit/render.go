@@ -154,10 +154,10 @@ func readRancher(b []byte) (*yaml.Node, error) {
 	}
 	doc, err := parseConfig(body)
 	if err == nil {
-		err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
+		err = checkConfig(doc)
 	}
 	if err != nil {
-		return nil, inPart(PartRancher, err)
+		return nil, configError(PartRancher, "", err)
 	}
 	return flattenTop(doc, PartRancher)
 }

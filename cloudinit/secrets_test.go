@@ -31,12 +31,18 @@ var userDataWithSecrets = []string{
 	"#cloud-config\nusers: {S: S}\n",   // a users mapping whose entry is neither true, false nor a mapping
 	"#cloud-config\nurl: https://user:S@example.com/\n\tx: 1\n", // a tab where YAML allows none
 	"#cloud-config\na: !!binary S\n",
+	"#cloud-config\na: !!int S\n",                   // values their tags cannot read
+	"#cloud-config\na: [!!timestamp S, !!bool S]\n", //
+	"#cloud-config\na: !!seq S\n",                   // a tag on the wrong kind of node
+	"#cloud-config\n? [S]\n: S\n",                   // a list as a key
+	"#cloud-config\nb: &x [S]\na: {<<: *x}\n",       // a merge key naming a list
+	"#cloud-config\na: !Ref S\n",                    // a tag the loader does not know
 	"## template: jinja\n#cloud-config\na: [S\n",
 	"#!/bin/sh\necho S\n",
-	"MIME-Version: 1.0\nS\n\n",                                                                  // a header line without a colon
-	"MIME-Version: 1.0\nContent-Type: S\n\nx",                                                   // a media type without a slash
-	"MIME-Version: 1.0\nContent-Type: text/S; S\n\nx",                                           // a broken parameter
-	"MIME-Version: 1.0\nContent-Type: multipart/S\n\nx",                                         // no boundary
+	"MIME-Version: 1.0\nS\n\n",                          // a header line without a colon
+	"MIME-Version: 1.0\nContent-Type: S\n\nx",           // a media type without a slash
+	"MIME-Version: 1.0\nContent-Type: text/S; S\n\nx",   // a broken parameter
+	"MIME-Version: 1.0\nContent-Type: multipart/S\n\nx", // no boundary
 	"MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=b\n\n--b\nX S\n\nbody\n--b--\n", // a part's header
 	"MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\nx\n\n--b\nS\n",
 	"MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/cloud-config\n\n#cloud-config\na: [S\n--b--\n",

@@ -8,7 +8,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
@@ -88,10 +87,10 @@ func readUser(b []byte, forceJinjaPart bool) (*userParts, error) {
 func (u *userParts) addConfig(body []byte) error {
 	doc, err := parseConfig(body)
 	if err == nil {
-		err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
+		err = checkConfig(doc)
 	}
 	if err != nil {
-		return inPart(PartUser, err)
+		return configError(PartUser, "", err)
 	}
 	u.configs = append(u.configs, doc)
 	return nil
@@ -108,8 +107,8 @@ func (u *userParts) addJinja(b []byte, forcePart bool) error {
 		doc, err := parseConfig(body)
 		switch {
 		case err == nil && jinjaInScalars(body, doc):
-			if err := yamlnode.CheckTree(doc, yamlnode.NewWalker()); err != nil {
-				return inPart(PartUser, err)
+			if err := checkConfig(doc); err != nil {
+				return configError(PartUser, "", err)
 			}
 			u.configs, u.jinja = append(u.configs, doc), true
 			return nil
@@ -143,10 +142,10 @@ func (u *userParts) readMIME(b []byte, budget *userdata.Budget) error {
 			}
 			doc, err := parseConfig(body)
 			if err == nil {
-				err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
+				err = checkConfig(doc)
 			}
 			if err != nil {
-				return at(PartUser, fmt.Sprintf("MIME part %d (text/cloud-config)", i+1), err)
+				return configError(PartUser, fmt.Sprintf("MIME part %d (text/cloud-config)", i+1), err)
 			}
 			u.configs = append(u.configs, doc)
 		case typ == TypeJinja && !l.hasHeader("Merge-Type") && !l.hasHeader("X-Merge-Type"):
