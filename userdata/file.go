@@ -42,8 +42,9 @@ func ReadFileOrInline(value string) ([]byte, error) {
 // Parts of ReadFileOrInline's error.
 const (
 	notShown      = "the value is not shown: it may hold a secret"
-	acceptedForms = "rancher-machine passes the path of a regular file of at most 1 MiB (what a cloud-init Secret holds) here; inline cloud-config " +
-		"must start with \"#cloud-config\" (or another line starting with #) or span several lines"
+	acceptedForms = "rancher-machine passes the path of a regular file of at most 1 MiB (what a cloud-init " +
+		"Secret holds) here; inline cloud-config must start with \"#cloud-config\" (or another line starting " +
+		"with #) or span several lines"
 )
 
 // NotRegularError is ReadRegularFile's refusal of something other than a regular file.
@@ -59,8 +60,8 @@ func (e *NotRegularError) Error() string { return "it is " + e.What + ", not a r
 // SizeError is a refusal for size: a file, or what an input inflates to, is over Limit bytes.
 type SizeError struct {
 	Verb    string // how the message says it: "it is", "inflates to"
-	Size    int64  // the size found; with AtLeast, reading stopped past the limit and the size is only known to be more
-	AtLeast bool
+	Size    int64  // the size found
+	AtLeast bool   // reading stopped past the limit: the size is only known to be more than Limit-Before
 	Before  int64  // bytes counted before this one in the same Budget, which share the limit with it
 	Limit   int64  // the limit
 	Why     string // what the limit is, if the message says it: "the most a cloud-init Secret holds"

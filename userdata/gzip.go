@@ -11,9 +11,6 @@ import (
 // data to the guest holds at most 1 MiB in all.
 const MaxSize = 1 << 20
 
-// secretLimit is why MaxSize is the limit, as a refusal says it.
-const secretLimit = "the most a cloud-init Secret holds"
-
 // IsGzip reports whether b starts with the gzip magic number. cloud-init inflates such user data before looking
 // at it (util.decomp_gzip in user_data.convert_string).
 func IsGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
@@ -42,13 +39,21 @@ func (b *Budget) Used() int64 { return b.used }
 // Left is how many bytes may still be counted.
 func (b *Budget) Left() int64 { return max(b.limit-b.used, 0) }
 
-// Spend counts n bytes of input (verb says what they do in a refusal, e.g. "is"). Over the limit it is a
-// *SizeError naming the size and the limit, and the budget is spent.
+// why is what a Budget's limit is, as a refusal says it: for MaxSize, the most a cloud-init Secret holds.
+func (b *Budget) why() string {
+	if b.limit == MaxSize {
+		return "the most a cloud-init Secret holds"
+	}
+	return ""
+}
+
+// Spend counts n bytes of input (verb is how a refusal says what they do, e.g. "it is"). Over the limit it is
+// a *SizeError naming the size and the limit, and the budget is spent.
 func (b *Budget) Spend(n int64, verb string) error {
 	before := b.used
 	b.used += n
 	if b.used > b.limit {
-		return &SizeError{Verb: verb, Size: n, Before: before, Limit: b.limit, Why: secretLimit}
+		return &SizeError{Verb: verb, Size: n, Before: before, Limit: b.limit, Why: b.why()}
 	}
 	return nil
 }
@@ -75,7 +80,7 @@ func (b *Budget) Gunzip(data []byte) ([]byte, error) {
 	b.used += int64(len(out))
 	if int64(len(out)) > left {
 		return nil, fmt.Errorf("gzip: %w", &SizeError{Verb: "inflates to", AtLeast: true, Size: int64(len(out)),
-			Before: before, Limit: b.limit, Why: secretLimit})
+			Before: before, Limit: b.limit, Why: b.why()})
 	}
 	return out, nil
 }
