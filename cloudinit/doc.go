@@ -15,6 +15,19 @@
 // without the #cloud-config line is taken as cloud-config, as the reference driver did. Anything else is an
 // error of PartUser.
 //
+// Size is bounded in all, not part by part: the user data and everything inflated from it (the whole of it when
+// it is gzip, and every gzip part of a MIME message) draw on one userdata.Budget of userdata.MaxSize (1 MiB, the
+// most the cloud-init Secret holds), and inflating stops as soon as it is spent, so a small input of many gzip
+// parts is refused without being inflated in full. The rendered user data must fit in userdata.MaxSize too.
+//
+// Every cloud-config document read (the user's, each text/cloud-config MIME part, a jinja template merged like
+// one, Rancher's) must be one cloud-init's YAML loader constructs (safeyaml.load: PyYAML's SafeLoader, plus
+// !!python/unicode). cloud-init drops a document it cannot load, and merged with the driver's it would take the
+// SSH key with it. So no tag outside the standard ones (!!python/object:…, !Ref, !foo are refused), no standard
+// tag on the wrong kind of node, no value its tag cannot read (explicit, or PyYAML's YAML 1.1 implicit one: a
+// plain 2024-02-30 is a timestamp), no plain = or << outside a key, no list or mapping as a key. The error names
+// the part and the node's key path (yamlnode.CheckLoadable has the rules).
+//
 // # Errors
 //
 // Every error of UserData and Check is an *Error: the part of the input at fault (Part: the user's user data,

@@ -40,6 +40,32 @@ func parseConfig(text []byte) (*yaml.Node, error) {
 	return &doc, nil
 }
 
+// checkConfig checks a parsed cloud-config the way cloud-init will load it: its aliases neither cycle nor
+// expand past the budget (yamlnode.CheckTree), and every node constructs in cloud-init's YAML loader
+// (yamlnode.CheckLoadable: no tag outside the ones it knows, values its tags can read).
+func checkConfig(doc *yaml.Node) error {
+	if err := yamlnode.CheckTree(doc, yamlnode.NewWalker()); err != nil {
+		return err
+	}
+	return yamlnode.CheckLoadable(doc)
+}
+
+// configError files a problem of a cloud-config document under part, at where (a MIME part; "" for the part as
+// a whole), and for a node cloud-init could not load, at that node's key path inside the document.
+func configError(part Part, where string, err error) error {
+	var le *yamlnode.LoadError
+	if !errors.As(err, &le) || le.Path == "" {
+		if where == "" {
+			return inPart(part, err)
+		}
+		return at(part, where, err)
+	}
+	if where == "" {
+		return at(part, le.Path, err)
+	}
+	return at(part, where+": "+le.Path, err)
+}
+
 // commentLines returns the comment lines of a document that holds nothing else; yaml.v3 drops them.
 func commentLines(text []byte) string {
 	var out []string

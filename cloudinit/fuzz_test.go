@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // FuzzUserData: UserData never panics, and whatever it returns reads back: a cloud-config (with or without the
@@ -56,7 +58,7 @@ func FuzzUserData(f *testing.F) {
 				t.Fatalf("output is neither cloud-config nor MIME: %v\n%s", err, out)
 			}
 			for i, l := range leaves {
-				typ, payload, err := l.effectiveType()
+				typ, payload, err := l.effectiveType(userdata.NewBudget(userdata.MaxSize))
 				if err != nil {
 					t.Fatalf("part %d: %v", i, err)
 				}

@@ -127,7 +127,7 @@ func readMIME(b []byte) ([]leaf, error) {
 	r := textproto.NewReader(bufio.NewReader(bytes.NewReader(b)))
 	header, err := r.ReadMIMEHeader()
 	if err != nil {
-		return nil, fmt.Errorf("MIME headers: %w", err)
+		return nil, fmt.Errorf("MIME headers: %w", withoutInput(err))
 	}
 	body, err := io.ReadAll(r.R)
 	if err != nil {
@@ -156,7 +156,7 @@ func collectLeaves(header textproto.MIMEHeader, body []byte, depth int, out *[]l
 		return fmt.Errorf("MIME multiparts nested more than %d deep", maxMIMEDepth)
 	}
 	if params["boundary"] == "" {
-		return fmt.Errorf("MIME: %s without a boundary", mediaType)
+		return errors.New("MIME: a multipart Content-Type without a boundary")
 	}
 	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
 	for {
@@ -165,16 +165,29 @@ func collectLeaves(header textproto.MIMEHeader, body []byte, depth int, out *[]l
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("MIME: %w", err)
+			return fmt.Errorf("MIME: %w", withoutInput(err))
 		}
 		raw, err := io.ReadAll(p)
 		if err != nil {
-			return fmt.Errorf("MIME: %w", err)
+			return fmt.Errorf("MIME: %w", withoutInput(err))
 		}
 		if err := collectLeaves(p.Header, raw, depth+1, out); err != nil {
 			return err
 		}
 	}
+}
+
+// withoutInput is err with any input it quotes left out. Go's MIME readers quote the line they fail on
+// (net/textproto "malformed MIME header line: %q", mime/multipart "expecting a new Part; got line %q",
+// mime/quotedprintable "invalid bytes after =: %q"), and a line of user data may hold a credential, which the
+// error would carry to Rancher's UI and logs.
+func withoutInput(err error) error {
+	msg := err.Error()
+	i := strings.IndexByte(msg, '"')
+	if i < 0 {
+		return err
+	}
+	return errors.New(strings.TrimRight(msg[:i], ": ") + " (the line is not shown: it may hold a secret)")
 }
 
 // mediaType is a part's lower-case media type; a part without one is text/plain, as for Python's email package.
@@ -185,7 +198,7 @@ func mediaType(header textproto.MIMEHeader) (string, map[string]string, error) {
 	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return "", nil, fmt.Errorf("MIME: Content-Type %q: %w", ct, err)
+		return "", nil, fmt.Errorf("MIME: Content-Type: %w", err)
 	}
 	return strings.ToLower(mt), params, nil
 }
@@ -212,7 +225,7 @@ func (l leaf) payload() ([]byte, error) {
 	case "quoted-printable":
 		out, err := io.ReadAll(quotedprintable.NewReader(bytes.NewReader(l.raw)))
 		if err != nil {
-			return nil, fmt.Errorf("MIME part: quoted-printable: %w", err)
+			return nil, fmt.Errorf("MIME part: quoted-printable: %w", withoutInput(err))
 		}
 		return out, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // UserData renders the user data the guest boots with: a #cloud-config document (with a leading
@@ -19,7 +20,29 @@ func UserData(in Input) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compose(user, body), nil
+	out := compose(user, body)
+	if err := checkSize(in, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkSize refuses user data over userdata.MaxSize, the most the cloud-init Secret holds. The error is filed
+// under the user's user data, or Rancher's document when there is no user data, or the driver's files.
+func checkSize(in Input, out []byte) error {
+	if len(out) <= userdata.MaxSize {
+		return nil
+	}
+	part := PartUser
+	switch {
+	case len(bytes.TrimSpace(in.User)) > 0:
+	case len(bytes.TrimSpace(in.Rancher)) > 0:
+		part = PartRancher
+	default:
+		part = PartWriteFiles
+	}
+	return inPart(part, userdata.NewBudget(userdata.MaxSize).Spend(int64(len(out)),
+		"together with the other parts renders to"))
 }
 
 // Check reports what UserData would refuse in in, without the output: each part is read on its own first, so
@@ -44,8 +67,11 @@ func Check(in Input) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	_, _, err := build(in)
-	return err
+	user, body, err := build(in)
+	if err != nil {
+		return err
+	}
+	return checkSize(in, compose(user, body))
 }
 
 // build reads and merges the parts of in into the merged cloud-config's body, and the user's parts it goes
@@ -128,10 +154,10 @@ func readRancher(b []byte) (*yaml.Node, error) {
 	}
 	doc, err := parseConfig(body)
 	if err == nil {
-		err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
+		err = checkConfig(doc)
 	}
 	if err != nil {
-		return nil, inPart(PartRancher, err)
+		return nil, configError(PartRancher, "", err)
 	}
 	return flattenTop(doc, PartRancher)
 }

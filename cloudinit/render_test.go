@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 const rancherDoc = "#cloud-config\nhostname: from-rancher\nruncmd:\n- " + installCommand + "\n"
@@ -190,7 +192,7 @@ func TestUserDataErrors(t *testing.T) {
 		{"YAML that does not survive writing", Input{User: []byte("#cloud-config\na: !!set {x, y}\n")},
 			PartUser, "uses YAML that cannot be written back unchanged (an explicit tag such as !!set?): wrote YAML that reads back differently"},
 		{"broken gzip", Input{User: gzipped(t, "#cloud-config\n")[:15]}, PartUser, "gzip: "},
-		{"broken MIME", Input{User: []byte("MIME-Version: 1.0\nContent-Type: multipart/mixed\n\n")}, PartUser, "MIME: multipart/mixed without a boundary"},
+		{"broken MIME", Input{User: []byte("MIME-Version: 1.0\nContent-Type: multipart/mixed\n\n")}, PartUser, "MIME: a multipart Content-Type without a boundary"},
 		{"a MIME cloud-config part that is not YAML",
 			Input{User: []byte("MIME-Version: 1.0\nContent-Type: text/cloud-config\n\n#cloud-config\na: [\n")},
 			PartUser, "MIME part 1 (text/cloud-config): not valid YAML"},
@@ -338,7 +340,7 @@ func mimeParts(t *testing.T, out []byte) []mimePart {
 	}
 	var parts []mimePart
 	for _, l := range leaves {
-		typ, payload, err := l.effectiveType()
+		typ, payload, err := l.effectiveType(userdata.NewBudget(userdata.MaxSize))
 		if err != nil {
 			t.Fatal(err)
 		}

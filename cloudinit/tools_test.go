@@ -14,6 +14,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 	"github.com/harvester/docker-machine-driver-harvester/internal/testenv"
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // cloudInitPython is the interpreter cloud-init runs with (its #! line), which can import cloudinit.
@@ -77,7 +78,7 @@ func cloudConfigs(t *testing.T, out []byte) [][]byte {
 	}
 	var docs [][]byte
 	for _, l := range leaves {
-		typ, payload, err := l.effectiveType()
+		typ, payload, err := l.effectiveType(userdata.NewBudget(userdata.MaxSize))
 		if err != nil {
 			t.Fatal(err)
 		}

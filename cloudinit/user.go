@@ -8,7 +8,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
@@ -35,21 +34,28 @@ var gzipTypes = map[string]bool{
 
 // readUser takes the user's user data apart. forceJinjaPart sends a jinja template as a part of its own even
 // when it could be merged (the driver's own values contain jinja delimiters).
+//
+// The user data and everything inflated from it (the whole of it when it is gzip, and each gzip part of a MIME
+// message) draw on one budget of userdata.MaxSize bytes: a small input of many gzip parts would otherwise stand
+// for any number of megabytes, all held in memory.
 func readUser(b []byte, forceJinjaPart bool) (*userParts, error) {
 	u := &userParts{}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return u, nil
 	}
+	budget := userdata.NewBudget(userdata.MaxSize)
 	if userdata.IsGzip(b) {
-		inflated, err := userdata.Gunzip(b)
+		inflated, err := budget.Gunzip(b)
 		if err != nil {
 			return nil, inPart(PartUser, err)
 		}
 		b = inflated
+	} else if err := budget.Spend(int64(len(b)), "it is"); err != nil {
+		return nil, inPart(PartUser, err)
 	}
 	kind := ContentType(b)
 	if IsMIME(b) {
-		err := u.readMIME(b)
+		err := u.readMIME(b, budget)
 		if err == nil {
 			return u, nil
 		}
@@ -81,10 +87,10 @@ func readUser(b []byte, forceJinjaPart bool) (*userParts, error) {
 func (u *userParts) addConfig(body []byte) error {
 	doc, err := parseConfig(body)
 	if err == nil {
-		err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
+		err = checkConfig(doc)
 	}
 	if err != nil {
-		return inPart(PartUser, err)
+		return configError(PartUser, "", err)
 	}
 	u.configs = append(u.configs, doc)
 	return nil
@@ -101,8 +107,8 @@ func (u *userParts) addJinja(b []byte, forcePart bool) error {
 		doc, err := parseConfig(body)
 		switch {
 		case err == nil && jinjaInScalars(body, doc):
-			if err := yamlnode.CheckTree(doc, yamlnode.NewWalker()); err != nil {
-				return inPart(PartUser, err)
+			if err := checkConfig(doc); err != nil {
+				return configError(PartUser, "", err)
 			}
 			u.configs, u.jinja = append(u.configs, doc), true
 			return nil
@@ -116,15 +122,15 @@ func (u *userParts) addJinja(b []byte, forcePart bool) error {
 }
 
 // readMIME reads a MIME message: text/cloud-config parts (by content type, or by first line for the types
-// cloud-init re-types, after inflating gzip types) are merged; every other part is passed through unchanged,
-// except that a jinja part without a merge header gets one.
-func (u *userParts) readMIME(b []byte) error {
+// cloud-init re-types, after inflating gzip types, which draw on budget) are merged; every other part is passed
+// through unchanged, except that a jinja part without a merge header gets one.
+func (u *userParts) readMIME(b []byte, budget *userdata.Budget) error {
 	leaves, err := readMIME(b)
 	if err != nil {
 		return err
 	}
 	for i, l := range leaves {
-		typ, payload, err := l.effectiveType()
+		typ, payload, err := l.effectiveType(budget)
 		if err != nil {
 			return at(PartUser, fmt.Sprintf("MIME part %d", i+1), err)
 		}
@@ -136,10 +142,10 @@ func (u *userParts) readMIME(b []byte) error {
 			}
 			doc, err := parseConfig(body)
 			if err == nil {
-				err = yamlnode.CheckTree(doc, yamlnode.NewWalker())
+				err = checkConfig(doc)
 			}
 			if err != nil {
-				return at(PartUser, fmt.Sprintf("MIME part %d (text/cloud-config)", i+1), err)
+				return configError(PartUser, fmt.Sprintf("MIME part %d (text/cloud-config)", i+1), err)
 			}
 			u.configs = append(u.configs, doc)
 		case typ == TypeJinja && !l.hasHeader("Merge-Type") && !l.hasHeader("X-Merge-Type"):
@@ -156,9 +162,9 @@ func (u *userParts) readMIME(b []byte) error {
 }
 
 // effectiveType is the content type cloud-init acts on for a part (user_data.UserDataProcessor._process_msg):
-// gzip types are inflated and then typed by first line, as are text/plain, text/x-not-multipart and
-// text/x-shellscript. The payload is returned decoded.
-func (l leaf) effectiveType() (string, []byte, error) {
+// gzip types are inflated (drawing on budget) and then typed by first line, as are text/plain,
+// text/x-not-multipart and text/x-shellscript. The payload is returned decoded.
+func (l leaf) effectiveType(budget *userdata.Budget) (string, []byte, error) {
 	typ, _, err := mediaType(l.header)
 	if err != nil {
 		return "", nil, err
@@ -168,7 +174,7 @@ func (l leaf) effectiveType() (string, []byte, error) {
 		return "", nil, err
 	}
 	if gzipTypes[typ] {
-		if payload, err = userdata.Gunzip(payload); err != nil {
+		if payload, err = budget.Gunzip(payload); err != nil {
 			return "", nil, err
 		}
 		typ = "text/plain"

@@ -29,10 +29,14 @@ func TestReadFileOrInline(t *testing.T) {
 		{name: "inline cloud-config (rancher/rancher#47979)", value: "#cloud-config\nruncmd: [a]\n", want: "#cloud-config\nruncmd: [a]\n"},
 		{name: "inline one line starting with #", value: "#cloud-config", want: "#cloud-config"},
 		{name: "inline without # but with a line break", value: "runcmd:\n- a\n", want: "runcmd:\n- a\n"},
-		{name: "missing file", value: missing, wantErr: []string{"cannot read the file ", missing, "no such file"}},
-		{name: "directory", value: dir, wantErr: []string{"cannot read the file ", dir, "directory"}},
-		{name: "device", value: os.DevNull, wantErr: []string{"cannot read the file ", "not a regular file"}},
-		{name: "over 1 MiB", value: big, wantErr: []string{"cannot read the file ", "larger than 1 MiB"}},
+		{name: "missing file", value: missing, wantErr: []string{"cannot read it as a file path: no such file or directory (the value is not shown"}},
+		{name: "directory", value: dir, wantErr: []string{"cannot read it as a file path: it is a directory, not a regular file"}},
+		{name: "device", value: os.DevNull, wantErr: []string{"cannot read it as a file path: it is a character device, not a regular file"}},
+		{name: "over 1 MiB", value: big, wantErr: []string{"cannot read it as a file path: it is 1048577 bytes, over the 1 MiB limit"}},
+		// One-line values that are not paths: a credential pasted inline must not be repeated in the error.
+		{name: "a token pasted inline", value: "token: k10abc::server:5e3cret", wantErr: []string{"no such file or directory", acceptedForms}},
+		{name: "a bearer token", value: "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJzdWIiOiJ4In0.c2lnbmF0dXJl", wantErr: []string{"no such file or directory"}},
+		{name: "a URL with credentials", value: "https://user:p4ssw0rd@example.com/user-data", wantErr: []string{"no such file or directory"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,6 +49,9 @@ func TestReadFileOrInline(t *testing.T) {
 					if !strings.Contains(err.Error(), s) {
 						t.Errorf("error %q does not contain %q", err, s)
 					}
+				}
+				if strings.Contains(err.Error(), tt.value) {
+					t.Errorf("error %q quotes the value", err)
 				}
 				return
 			}

@@ -3,6 +3,8 @@ package userdata
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -56,5 +58,55 @@ func TestIsGzip(t *testing.T) {
 	}
 	if !bytes.HasPrefix(gz(t, ""), []byte{0x1f, 0x8b}) {
 		t.Fatal("test helper does not write gzip")
+	}
+}
+
+// One Budget bounds what several inflations make in all, and says what came before the one that went over.
+func TestBudget(t *testing.T) {
+	b := NewBudget(100 << 10)
+	if _, err := b.Gunzip(gz(t, strings.Repeat("a", 60<<10))); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.Gunzip(gz(t, strings.Repeat("b", 60<<10)))
+	var se *SizeError
+	if !errors.As(err, &se) || err.Error() != "gzip: inflates to more than 40 KiB, which with the 60 KiB before it "+
+		"is over the 100 KiB limit" {
+		t.Fatalf("second inflation: %v", err)
+	}
+	if err := NewBudget(10).Spend(11, "it is"); err == nil || err.Error() != "it is 11 bytes, over the 10 bytes limit" {
+		t.Fatalf("Spend: %v", err)
+	}
+	b = NewBudget(MaxSize)
+	if err := b.Spend(MaxSize-10, "it is"); err != nil || b.Left() != 10 || b.Used() != MaxSize-10 {
+		t.Fatalf("Spend: %v, left %d, used %d", err, b.Left(), b.Used())
+	}
+	if _, err := b.Gunzip(gz(t, strings.Repeat("c", 11))); err == nil ||
+		!strings.HasSuffix(err.Error(), "which with the 1024 KiB before it is over the 1 MiB limit (the most a cloud-init Secret holds)") {
+		t.Fatalf("Gunzip after Spend: %v", err)
+	}
+}
+
+// Refusing a gzip bomb allocates about the limit, not what the bomb inflates to: inflating stops at the limit.
+func TestGunzipStopsAtTheLimit(t *testing.T) {
+	bomb := gz(t, strings.Repeat("\x00", 64<<20)) // 64 MiB of zeros, about 64 KiB of gzip
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := Gunzip(bomb)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "more than 1 MiB") {
+		t.Fatalf("Gunzip(bomb) = %v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Fatalf("refusing a 64 MiB bomb allocated %d MiB", alloc>>20)
+	}
+}
+
+func TestFormatSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 bytes", 1: "1 byte", 1023: "1023 bytes", 1024: "1 KiB", 1536: "1.5 KiB",
+		64 << 10: "64 KiB", MaxSize: "1 MiB", 3*MaxSize + MaxSize/5: "3.2 MiB"} {
+		if got := FormatSize(n); got != want {
+			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

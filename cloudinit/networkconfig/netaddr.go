@@ -55,7 +55,7 @@ func (c *netCheck) ip(n *yaml.Node, path string) (netip.Addr, bool) {
 	s, ok := yamlnode.ScalarText(n)
 	a, valid := ipAddr(s)
 	if !ok || !valid {
-		c.addf(path, "must be an IP address, not %s", show(n))
+		c.addf(path, "must be an IP address%s", notText(n))
 	}
 	return a, ok && valid
 }
@@ -63,9 +63,9 @@ func (c *netCheck) ip(n *yaml.Node, path string) (netip.Addr, bool) {
 func (c *netCheck) ipList(n *yaml.Node, path string) {
 	n = yamlnode.Resolve(n)
 	if n.Kind == yaml.ScalarNode { // cloud-init splits a string on white space (_normalize_subnet listify)
-		for _, f := range strings.Fields(n.Value) {
+		for i, f := range strings.Fields(n.Value) {
 			if _, ok := ipAddr(f); !ok {
-				c.addf(path, "%q is not an IP address", f)
+				c.addf(path, "word %d of the list is not an IP address", i+1)
 			}
 		}
 		return
@@ -78,7 +78,7 @@ func (c *netCheck) ipList(n *yaml.Node, path string) {
 func (c *netCheck) mac(n *yaml.Node, path string) {
 	s, ok := yamlnode.ScalarText(n)
 	if _, err := net.ParseMAC(strings.TrimSpace(s)); !ok || err != nil {
-		c.addf(path, "must be a MAC address like 52:54:00:12:34:56, not %s", show(n))
+		c.addf(path, "must be a MAC address like 52:54:00:12:34:56%s", notText(n))
 	}
 }
 

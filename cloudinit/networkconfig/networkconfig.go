@@ -134,15 +134,45 @@ func (c *netCheck) document(top *yaml.Node) {
 	}
 }
 
-// show is a node as quoted in a problem.
+// maxShownNumber is the longest number or boolean a problem shows as written.
+const maxShownNumber = 6
+
+// show describes a value for a problem without repeating any text of it: a value may be a credential pasted in
+// the wrong place, and problems reach Rancher's UI and logs. A short number or boolean is shown as written
+// (5000, true, "1"); anything else by what it is: "a string", "a blank string", "a number", "a list", "a mapping",
+// "empty".
 func show(n *yaml.Node) string {
-	if s, ok := yamlnode.ScalarText(n); ok {
-		if yamlnode.Resolve(n).ShortTag() == yamlnode.TagStr {
-			return strconv.Quote(s)
+	s, ok := yamlnode.ScalarText(n)
+	if !ok || yamlnode.IsNull(n) {
+		return yamlnode.KindName(n)
+	}
+	switch yamlnode.Resolve(n).ShortTag() {
+	case yamlnode.TagStr:
+		if strings.TrimSpace(s) == "" {
+			return "a blank string"
 		}
-		return s
+		if _, err := strconv.Atoi(s); err == nil && len(s) <= maxShownNumber {
+			return strconv.Quote(s) // a quoted number: "1" for version
+		}
+		return "a string"
+	case yamlnode.TagInt, yamlnode.TagBool, "!!float":
+		if len(s) <= maxShownNumber {
+			return s
+		}
+		return "a number"
 	}
 	return yamlnode.KindName(n)
+}
+
+// notText is ", not <what n is>" for a problem with a value that should be text of some form (an address, a
+// name, a keyword), and "" when n is text: the path already says which value is wrong, and text is not repeated
+// (see show).
+func notText(n *yaml.Node) string {
+	if s, ok := yamlnode.ScalarText(n); ok && !yamlnode.IsNull(n) && strings.TrimSpace(s) != "" &&
+		yamlnode.Resolve(n).ShortTag() == yamlnode.TagStr {
+		return ""
+	}
+	return ", not " + show(n)
 }
 
 func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }

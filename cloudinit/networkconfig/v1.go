@@ -51,7 +51,7 @@ func (c *netCheck) v1(top *yaml.Node, path string) {
 		// parse_config_v1 raises "Nameserver specified for interface X, but interface X does not exist!"
 		if t, _ := yamlnode.ScalarText(yamlnode.Get(e, "type")); t == "nameserver" && yamlnode.Get(e, "interface") != nil {
 			if iface, _ := yamlnode.ScalarText(yamlnode.Get(e, "interface")); !names[iface] {
-				c.addf(index(path, i)+".interface", "%q is not the name of an entry of config", iface)
+				c.addf(index(path, i)+".interface", "names no entry of config")
 			}
 		}
 	}
@@ -69,7 +69,7 @@ func (c *netCheck) v1Entry(e *yaml.Node, path string, g *gateways) {
 	required, known := v1Required[typ]
 	if !known {
 		c.addf(yamlnode.JoinPath(path, "type"), "must be one of physical, bond, bridge, vlan, infiniband, loopback, "+
-			"nameserver, route; not %s", show(yamlnode.Get(e, "type")))
+			"nameserver, route%s", notText(yamlnode.Get(e, "type")))
 		return
 	}
 	for _, k := range required {
@@ -127,7 +127,7 @@ func (c *netCheck) v1Params(n *yaml.Node, path, typ string) {
 			return
 		}
 		if s, _ := yamlnode.ScalarText(v); s != "0" && s != "1" {
-			c.addf(p, "must be on, off, 0, 1 or a boolean, not %s", show(v))
+			c.addf(p, "must be on, off, 0, 1 or a boolean%s", notText(v))
 		}
 	})
 }
@@ -140,7 +140,7 @@ func (c *netCheck) v1Subnet(s *yaml.Node, path string, g *gateways) {
 	typ, _ := yamlnode.ScalarText(yamlnode.Get(s, "type"))
 	if !v1SubnetTypes[typ] {
 		c.addf(yamlnode.JoinPath(path, "type"), "must be one of static, static6, dhcp, dhcp4, dhcp6, manual, ipv6_slaac, "+
-			"ipv6_dhcpv6-stateless, ipv6_dhcpv6-stateful; not %s", show(yamlnode.Get(s, "type")))
+			"ipv6_dhcpv6-stateless, ipv6_dhcpv6-stateful%s", notText(yamlnode.Get(s, "type")))
 		return
 	}
 	if typ == "static" || typ == "static6" {
@@ -173,12 +173,12 @@ func (c *netCheck) staticSubnet(s *yaml.Node, path string, g *gateways) {
 		v, _ := yamlnode.ScalarText(addrNode)
 		var ok bool
 		if addr, ok = ipNetwork(v); !ok {
-			c.addf(yamlnode.JoinPath(path, key), "must be an IP address, optionally with /prefix, not %s", show(addrNode))
+			c.addf(yamlnode.JoinPath(path, key), "must be an IP address, optionally with /prefix%s", notText(addrNode))
 		}
 	}
 	if n := yamlnode.Get(s, "netmask"); n != nil && !yamlnode.IsNull(n) {
 		if v, _ := yamlnode.ScalarText(n); !(ipv4Mask(v) || addr.Is6()) {
-			c.addf(yamlnode.JoinPath(path, "netmask"), "must be a netmask like 255.255.255.0, not %s", show(n))
+			c.addf(yamlnode.JoinPath(path, "netmask"), "must be a netmask like 255.255.255.0%s", notText(n))
 		}
 	}
 	if n := yamlnode.Get(s, "prefix"); n != nil {
@@ -218,7 +218,7 @@ func (c *netCheck) route(r *yaml.Node, path string, keys ...string) {
 		if n := yamlnode.Get(r, k); n != nil && !yamlnode.IsNull(n) {
 			found = true
 			if v, _ := yamlnode.ScalarText(n); !isIPNetwork(v) {
-				c.addf(yamlnode.JoinPath(path, k), "must be a network like 10.0.0.0/8, not %s", show(n))
+				c.addf(yamlnode.JoinPath(path, k), "must be a network like 10.0.0.0/8%s", notText(n))
 			}
 			break
 		}

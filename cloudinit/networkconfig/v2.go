@@ -85,7 +85,7 @@ func (c *netCheck) v2Device(section string, dev *yaml.Node, path string, devices
 		} else {
 			for i, name := range c.stringList(n, yamlnode.JoinPath(path, "interfaces")) {
 				if !devices[name] {
-					c.addf(index(yamlnode.JoinPath(path, "interfaces"), i), "%q is not a device of this config", name)
+					c.addf(index(yamlnode.JoinPath(path, "interfaces"), i), "names no device of this config")
 				}
 			}
 		}
@@ -105,7 +105,7 @@ func (c *netCheck) v2Device(section string, dev *yaml.Node, path string, devices
 		if n := yamlnode.Get(dev, "link"); n == nil || !nonEmptyString(n) {
 			c.addf(yamlnode.JoinPath(path, "link"), "is required: the device the VLAN is on")
 		} else if name, _ := yamlnode.ScalarText(n); !devices[name] {
-			c.addf(yamlnode.JoinPath(path, "link"), "%q is not a device of this config", name)
+			c.addf(yamlnode.JoinPath(path, "link"), "names no device of this config")
 		}
 	}
 }
@@ -115,13 +115,13 @@ func (c *netCheck) v2Key(key string, v *yaml.Node, path string) {
 	switch key {
 	case "dhcp4", "dhcp6", "critical", "optional", "accept-ra", "wakeonlan":
 		if _, ok := boolValue(v); !ok {
-			c.addf(path, "must be true or false, not %s", show(v))
+			c.addf(path, "must be true or false%s", notText(v))
 		}
 	case "addresses":
 		c.v2Addresses(v, path)
 	case "gateway4", "gateway6":
 		if a, ok := c.ip(v, path); ok && a.Is4() != (key == "gateway4") {
-			c.addf(path, "%s is not an IPv%s address", show(v), strings.TrimPrefix(key, "gateway"))
+			c.addf(path, "is not an IPv%s address", strings.TrimPrefix(key, "gateway"))
 		}
 	case "nameservers":
 		c.mappingEntries(v, path, func(k string, nv *yaml.Node, p string) {
@@ -160,7 +160,7 @@ func (c *netCheck) v2Addresses(v *yaml.Node, path string) {
 			a = yamlnode.Resolve(a.Content[0])
 		}
 		if s, ok := yamlnode.ScalarText(a); !ok || !isCIDR(s) {
-			c.addf(index(path, i), "must be an address with its prefix length, like 192.0.2.10/24, not %s", show(a))
+			c.addf(index(path, i), "must be an address with its prefix length, like 192.0.2.10/24%s", notText(a))
 		}
 	}
 }
@@ -186,7 +186,7 @@ func (c *netCheck) v2Routes(v *yaml.Node, path string) {
 			c.addf(yamlnode.JoinPath(rp, "to"), "write 0.0.0.0/0 (or ::/0): cloud-init renders `default` only on images "+
 				"that use netplan")
 		case to == nil || !ok || !isIPNetwork(s):
-			c.addf(yamlnode.JoinPath(rp, "to"), "must be a network like 10.0.0.0/8, not %s", show(to))
+			c.addf(yamlnode.JoinPath(rp, "to"), "must be a network like 10.0.0.0/8%s", notText(to))
 		}
 		if via := yamlnode.Get(r, "via"); via != nil {
 			c.ip(via, yamlnode.JoinPath(rp, "via"))

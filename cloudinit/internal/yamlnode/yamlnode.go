@@ -1,6 +1,7 @@
 // Package yamlnode is cloudinit's toolkit for yaml.v3 node trees: reading mappings through aliases and merge
-// keys with a step budget (billion laughs) and cycle checks, comparing and copying trees, and building the
-// nodes the driver writes, quoted so PyYAML (YAML 1.1, cloud-init's reader) reads every string back as itself.
+// keys with a step budget (billion laughs) and cycle checks, comparing and copying trees, checking that
+// cloud-init's YAML loader constructs every node of a document (CheckLoadable: tags, values, keys), and building
+// the nodes the driver writes, quoted so PyYAML (YAML 1.1, cloud-init's reader) reads every string back as itself.
 package yamlnode
 
 import (
