@@ -26,8 +26,8 @@ func (d *Driver) prepareSSHKey() (string, error) {
 		err      error
 	)
 	if src := d.cfg.SSH.PrivateKeyPath; src != "" {
-		if pemBytes, err = os.ReadFile(src); err != nil {
-			return "", fmt.Errorf("--%s: cannot read %s: %v", config.FlagSSHPrivateKeyPath, src, err)
+		if pemBytes, err = config.ReadPrivateKey(src); err != nil {
+			return "", fmt.Errorf("--%s: %v", config.FlagSSHPrivateKeyPath, err)
 		}
 	} else {
 		key, err := rsa.GenerateKey(rand.Reader, 2048)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"strings"
 	"time"
 
@@ -28,8 +29,8 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	}
 	cfg.Kubeconfig = ParseKubeconfig(&p, opts.String(FlagKubeconfigContent))
 
-	cfg.CPUs = positive(&p, FlagCPUCount, opts.Int(FlagCPUCount), "a positive whole number of cores")
-	cfg.MemoryGiB = positive(&p, FlagMemorySize, opts.Int(FlagMemorySize), "a positive whole number of GiB")
+	cfg.CPUs = inRange(&p, FlagCPUCount, opts.Int(FlagCPUCount), MaxCPUs, "a positive whole number of cores")
+	cfg.MemoryGiB = inRange(&p, FlagMemorySize, opts.Int(FlagMemorySize), MaxGiB, "a positive whole number of GiB")
 	cfg.ReservedMemoryMiB = parseReservedMemory(&p, opts.Int(FlagReservedMemorySize), cfg.MemoryGiB)
 	cfg.CPUModel = strings.TrimSpace(opts.String(FlagCPUModel))
 	cfg.CPUPinning = opts.Bool(FlagCPUPinning)
@@ -61,10 +62,7 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	checkCloudInit(&p, cfg)
 	cfg.IPPool = parseIPPool(&p, opts, cfg)
 
-	timeout := opts.Int(FlagCreateTimeout)
-	if timeout <= 0 {
-		p.Addf(FlagCreateTimeout, "must be a positive whole number of seconds, got %d", timeout)
-	}
+	timeout := inRange(&p, FlagCreateTimeout, opts.Int(FlagCreateTimeout), MaxCreateTimeoutSecs, "a positive whole number of seconds")
 	cfg.CreateTimeout = time.Duration(timeout) * time.Second
 
 	if err := p.Err(); err != nil {
@@ -73,10 +71,24 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	return cfg, nil
 }
 
-// positive returns v, recording a problem when it is not > 0.
-func positive(p *Problems, flag string, v int, want string) int {
-	if v <= 0 {
+// The largest numbers the flags accept: what the objects they end up in can hold, so that no value wraps around
+// or turns negative on its way to Harvester.
+const (
+	// MaxCPUs is the most cores KubeVirt's CPU topology holds (kubevirt.io/api core/v1 CPU.Cores is a uint32).
+	MaxCPUs = math.MaxUint32
+	// MaxGiB is the largest size in GiB whose byte count fits a Kubernetes quantity (an int64): memory, disks.
+	MaxGiB = math.MaxInt64 >> 30
+	// MaxCreateTimeoutSecs is the longest timeout a time.Duration holds (about 292 years).
+	MaxCreateTimeoutSecs = math.MaxInt64 / int64(time.Second)
+)
+
+// inRange returns v, recording a problem when it is not between 1 and max.
+func inRange(p *Problems, flag string, v int, max int64, want string) int {
+	switch {
+	case v <= 0:
 		p.Addf(flag, "must be %s, got %d", want, v)
+	case int64(v) > max:
+		p.Addf(flag, "must be at most %d, got %d", max, v)
 	}
 	return v
 }

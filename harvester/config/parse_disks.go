@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/rancher/machine/libmachine/drivers"
@@ -10,6 +11,9 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 )
+
+// maxBootOrder is the largest boot order: libvirt reads a device's <boot order='N'/> as an int.
+const maxBootOrder = math.MaxInt32
 
 const (
 	diskTypeDisk  = "disk"
@@ -75,6 +79,8 @@ func parseLegacyDisk(p *Problems, opts drivers.DriverOptions, namespace string) 
 	}
 	if d.SizeGiB <= 0 {
 		p.Addf(FlagDiskSize, "must be a positive whole number of GiB when --%s is not given, got %d", FlagDiskInfo, d.SizeGiB)
+	} else if int64(d.SizeGiB) > MaxGiB {
+		p.Addf(FlagDiskSize, "must be at most %d GiB (the most a Kubernetes quantity holds in bytes), got %d", MaxGiB, d.SizeGiB)
 	}
 	if !slices.Contains(diskBuses, d.Bus) {
 		p.Addf(FlagDiskBus, "must be one of %s, got %q", lists.Or(diskBuses), d.Bus)
@@ -121,9 +127,13 @@ func diskFromJSON(p *Problems, index int, dj diskJSON, namespace string) Disk {
 	}
 	if dj.Size <= 0 {
 		p.Addf(flag, "%s.size must be a positive whole number of GiB, got %d", path, dj.Size)
+	} else if int64(dj.Size) > MaxGiB {
+		p.Addf(flag, "%s.size must be at most %d GiB (the most a Kubernetes quantity holds in bytes), got %d", path, MaxGiB, dj.Size)
 	}
 	if dj.BootOrder < 0 {
 		p.Addf(flag, "%s.bootOrder must be 0 (not bootable) or a positive whole number, got %d", path, dj.BootOrder)
+	} else if dj.BootOrder > maxBootOrder {
+		p.Addf(flag, "%s.bootOrder must be at most %d, got %d", path, maxBootOrder, dj.BootOrder)
 	} else {
 		d.BootOrder = uint(dj.BootOrder)
 	}

@@ -89,6 +89,9 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
 	}
 	before := len(p.List)
 	pool, err := parseRange(raw)
+	if err == nil {
+		err = checkAssignable(pool)
+	}
 	if err != nil {
 		p.Addf(FlagIPPool, "%v", err)
 		pool = nil
@@ -196,6 +199,56 @@ func parseRange(raw string) (*IPPool, error) {
 		}
 	}
 	return &IPPool{First: first, Last: last, Subnet: subnet}, nil
+}
+
+// MaxPoolSize bounds the addresses of one --harvester-ip-pool. Each address a machine holds is a ConfigMap in
+// Harvester, and a full pool is walked address by address by every create and pre-flight on it; 65,536 (an IPv4
+// /16) is more machines than one network's node pools hold, and keeps both bounded.
+const MaxPoolSize = 1 << 16
+
+// specialRanges are the blocks no node can be given an address from (RFC 6890 and RFC 4291): the unspecified
+// address, loopback, link-local, multicast and the IPv4 limited broadcast address.
+var specialRanges = []struct {
+	prefix netip.Prefix
+	what   string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "\"this network\" (0.0.0.0/8, unspecified)"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "loopback (127.0.0.0/8)"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "link-local (169.254.0.0/16)"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "multicast (224.0.0.0/4)"},
+	{netip.MustParsePrefix("255.255.255.255/32"), "the limited broadcast address (255.255.255.255)"},
+	{netip.MustParsePrefix("::/128"), "the unspecified address (::)"},
+	{netip.MustParsePrefix("::1/128"), "loopback (::1)"},
+	{netip.MustParsePrefix("fe80::/10"), "link-local (fe80::/10)"},
+	{netip.MustParsePrefix("ff00::/8"), "multicast (ff00::/8)"},
+}
+
+// checkAssignable refuses a pool that holds an address no node can use, and a pool over MaxPoolSize.
+func checkAssignable(pool *IPPool) error {
+	for _, sr := range specialRanges {
+		if sr.prefix.Addr().Is4() != pool.First.Is4() {
+			continue
+		}
+		if pool.First.Compare(lastOf(sr.prefix)) <= 0 && pool.Last.Compare(sr.prefix.Addr()) >= 0 {
+			return fmt.Errorf("%s-%s reaches into %s, which no node can be given; use a range of unicast addresses of the VM network's subnet", pool.First, pool.Last, sr.what)
+		}
+	}
+	if size := pool.Size(); size.Cmp(big.NewInt(MaxPoolSize)) > 0 {
+		return fmt.Errorf("%s-%s holds %s addresses; a pool holds at most %d (each address a machine holds is an object in Harvester): give a smaller range, e.g. %s-%s",
+			pool.First, pool.Last, size, MaxPoolSize, pool.First, nthAfter(pool.First, MaxPoolSize-1))
+	}
+	return nil
+}
+
+// nthAfter is the address n after a (saturating at the end of the address space).
+func nthAfter(a netip.Addr, n int) netip.Addr {
+	sum := new(big.Int).Add(addrInt(a), big.NewInt(int64(n)))
+	b := sum.FillBytes(make([]byte, 16))
+	out := netip.AddrFrom16([16]byte(b))
+	if a.Is4() {
+		return out.Unmap()
+	}
+	return out
 }
 
 // parseAddr reads one IP address (no zone; an IPv4-mapped IPv6 address is read as the IPv4 address).

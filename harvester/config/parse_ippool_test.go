@@ -43,8 +43,12 @@ func TestParseIPPool(t *testing.T) {
 			first: "2001:db8::10", last: "2001:db8::12", bits: 64, size: "3", gateway: "2001:db8::1", dns: []string{"2001:db8::53"},
 			addresses: []string{"2001:db8::10", "2001:db8::11"}},
 		// A /64 is 2^64 addresses; none of them is listed in memory. The subnet-router anycast address is skipped.
-		{name: "IPv6 subnet", opts: poolOptions(FlagIPPool, "2001:db8:0:5::/64"),
-			first: "2001:db8:0:5::1", last: "2001:db8:0:5:ffff:ffff:ffff:ffff", bits: 64, size: "18446744073709551615",
+		{name: "IPv6 subnet", opts: poolOptions(FlagIPPool, "2001:db8:0:5::/112"),
+			first: "2001:db8:0:5::1", last: "2001:db8:0:5::ffff", bits: 112, size: "65535",
+			addresses: []string{"2001:db8:0:5::1", "2001:db8:0:5::2"}},
+		// A range of a /64 is fine as long as it is no larger than MaxPoolSize.
+		{name: "IPv6 range of a /64", opts: poolOptions(FlagIPPool, "2001:db8:0:5::1-2001:db8:0:5::1:0/64"),
+			first: "2001:db8:0:5::1", last: "2001:db8:0:5::1:0", bits: 64, size: "65536",
 			addresses: []string{"2001:db8:0:5::1", "2001:db8:0:5::2"}},
 	}
 	for _, tt := range tests {
@@ -115,6 +119,19 @@ func TestParseIPPoolRefuses(t *testing.T) {
 			"--harvester-ip-pool-gateway: 10.0.0.1 is an IPv4 address, the pool's are IPv6"}},
 		{"nothing left to give out", poolOptions(FlagIPPool, "10.0.0.1-10.0.0.1/24", FlagIPPoolGateway, "10.0.0.1"), []string{
 			"--harvester-ip-pool: 10.0.0.1-10.0.0.1/24 has no address left to give out once its gateway and DNS servers are set aside"}},
+		// Only unicast addresses a node can hold, and at most MaxPoolSize of them.
+		{"the whole IPv4 space", poolOptions(FlagIPPool, "0.0.0.0/0"), []string{
+			`--harvester-ip-pool: 0.0.0.1-255.255.255.254 reaches into "this network" (0.0.0.0/8, unspecified), which no node can be given`}},
+		{"the whole IPv6 space", poolOptions(FlagIPPool, "::/0"), []string{"--harvester-ip-pool: ::1-ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff reaches into loopback (::1)"}},
+		{"loopback", poolOptions(FlagIPPool, "127.0.0.10-127.0.0.20/8"), []string{"reaches into loopback (127.0.0.0/8)"}},
+		{"multicast", poolOptions(FlagIPPool, "239.1.1.0/24"), []string{"reaches into multicast (224.0.0.0/4)"}},
+		{"link-local", poolOptions(FlagIPPool, "169.254.0.10-169.254.0.20/16"), []string{"reaches into link-local (169.254.0.0/16)"}},
+		{"IPv6 link-local", poolOptions(FlagIPPool, "fe80::10-fe80::20/64"), []string{"reaches into link-local (fe80::/10)"}},
+		{"IPv6 multicast", poolOptions(FlagIPPool, "ff02::1-ff02::5/64"), []string{"reaches into multicast (ff00::/8)"}},
+		{"limited broadcast", poolOptions(FlagIPPool, "255.255.255.255/32"), []string{"reaches into the limited broadcast address (255.255.255.255)"}},
+		{"too large", poolOptions(FlagIPPool, "10.0.0.0/8"), []string{
+			"--harvester-ip-pool: 10.0.0.1-10.255.255.254 holds 16777214 addresses; a pool holds at most 65536 (each address a machine holds is an object in Harvester): give a smaller range, e.g. 10.0.0.1-10.1.0.0"}},
+		{"IPv6 /64 subnet", poolOptions(FlagIPPool, "2001:db8:0:5::/64"), []string{"holds 18446744073709551615 addresses; a pool holds at most 65536"}},
 		{"gateway and DNS without a pool", poolOptions(FlagIPPoolGateway, "10.0.0.1", FlagIPPoolDNS, "10.0.0.2"), []string{
 			"--harvester-ip-pool-gateway: needs --harvester-ip-pool", "--harvester-ip-pool-dns: needs --harvester-ip-pool"}},
 		{"masquerade first NIC", poolOptions(FlagIPPool, "10.0.0.0/24", FlagNetworkInfo, `{"interfaces":[{"type":"masquerade"},{"networkName":"default/vlan1"}]}`), []string{

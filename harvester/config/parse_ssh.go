@@ -8,6 +8,8 @@ import (
 
 	"github.com/rancher/machine/libmachine/drivers"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // posixUser is what useradd accepts on the distributions Harvester guests run.
@@ -44,15 +46,30 @@ func parseSSH(p *Problems, opts drivers.DriverOptions, namespace string) SSHConf
 	return s
 }
 
+// MaxPrivateKeySize bounds the file --harvester-ssh-private-key-path names: an RSA-16384 key in PEM is under
+// 13 KiB, so anything larger is not a key.
+const MaxPrivateKeySize = 64 << 10
+
+// ReadPrivateKey reads the file --harvester-ssh-private-key-path names: a regular file of at most
+// MaxPrivateKeySize bytes, read without blocking (see userdata.ReadRegularFile). Errors name the path, never the
+// content.
+func ReadPrivateKey(path string) ([]byte, error) {
+	pem, err := userdata.ReadRegularFile(path, MaxPrivateKeySize)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("no file at %s", path)
+	case err != nil:
+		return nil, fmt.Errorf("cannot read %s: %v", path, err)
+	}
+	return pem, nil
+}
+
 // checkPrivateKey makes sure path holds a private key rancher-machine can use: readable, parseable and not
 // protected by a passphrase (rancher-machine cannot ask for one).
 func checkPrivateKey(path string) error {
-	pem, err := os.ReadFile(path)
+	pem, err := ReadPrivateKey(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("no file at %s", path)
-		}
-		return fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
+		return err
 	}
 	if _, err := ssh.ParsePrivateKey(pem); err != nil {
 		var missing *ssh.PassphraseMissingError
