@@ -2,9 +2,11 @@ package config
 
 import (
 	"math"
+	"regexp"
 	"strings"
 	"time"
 
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 	"github.com/rancher/machine/libmachine/drivers"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -14,6 +16,9 @@ import (
 // collected and returned together in a *ConfigError, each naming its flag and the accepted format.
 func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error) {
 	var p Problems
+	if checkValueSizes(&p, opts); len(p.List) > 0 {
+		return nil, p.Err()
+	}
 	cfg := &Config{MachineName: machineName}
 	if err := checkVMName(machineName); err != nil {
 		p.Addf("", "%v", err)
@@ -33,6 +38,9 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	cfg.MemoryGiB = inRange(&p, FlagMemorySize, opts.Int(FlagMemorySize), MaxGiB, "a positive whole number of GiB")
 	cfg.ReservedMemoryMiB = parseReservedMemory(&p, opts.Int(FlagReservedMemorySize), cfg.MemoryGiB)
 	cfg.CPUModel = strings.TrimSpace(opts.String(FlagCPUModel))
+	if cfg.CPUModel != "" && !cpuModel.MatchString(cfg.CPUModel) {
+		p.Addf(FlagCPUModel, "must be a CPU model name of letters, digits, '-', '_' and '.' (e.g. host-passthrough, Skylake-Server), got %q", cfg.CPUModel)
+	}
 	cfg.CPUPinning = opts.Bool(FlagCPUPinning)
 	cfg.IsolateEmulatorThread = opts.Bool(FlagIsolateEmulatorThread)
 	if cfg.IsolateEmulatorThread && !cfg.CPUPinning {
@@ -70,6 +78,32 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	}
 	return cfg, nil
 }
+
+// maxValueSize is the longest value a flag takes: the cloud-init and kubeconfig flags carry documents of up to
+// userdata.MaxSize, perhaps base64-encoded (a third larger); the others carry names, numbers and short JSON.
+func maxValueSize(flag string) int {
+	switch flag {
+	case FlagUserData, FlagNetworkData, FlagCloudConfig, FlagKubeconfigContent, FlagCloudProviderConfig:
+		return userdata.MaxSize/3*4 + 4
+	}
+	return 64 << 10
+}
+
+// checkValueSizes refuses every value longer than its flag takes, before anything reads it.
+func checkValueSizes(p *Problems, opts drivers.DriverOptions) {
+	for _, f := range flagTable {
+		if f.kind != stringFlag {
+			continue
+		}
+		if n, limit := len(opts.String(f.name)), maxValueSize(f.name); n > limit {
+			p.Addf(f.name, "is %s long, over the %s this flag takes", userdata.FormatSize(int64(n)), userdata.FormatSize(int64(limit)))
+		}
+	}
+}
+
+// cpuModel is the form of libvirt's CPU model names (host-passthrough, host-model, Skylake-Server-IBRS, EPYC-Rome,
+// qemu64): nothing that could break the domain XML or a log line.
+var cpuModel = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // The largest numbers the flags accept: what the objects they end up in can hold, so that no value wraps around
 // or turns negative on its way to Harvester.

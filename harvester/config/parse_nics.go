@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"slices"
@@ -130,6 +131,8 @@ func macAddress(value string) (string, error) {
 		return "", fmt.Errorf("must be a MAC address like 52:54:00:12:34:56, got %q", value)
 	case hw[0]&1 == 1:
 		return "", fmt.Errorf("%q is a multicast address; a NIC needs a unicast one (even first octet)", value)
+	case bytes.Equal(hw, make(net.HardwareAddr, 6)):
+		return "", fmt.Errorf("%q is the all-zero address, which no NIC can have; leave it empty for Harvester to assign one", value)
 	}
 	return hw.String(), nil
 }
@@ -180,6 +183,8 @@ func parseVGPUs(p *Problems, raw string) []VGPU {
 		}
 		if r.DeviceName == "" {
 			p.Addf(FlagVGPUInfo, "vGPURequests[%d].deviceName is required: the device resource, e.g. nvidia.com/NVIDIA_A2-2Q", i)
+		} else if !isResourceName(r.DeviceName) {
+			p.Addf(FlagVGPUInfo, "vGPURequests[%d].deviceName must be a resource name like nvidia.com/NVIDIA_A2-2Q (a vendor domain, '/', a name), got %q", i, r.DeviceName)
 		}
 		vgpus = append(vgpus, VGPU{Name: r.Name, DeviceName: r.DeviceName})
 	}
