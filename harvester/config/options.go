@@ -76,10 +76,10 @@ func ParseArgs(args []string, lookupEnv func(string) (string, bool), extra func(
 		}
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		return nil, errors.New(Redact(err.Error()))
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return nil, fmt.Errorf("%s", Redact(fmt.Sprintf("unexpected argument %q", fs.Arg(0))))
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -92,7 +92,7 @@ func ParseArgs(args []string, lookupEnv func(string) (string, bool), extra func(
 		if env, ok := lookupEnv(EnvVar(f.name)); ok {
 			v, err := f.kind.parse(env)
 			if err != nil {
-				return nil, fmt.Errorf("$%s: %v, got %q", EnvVar(f.name), err, env)
+				return nil, fmt.Errorf("%s", Redact(fmt.Sprintf("$%s: %v, got %q", EnvVar(f.name), err, env)))
 			}
 			o[f.name] = v
 		}

@@ -57,9 +57,9 @@ func ReadPrivateKey(path string) ([]byte, error) {
 	pem, err := userdata.ReadRegularFile(path, MaxPrivateKeySize)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("no file at %s", path)
+		return nil, fmt.Errorf("no file at %q", path)
 	case err != nil:
-		return nil, fmt.Errorf("cannot read %s: %v", path, err)
+		return nil, fmt.Errorf("cannot read %q: %v", path, err)
 	}
 	return pem, nil
 }
@@ -74,9 +74,9 @@ func checkPrivateKey(path string) error {
 	if _, err := ssh.ParsePrivateKey(pem); err != nil {
 		var missing *ssh.PassphraseMissingError
 		if errors.As(err, &missing) {
-			return fmt.Errorf("%s is protected by a passphrase; give a key without one", path)
+			return fmt.Errorf("%q is protected by a passphrase; give a key without one", path)
 		}
-		return fmt.Errorf("%s is not an SSH private key (PEM or OpenSSH format): %v", path, err)
+		return fmt.Errorf("%q is not an SSH private key (PEM or OpenSSH format): %v", path, err)
 	}
 	return nil
 }

@@ -117,7 +117,7 @@ func TestParseRejects(t *testing.T) {
 		{"secure boot without EFI", "m", configtest.With(configtest.MinimalOptions(), FlagEnableSecureBoot, true), FlagEnableSecureBoot, "needs --harvester-enable-efi"},
 		{"emulator thread without pinning", "m", configtest.With(configtest.MinimalOptions(), FlagIsolateEmulatorThread, true), FlagIsolateEmulatorThread, "needs --harvester-cpu-pinning"},
 		{"key pair without key", "m", configtest.With(configtest.MinimalOptions(), FlagKeyPairName, "default/mykey"), FlagKeyPairName, "needs --harvester-ssh-private-key-path"},
-		{"missing private key", "m", configtest.With(configtest.MinimalOptions(), FlagSSHPrivateKeyPath, "/nonexistent/id_rsa"), FlagSSHPrivateKeyPath, "no file at /nonexistent/id_rsa"},
+		{"missing private key", "m", configtest.With(configtest.MinimalOptions(), FlagSSHPrivateKeyPath, "/nonexistent/id_rsa"), FlagSSHPrivateKeyPath, `no file at "/nonexistent/id_rsa"`},
 		{"ssh port zero", "m", configtest.With(configtest.MinimalOptions(), FlagSSHPort, 0), FlagSSHPort, "between 1 and 65535, got 0"},
 		{"ssh port too high", "m", configtest.With(configtest.MinimalOptions(), FlagSSHPort, 70000), FlagSSHPort, "between 1 and 65535, got 70000"},
 		{"bad ssh user", "m", configtest.With(configtest.MinimalOptions(), FlagSSHUser, "Admin User"), FlagSSHUser, "must be a Linux user name"},

@@ -50,7 +50,7 @@ type Problems struct {
 }
 
 func (p *Problems) Addf(flag, format string, args ...any) {
-	p.List = append(p.List, Problem{Flag: flag, Message: fmt.Sprintf(format, args...)})
+	p.List = append(p.List, Problem{Flag: flag, Message: Redact(fmt.Sprintf(format, args...))})
 }
 
 // Err returns a *ConfigError holding the problems, or nil when there are none.
@@ -81,7 +81,7 @@ func (p *Problems) AddCloudInit(err error) {
 	for _, err := range errs {
 		var e *cloudinit.Error
 		if errors.As(err, &e) {
-			p.List = append(p.List, Problem{Flag: cloudInitFlags[e.Part], Message: e.Message()})
+			p.List = append(p.List, Problem{Flag: cloudInitFlags[e.Part], Message: Redact(e.Message())})
 		} else {
 			p.Addf(FlagUserData, "%v", err)
 		}
