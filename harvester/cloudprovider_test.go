@@ -2,7 +2,9 @@ package harvester
 
 import (
 	"context"
+	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -343,5 +345,59 @@ func TestCloudProviderAccessCoversTheRoles(t *testing.T) {
 	}
 	if n, want := len(ruleAccess(guestRules, "", false)), 30; n != want {
 		t.Errorf("%d questions for the namespace's rules, want %d", n, want)
+	}
+}
+
+// The README's table says what the roles hold, row for rule.
+func TestCloudProviderREADMETable(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(raw), "**What the account may do**")
+	if !ok {
+		t.Fatal("README.md lacks the table of what the guest's account may do")
+	}
+	_, table, _ = strings.Cut(table, "|---")
+	var rows [][]string
+	for _, line := range strings.Split(table, "\n")[1:] {
+		if !strings.HasPrefix(line, "| ") {
+			break
+		}
+		cells := strings.Split(line, " | ")
+		for i := range cells {
+			cells[i] = strings.Trim(cells[i], "| ")
+		}
+		rows = append(rows, cells)
+	}
+	used := make([]bool, len(rows))
+	for _, set := range []struct {
+		where string
+		rules []rbacv1.PolicyRule
+	}{{"namespace", guestRules}, {"`harvester-system`", networkFilesystemRules}, {"cluster", guestClusterRules}} {
+		for _, rule := range set.rules {
+			group := "`" + rule.APIGroups[0] + "`"
+			if rule.APIGroups[0] == "" {
+				group = "core"
+			}
+			found := false
+			for i, row := range rows {
+				if len(row) != 6 || row[1] != group || row[3] != strings.Join(rule.Verbs, ", ") || row[4] != set.where {
+					continue
+				}
+				names := slices.Concat(rule.Resources, rule.ResourceNames)
+				if !slices.ContainsFunc(names, func(n string) bool { return !strings.Contains(row[2], "`"+n+"`") }) {
+					found, used[i] = true, true
+				}
+			}
+			if !found {
+				t.Errorf("no README row for %s %v %v %v (%s)", group, rule.Resources, rule.ResourceNames, rule.Verbs, set.where)
+			}
+		}
+	}
+	for i, u := range used {
+		if !u {
+			t.Errorf("README row %v matches no rule", rows[i])
+		}
 	}
 }
