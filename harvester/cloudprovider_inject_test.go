@@ -159,6 +159,12 @@ func TestPreCreateCheckCloudProviderAccess(t *testing.T) {
 	if err := d.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "may not create clusterrolebindings") {
 		t.Fatalf("PreCreateCheck: %v", err)
 	}
+	// The roles grant only what the credential holds (RBAC's escalation check): the pre-flight asks for it.
+	delete(fc.denied, "create clusterrolebindings")
+	fc.denied["update networkfilesystems"], fc.denied["get settings"] = true, true
+	if err := d.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "may not update networkfilesystems in namespace harvester-system, get settings csi-driver-config, get settings csi-online-expand-validation and get settings server-version") {
+		t.Fatalf("PreCreateCheck: %v", err)
+	}
 	if _, err := kube.List(context.Background(), fc.c, kube.ServiceAccounts, "default", metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
