@@ -106,7 +106,7 @@ func guestFiles(t *testing.T, userData []byte) map[string]string {
 
 func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 	fc := newFakeCluster(t)
-	fc.harvesterRBAC()
+	fc.harvesterSystem()
 	fc.kubeVirt(healthy("10.0.0.5"))
 	captureLog(t)
 	d := newTestDriver(t, fc, "gc1-pool1-a-b", configtest.With(createOptions(), config.FlagClusterName, "gc1",
@@ -152,7 +152,7 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 
 func TestPreCreateCheckCloudProviderAccess(t *testing.T) {
 	fc := newFakeCluster(t)
-	fc.harvesterRBAC()
+	fc.harvesterSystem()
 	captureLog(t)
 	fc.denied["create clusterrolebindings"] = true
 	d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagClusterName, "gc1", config.FlagGenerateCloudProviderConfig, true))

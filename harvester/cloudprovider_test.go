@@ -20,10 +20,10 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
-// harvesterRBAC seeds Harvester's harvester-system namespace with its vip ConfigMap, and imitates
+// harvesterSystem seeds Harvester's harvester-system namespace with its vip ConfigMap, and imitates
 // kube-controller-manager's token controller: a service-account token Secret gets its token and CA shortly after
 // it is created.
-func (fc *fakeCluster) harvesterRBAC() {
+func (fc *fakeCluster) harvesterSystem() {
 	ctx := context.Background()
 	fc.ok(kube.Create(ctx, fc.c, kube.Namespaces, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: harvesterSystemNamespace}}))
 	fc.ok(kube.Create(ctx, fc.c, kube.ConfigMaps, harvesterSystemNamespace, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: vipConfigMapName}, Data: map[string]string{"ip": "192.168.10.100"}}))
@@ -116,7 +116,7 @@ func accountObjects(ns, cluster string) []accountObject {
 
 func TestCloudProviderAccount(t *testing.T) {
 	fc := newFakeCluster(t)
-	fc.harvesterRBAC()
+	fc.harvesterSystem()
 	captureLog(t)
 	ctx := context.Background()
 	acct := CloudProviderAccount{Namespace: "default", Cluster: "gc8"}
@@ -206,7 +206,7 @@ func TestCloudProviderAccount(t *testing.T) {
 // The driver's own roles and bindings are brought back to the table and to the account alone.
 func TestCloudProviderAccountRepairsItsRoles(t *testing.T) {
 	fc := newFakeCluster(t)
-	fc.harvesterRBAC()
+	fc.harvesterSystem()
 	captureLog(t)
 	ctx := context.Background()
 	acct := CloudProviderAccount{Namespace: "default", Cluster: "gc8"}
@@ -281,7 +281,7 @@ func TestCloudProviderAccountRefusesObjectsNotItsOwn(t *testing.T) {
 		what := o.kind + " " + strings.TrimPrefix(o.ns+"/"+o.name, "/")
 		t.Run(what, func(t *testing.T) {
 			fc := newFakeCluster(t)
-			fc.harvesterRBAC()
+			fc.harvesterSystem()
 			captureLog(t)
 			tt.seed(fc, foreign(o.ns, o.name, tt.labels))
 			before, err := o.get(ctx, fc.c)
@@ -302,7 +302,7 @@ func TestCloudProviderAccountRefusesObjectsNotItsOwn(t *testing.T) {
 
 func TestCloudProviderAccountRejects(t *testing.T) {
 	fc := newFakeCluster(t)
-	fc.harvesterRBAC()
+	fc.harvesterSystem()
 	captureLog(t)
 	ctx := context.Background()
 	tests := []struct {
