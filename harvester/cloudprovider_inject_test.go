@@ -24,6 +24,12 @@ func TestParseCloudProviderFlags(t *testing.T) {
 		want string
 	}{
 		{"generate without cluster", configtest.With(configtest.MinimalOptions(), config.FlagGenerateCloudProviderConfig, true), config.FlagGenerateCloudProviderConfig, "needs --harvester-cluster-name"},
+		{"generate for a cluster named default", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "default", config.FlagGenerateCloudProviderConfig, true),
+			config.FlagClusterName, `"default" is refused: every namespace has a ServiceAccount of that name`},
+		{"generate for a cluster name that cannot name an account", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "GC_1", config.FlagGenerateCloudProviderConfig, true),
+			config.FlagClusterName, `"GC_1" cannot name the guest cluster's ServiceAccount GC_1-cloud-provider: it must be a DNS-1123 subdomain`},
+		{"generate for a cluster name too long for its token", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, strings.Repeat("a", 233), config.FlagGenerateCloudProviderConfig, true),
+			config.FlagClusterName, "of at most 232 characters (with --harvester-generate-cloud-provider-config)"},
 		{"both ways", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc1", config.FlagGenerateCloudProviderConfig, true, config.FlagCloudProviderConfig, guest), config.FlagGenerateCloudProviderConfig, "not both"},
 		{"server without generate", configtest.With(configtest.MinimalOptions(), config.FlagCloudProviderServer, "https://10.0.0.1:6443"), config.FlagCloudProviderServer, "is only used with"},
 		{"proxy server", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc1", config.FlagGenerateCloudProviderConfig, true, config.FlagCloudProviderServer, "https://rancher.example.com/k8s/clusters/c-1"), config.FlagCloudProviderServer, "is a Rancher proxy URL"},
@@ -100,7 +106,7 @@ func guestFiles(t *testing.T, userData []byte) map[string]string {
 
 func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 	fc := newFakeCluster(t)
-	fc.harvesterRBAC()
+	fc.harvesterSystem()
 	fc.kubeVirt(healthy("10.0.0.5"))
 	captureLog(t)
 	d := newTestDriver(t, fc, "gc1-pool1-a-b", configtest.With(createOptions(), config.FlagClusterName, "gc1",
@@ -120,7 +126,7 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 	files := guestFiles(t, userData)
 	rke2 := config.Distributions["rke2"]
 	for _, path := range []string{config.GuestCloudConfigPath, rke2.ConfigPath} {
-		if !strings.Contains(files[path], "token: sa-token-gc1-token") || !strings.Contains(files[path], "https://192.168.10.100:6443") {
+		if !strings.Contains(files[path], "token: sa-token-gc1-cloud-provider-token") || !strings.Contains(files[path], "https://192.168.10.100:6443") {
 			t.Errorf("%s:\n%s", path, files[path])
 		}
 	}
@@ -139,18 +145,24 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 	if err := rmDriver(fc, "gc1-pool1-a-b", "gc1").Remove(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kube.Get(ctx, fc.c, kube.ServiceAccounts, "default", "gc1"); err != nil {
+	if _, err := kube.Get(ctx, fc.c, kube.ServiceAccounts, "default", "gc1-cloud-provider"); err != nil {
 		t.Errorf("remove deleted the guest cluster's cloud provider account: %v", err)
 	}
 }
 
 func TestPreCreateCheckCloudProviderAccess(t *testing.T) {
 	fc := newFakeCluster(t)
-	fc.harvesterRBAC()
+	fc.harvesterSystem()
 	captureLog(t)
 	fc.denied["create clusterrolebindings"] = true
 	d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagClusterName, "gc1", config.FlagGenerateCloudProviderConfig, true))
 	if err := d.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "may not create clusterrolebindings") {
+		t.Fatalf("PreCreateCheck: %v", err)
+	}
+	// The roles grant only what the credential holds (RBAC's escalation check): the pre-flight asks for it.
+	delete(fc.denied, "create clusterrolebindings")
+	fc.denied["update networkfilesystems"], fc.denied["get settings"] = true, true
+	if err := d.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "may not update networkfilesystems in namespace harvester-system, get settings csi-driver-config, get settings csi-online-expand-validation and get settings server-version") {
 		t.Fatalf("PreCreateCheck: %v", err)
 	}
 	if _, err := kube.List(context.Background(), fc.c, kube.ServiceAccounts, "default", metav1.ListOptions{}); err != nil {

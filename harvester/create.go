@@ -106,8 +106,9 @@ func (d *Driver) guestKubeconfig(ctx context.Context, c kube.Interface) ([]byte,
 	if !cp.Generate {
 		return cp.Kubeconfig, nil
 	}
-	logging.Infof("Preparing the cloud provider account %s/%s of guest cluster %s", d.cfg.Namespace, d.cfg.ClusterName, d.cfg.ClusterName)
-	kubeconfig, err := ensureCloudProviderAccount(ctx, c, CloudProviderAccount{Namespace: d.cfg.Namespace, ServiceAccount: d.cfg.ClusterName, Server: cp.Server})
+	acct := CloudProviderAccount{Namespace: d.cfg.Namespace, Cluster: d.cfg.ClusterName, Server: cp.Server}
+	logging.Infof("Preparing the cloud provider account %s/%s of guest cluster %s", acct.Namespace, acct.account(), acct.Cluster)
+	kubeconfig, err := ensureCloudProviderAccount(ctx, c, acct)
 	if err != nil {
 		return nil, fmt.Errorf("--%s: %w", config.FlagGenerateCloudProviderConfig, err)
 	}

@@ -22,8 +22,8 @@ func cloudProviderConfig(args []string, lookupEnv func(string) (string, bool), s
 	fs.SetOutput(stderr)
 	kubeconfigPath := fs.String("kubeconfig", "", "Harvester kubeconfig file (default: $"+credentialEnv+", else $KUBECONFIG or ~/.kube/config)")
 	namespace := fs.String("namespace", "", "the guest cluster's VM namespace in Harvester (required)")
-	clusterName := fs.String("cluster-name", "", "the guest cluster's name; names the service account unless --service-account is given")
-	account := fs.String("service-account", "", "name of the service account (default: --cluster-name)")
+	clusterName := fs.String("cluster-name", "", "the guest cluster's name (required); labels the objects and names them unless --service-account is given")
+	account := fs.String("service-account", "", "name of the service account (default: <cluster-name>-cloud-provider)")
 	server := fs.String("server", "", "Harvester's API as the guests reach it, https://<Harvester VIP>:6443 (default: discovered from Harvester)")
 	output := fs.String("output", "kubeconfig", "kubeconfig, or cloud-init: a #cloud-config writing it to the guest's cloud provider paths")
 	distribution := fs.String("distribution", config.DefaultDistribution, "with --output cloud-init: the guest's Kubernetes distribution, rke2 or k3s (where the kubeconfig goes)")
@@ -32,9 +32,12 @@ func cloudProviderConfig(args []string, lookupEnv func(string) (string, bool), s
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: docker-machine-driver-harvester cloud-provider-config --namespace NS --cluster-name NAME [flags]
 
-Creates (or finds) the service account a guest cluster's Harvester cloud provider and CSI driver use — bound to
-harvesterhci.io:cloudprovider in NS and harvesterhci.io:csi-driver — and prints its kubeconfig. Put it in the
-guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2),
+Creates (or finds) the service account NAME-cloud-provider a guest cluster's Harvester cloud provider and CSI
+driver use, with roles of its own that allow what they call in NS (and their NetworkFilesystems in
+harvester-system, storage classes, volume attachments and three settings), and prints its kubeconfig. The token
+does not expire: delete its Secret and run this again to replace it. Objects of those names that the driver did
+not make are refused. Put the kubeconfig in the guest at
+/var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2),
 /var/lib/rancher/k3s/etc/config-files/cloud-provider-config (K3s) or /etc/kubernetes/cloud-config.
 
 `)
@@ -43,9 +46,6 @@ guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2),
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *account == "" {
-		*account = *clusterName
-	}
 	if *forRKE2 {
 		*dropIn = true
 	}
@@ -53,7 +53,19 @@ guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2),
 	if distErr != nil {
 		fmt.Fprintf(stderr, "cloud-provider-config: --distribution %v\n", distErr)
 	}
-	if *namespace == "" || *account == "" || fs.NArg() > 0 || (*output != "kubeconfig" && *output != "cloud-init") ||
+	for _, name := range []struct {
+		flag, value string
+		check       func(string) error
+	}{{"cluster-name", *clusterName, config.CheckGuestClusterName}, {"service-account", *account, config.CheckCloudProviderAccountName}} {
+		if name.value == "" {
+			continue
+		}
+		if err := name.check(name.value); err != nil {
+			fmt.Fprintf(stderr, "cloud-provider-config: --%s %v\n", name.flag, err)
+			return 2
+		}
+	}
+	if *namespace == "" || *clusterName == "" || fs.NArg() > 0 || (*output != "kubeconfig" && *output != "cloud-init") ||
 		distErr != nil || (*forRKE2 && *distribution != "rke2") {
 		fs.Usage()
 		return 2
@@ -84,7 +96,7 @@ guest at /var/lib/rancher/rke2/etc/config-files/cloud-provider-config (RKE2),
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	kubeconfig, err := harvester.EnsureCloudProviderAccount(ctx, credential,
-		harvester.CloudProviderAccount{Namespace: *namespace, ServiceAccount: *account, Server: *server})
+		harvester.CloudProviderAccount{Namespace: *namespace, Cluster: *clusterName, ServiceAccount: *account, Server: *server})
 	if err != nil {
 		return fail(err)
 	}

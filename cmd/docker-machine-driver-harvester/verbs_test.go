@@ -91,6 +91,13 @@ current-context: h
 	}{
 		{"no namespace", noEnv, []string{"--cluster-name", "gc1"}, 2, "usage: docker-machine-driver-harvester cloud-provider-config"},
 		{"no account name", noEnv, []string{"--namespace", "default"}, 2, "usage:"},
+		{"account name only", noEnv, []string{"--namespace", "default", "--service-account", "gc1"}, 2, "usage:"},
+		{"the default account", noEnv, []string{"--namespace", "ns1", "--cluster-name", "gc1", "--service-account", "default"}, 2,
+			`cloud-provider-config: --service-account "default" is refused: it is the namespace's own ServiceAccount`},
+		{"a cluster named default", noEnv, []string{"--namespace", "ns1", "--cluster-name", "default"}, 2,
+			`cloud-provider-config: --cluster-name "default" is refused`},
+		{"a cluster name that cannot name an account", noEnv, []string{"--namespace", "ns1", "--cluster-name", "GC_1"}, 2,
+			`cloud-provider-config: --cluster-name "GC_1" cannot name the guest cluster's ServiceAccount GC_1-cloud-provider`},
 		{"unknown output", noEnv, []string{"--namespace", "default", "--cluster-name", "gc1", "--output", "yaml"}, 2, "usage:"},
 		{"unknown flag", noEnv, []string{"--frobnicate"}, 2, "flag provided but not defined"},
 		{"unknown distribution", noEnv, []string{"--namespace", "default", "--cluster-name", "gc1", "--output", "cloud-init", "--distribution", "k0s"}, 2,

@@ -11,42 +11,57 @@ import (
 
 	"gopkg.in/yaml.v3"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 )
 
-// The generator makes the guest cluster's identity; checked with SelfSubjectAccessReviews on the real API
-// server, it may do what the Harvester cloud provider and CSI driver need, in its namespace only, and no more.
+// The generator makes the guest cluster's identity; SubjectAccessReviews on the real API server, asked as the
+// admin for the account, show it may do what the README's table lists — in its VM namespace, or in
+// harvester-system for NetworkFilesystems, or the cluster-scoped reads — and nothing of it elsewhere.
 func TestCloudProviderAccountOnTheControlPlane(t *testing.T) {
 	b := testbed.Shared(t)
 	ns := b.Namespace(t)
 	newCLI(t, b.AdminKubeconfig()) // builds the plugin
-	generate := func() []byte {
+	verb := func(cluster string) ([]byte, string, error) {
 		t.Helper()
 		cmd := exec.Command(filepath.Join(binDir, "docker-machine-driver-harvester"), "cloud-provider-config",
-			"--kubeconfig", b.KubeconfigPath, "--namespace", ns, "--cluster-name", "gc1", "--server", "https://192.0.2.100:6443")
+			"--kubeconfig", b.KubeconfigPath, "--namespace", ns, "--cluster-name", cluster, "--server", "https://192.0.2.100:6443")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
+		return out, stderr.String(), err
+	}
+	generate := func() []byte {
+		t.Helper()
+		out, stderr, err := verb("gc1")
 		if err != nil {
-			t.Fatalf("cloud-provider-config: %v\n%s", err, stderr.String())
+			t.Fatalf("cloud-provider-config: %v\n%s", err, stderr)
 		}
 		return out
 	}
-	first := generate()
 	ctx := context.Background()
-	sa, err := b.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "gc1", metav1.GetOptions{})
+	const account = "gc1-cloud-provider"
+	cleanUpAccount(t, b, ns, account)
+	first := generate()
+	sa, err := b.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, account, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	role, err := b.Kube.RbacV1().Roles(ns).Get(ctx, account, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if second := generate(); !bytes.Equal(first, second) {
 		t.Errorf("a second run gives another kubeconfig")
 	}
-	if again, err := b.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "gc1", metav1.GetOptions{}); err != nil || again.ResourceVersion != sa.ResourceVersion {
+	if again, err := b.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, account, metav1.GetOptions{}); err != nil || again.ResourceVersion != sa.ResourceVersion {
 		t.Errorf("a second run changed the service account (%v)", err)
+	}
+	if again, err := b.Kube.RbacV1().Roles(ns).Get(ctx, account, metav1.GetOptions{}); err != nil || again.ResourceVersion != role.ResourceVersion {
+		t.Errorf("a second run changed the role (%v)", err)
 	}
 
 	cfg, err := clientcmd.Load(first)
@@ -57,56 +72,116 @@ func TestCloudProviderAccountOnTheControlPlane(t *testing.T) {
 	if kctx == nil || kctx.Namespace != ns || cfg.Clusters[kctx.Cluster].Server != "https://192.0.2.100:6443" || len(cfg.Clusters[kctx.Cluster].CertificateAuthorityData) == 0 {
 		t.Fatalf("kubeconfig:\n%s", first)
 	}
-	// Ask as that identity, against the test bed's API server (the VIP in the kubeconfig is the guests' address).
-	asGuest := b.AdminConfig()
-	asGuest.BearerToken, asGuest.BearerTokenFile = cfg.AuthInfos[kctx.AuthInfo].Token, ""
-	asGuest.Username, asGuest.Password, asGuest.CertData, asGuest.KeyData, asGuest.CertFile, asGuest.KeyFile = "", "", nil, nil, "", ""
-	guest, err := kubernetes.NewForConfig(asGuest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	may := func(namespace, group, resource, verb string) bool {
+
+	// Asked as the admin about the account, with the groups its token authenticates with.
+	may := func(a authorizationv1.ResourceAttributes) bool {
 		t.Helper()
-		r, err := guest.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
-			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: namespace, Group: group, Resource: resource, Verb: verb}},
+		r, err := b.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{
+				User:               "system:serviceaccount:" + ns + ":" + account,
+				Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+				ResourceAttributes: &a,
+			},
 		}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r.Status.Allowed
 	}
-	for _, verb := range []string{"get", "list", "watch", "create", "update", "delete"} {
-		if !may(ns, "loadbalancer.harvesterhci.io", "loadbalancers", verb) {
-			t.Errorf("the cloud provider may not %s load balancers in its namespace", verb)
+	// The README's table: where each row applies — the VM namespace, harvester-system, or cluster-wide ("").
+	for _, row := range []struct {
+		where, group, resource, subresource string
+		names, verbs                        []string
+	}{
+		{ns, "loadbalancer.harvesterhci.io", "loadbalancers", "", nil, []string{"get", "list", "watch", "create", "update", "delete"}},
+		{ns, "kubevirt.io", "virtualmachines", "", nil, []string{"get", "patch"}},
+		{ns, "kubevirt.io", "virtualmachineinstances", "", nil, []string{"get", "list", "watch"}},
+		{ns, "subresources.kubevirt.io", "virtualmachines", "addvolume", nil, []string{"update"}},
+		{ns, "subresources.kubevirt.io", "virtualmachines", "removevolume", nil, []string{"update"}},
+		{ns, "subresources.kubevirt.io", "virtualmachineinstances", "removevolume", nil, []string{"update"}},
+		{ns, "subresources.kubevirt.io", "virtualmachineinstances", "guestosinfo", nil, []string{"get"}},
+		{ns, "", "persistentvolumeclaims", "", nil, []string{"get", "create", "update", "delete"}},
+		{ns, "", "pods", "", nil, []string{"list"}},
+		{ns, "snapshot.storage.k8s.io", "volumesnapshots", "", nil, []string{"get", "list", "create", "delete"}},
+		{ns, "harvesterhci.io", "volumeremotebackups", "", nil, []string{"get", "create", "delete"}},
+		{ns, "harvesterhci.io", "volumeremoterestores", "", nil, []string{"get", "create", "delete"}},
+		{"harvester-system", "harvesterhci.io", "networkfilesystems", "", nil, []string{"get", "list", "create", "update", "delete"}},
+		{"", "storage.k8s.io", "storageclasses", "", nil, []string{"get"}},
+		{"", "storage.k8s.io", "volumeattachments", "", nil, []string{"list"}},
+		{"", "harvesterhci.io", "settings", "", []string{"csi-driver-config", "csi-online-expand-validation", "server-version"}, []string{"get"}},
+	} {
+		names := row.names
+		if names == nil {
+			names = []string{""}
 		}
-	}
-	for _, res := range []string{"virtualmachines", "virtualmachineinstances"} {
-		for _, verb := range []string{"get", "list", "watch"} {
-			if !may(ns, "kubevirt.io", res, verb) {
-				t.Errorf("the cloud provider may not %s %s", verb, res)
+		for _, verb := range row.verbs {
+			for _, name := range names {
+				a := authorizationv1.ResourceAttributes{Namespace: row.where, Group: row.group, Resource: row.resource, Subresource: row.subresource, Verb: verb, Name: name}
+				if !may(a) {
+					t.Errorf("the account may not %+v", a)
+				}
+				if row.where == "" {
+					continue
+				}
+				// Nothing namespaced is allowed in another guest's namespace.
+				a.Namespace = "default"
+				if may(a) {
+					t.Errorf("the account may %+v; only in its namespace", a)
+				}
 			}
 		}
 	}
-	for _, verb := range []string{"get", "create", "delete"} {
-		if !may(ns, "", "persistentvolumeclaims", verb) {
-			t.Errorf("the CSI driver may not %s volumes", verb)
-		}
-	}
-	if !may("", "storage.k8s.io", "storageclasses", "list") {
-		t.Errorf("the CSI driver may not list storage classes")
-	}
-	for _, deny := range []struct{ namespace, group, resource, verb string }{
-		{ns, "", "secrets", "get"}, {ns, "", "secrets", "list"},
-		{"default", "kubevirt.io", "virtualmachines", "get"},
-		{"default", "loadbalancer.harvesterhci.io", "loadbalancers", "create"},
-		{"default", "", "persistentvolumeclaims", "delete"},
-		{ns, "kubevirt.io", "virtualmachines", "delete"},
+	for _, deny := range []authorizationv1.ResourceAttributes{
+		{Namespace: "default", Group: "kubevirt.io", Resource: "virtualmachines", Verb: "patch"},
+		{Namespace: "", Group: "kubevirt.io", Resource: "virtualmachines", Verb: "patch"},
+		{Namespace: "", Group: "snapshot.storage.k8s.io", Resource: "volumesnapshots", Verb: "list"},
+		{Namespace: "", Group: "snapshot.storage.k8s.io", Resource: "volumesnapshotcontents", Verb: "create"},
+		{Namespace: "", Group: "harvesterhci.io", Resource: "volumeremotebackups", Verb: "list"},
+		{Namespace: ns, Group: "harvesterhci.io", Resource: "networkfilesystems", Verb: "create"},
+		{Namespace: ns, Resource: "secrets", Verb: "get"},
+		{Namespace: ns, Resource: "secrets", Verb: "list"},
+		{Namespace: ns, Group: "kubevirt.io", Resource: "virtualmachines", Verb: "delete"},
+		{Namespace: ns, Group: "kubevirt.io", Resource: "virtualmachines", Verb: "create"},
+		{Namespace: ns, Group: "rbac.authorization.k8s.io", Resource: "roles", Verb: "update", Name: account},
+		{Namespace: "longhorn-system", Group: "longhorn.io", Resource: "volumes", Verb: "get"},
+		{Group: "storage.k8s.io", Resource: "storageclasses", Verb: "delete"},
+		{Group: "storage.k8s.io", Resource: "storageclasses", Verb: "list"},
+		{Group: "storage.k8s.io", Resource: "volumeattachments", Verb: "delete"},
+		{Group: "harvesterhci.io", Resource: "settings", Verb: "get", Name: "backup-target"},
+		{Group: "harvesterhci.io", Resource: "settings", Verb: "update", Name: "csi-driver-config"},
+		{Group: "harvesterhci.io", Resource: "settings", Verb: "list"},
 	} {
-		if may(deny.namespace, deny.group, deny.resource, deny.verb) {
-			t.Errorf("the guest identity may %s %s in namespace %q; it must not", deny.verb, deny.resource, deny.namespace)
+		if may(deny) {
+			t.Errorf("the account may %+v; it must not", deny)
 		}
 	}
+
+	// An account of that name that the driver did not make is refused and left as it is.
+	foreign, err := b.Kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "gc2-cloud-provider"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, stderr, err := verb("gc2"); err == nil || len(out) > 0 ||
+		!strings.Contains(stderr, "ServiceAccount "+ns+"/gc2-cloud-provider exists and was not made by the node driver for guest cluster gc2") {
+		t.Errorf("cloud-provider-config with another's account: %v\n%s", err, stderr)
+	}
+	if again, err := b.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, foreign.Name, metav1.GetOptions{}); err != nil || again.ResourceVersion != foreign.ResourceVersion {
+		t.Errorf("the refused account was changed (%v)", err)
+	}
+	if rbs, err := b.Kube.RbacV1().RoleBindings(ns).List(ctx, metav1.ListOptions{}); err != nil || len(rbs.Items) != 1 {
+		t.Errorf("role bindings in %s: %v %v; want only gc1's", ns, err, rbs)
+	}
+}
+
+// cleanUpAccount deletes, when the test ends, the objects of a cloud-provider account that outlive its namespace.
+func cleanUpAccount(t *testing.T, b *testbed.Bed, ns, account string) {
+	t.Cleanup(func() {
+		ctx, shared := context.Background(), ns+":"+account
+		_ = b.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, shared, metav1.DeleteOptions{})
+		_ = b.Kube.RbacV1().ClusterRoles().Delete(ctx, shared, metav1.DeleteOptions{})
+		_ = b.Kube.RbacV1().RoleBindings("harvester-system").Delete(ctx, shared, metav1.DeleteOptions{})
+		_ = b.Kube.RbacV1().Roles("harvester-system").Delete(ctx, shared, metav1.DeleteOptions{})
+	})
 }
 
 // A Rancher-style create that asks the driver to generate the guest's cloud provider config: the guest gets the
@@ -128,6 +203,7 @@ func TestCreateWithGeneratedCloudProviderConfig(t *testing.T) {
 			"/etc/rancher/k3s/config.yaml.d/90-harvester-cloud-provider.yaml": "disable-cloud-controller: true"}},
 	} {
 		name := tt.cluster + "-pool1-abcde-fghij"
+		cleanUpAccount(t, b, ns, tt.cluster+"-cloud-provider")
 		args := append([]string{"--harvester-cluster-name", tt.cluster, "--harvester-generate-cloud-provider-config",
 			"--harvester-cloud-provider-server", "https://192.0.2.100:6443"}, tt.flags...)
 		cli.must(append(createArgs(t, ns, args...), name)...)
@@ -141,7 +217,7 @@ func TestCreateWithGeneratedCloudProviderConfig(t *testing.T) {
 		if err := yaml.Unmarshal(secret.Data["userdata"], &doc); err != nil {
 			t.Fatal(err)
 		}
-		token, err := b.Kube.CoreV1().Secrets(ns).Get(ctx, tt.cluster+"-token", metav1.GetOptions{})
+		token, err := b.Kube.CoreV1().Secrets(ns).Get(ctx, tt.cluster+"-cloud-provider-token", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +250,7 @@ func TestCreateWithGeneratedCloudProviderConfig(t *testing.T) {
 			}
 		}
 		cli.must("rm", "-y", name)
-		if _, err := b.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, tt.cluster, metav1.GetOptions{}); err != nil {
+		if _, err := b.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, tt.cluster+"-cloud-provider", metav1.GetOptions{}); err != nil {
 			t.Errorf("rm removed the guest cluster's cloud provider account: %v", err)
 		}
 	}

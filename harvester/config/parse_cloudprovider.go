@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/rancher/machine/libmachine/drivers"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -37,6 +39,11 @@ func parseCloudProvider(p *Problems, opts drivers.DriverOptions, cfg *Config) Cl
 	if s.Generate && cfg.ClusterName == "" {
 		p.Addf(FlagGenerateCloudProviderConfig, "needs --%s: the service account is the guest cluster's, named after it", FlagClusterName)
 	}
+	if s.Generate && cfg.ClusterName != "" {
+		if err := CheckGuestClusterName(cfg.ClusterName); err != nil {
+			p.Addf(FlagClusterName, "%v (with --%s)", err, FlagGenerateCloudProviderConfig)
+		}
+	}
 	if s.Server != "" {
 		if !s.Generate {
 			p.Addf(FlagCloudProviderServer, "is only used with --%s", FlagGenerateCloudProviderConfig)
@@ -55,6 +62,48 @@ func parseCloudProvider(p *Problems, opts drivers.DriverOptions, cfg *Config) Cl
 		}
 	}
 	return s
+}
+
+// The guest cluster's cloud-provider account is named after the cluster, with a suffix that keeps it apart from
+// the account Harvester's own kubeconfig endpoint makes for the same cluster (named after the cluster alone, and
+// bound cluster-wide to harvesterhci.io:csi-driver: pkg/api/kubeconfig/generate_handler.go). Its token Secret adds
+// cloudProviderTokenSuffix.
+const (
+	cloudProviderAccountSuffix = "-cloud-provider"
+	cloudProviderTokenSuffix   = "-token"
+)
+
+// CloudProviderAccountName names the ServiceAccount the driver makes for guest cluster cluster.
+func CloudProviderAccountName(cluster string) string { return cluster + cloudProviderAccountSuffix }
+
+// CloudProviderTokenName names the token Secret of service account account.
+func CloudProviderTokenName(account string) string { return account + cloudProviderTokenSuffix }
+
+// CheckGuestClusterName refuses a guest cluster name the driver cannot name the cluster's cloud-provider account
+// after: the account and its token Secret must be DNS-1123 subdomains, and `default` is refused.
+func CheckGuestClusterName(cluster string) error {
+	if cluster == corev1.NamespaceDefault {
+		return fmt.Errorf("%q is refused: every namespace has a ServiceAccount of that name, which all its pods run as, and the guest cluster's account must not be mistaken for it; give the guest cluster another name", cluster)
+	}
+	long := len(cloudProviderAccountSuffix) + len(cloudProviderTokenSuffix)
+	if len(validation.IsDNS1123Subdomain(cluster)) > 0 || len(validation.IsDNS1123Subdomain(CloudProviderTokenName(CloudProviderAccountName(cluster)))) > 0 {
+		return fmt.Errorf("%q cannot name the guest cluster's ServiceAccount %s: it must be a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit) of at most %d characters",
+			cluster, CloudProviderAccountName(cluster), validation.DNS1123SubdomainMaxLength-long)
+	}
+	return nil
+}
+
+// CheckCloudProviderAccountName refuses a ServiceAccount name given for a guest cluster's cloud-provider account:
+// not a DNS-1123 subdomain (with its token Secret's suffix), or `default`, the namespace's own account.
+func CheckCloudProviderAccountName(account string) error {
+	if account == corev1.NamespaceDefault {
+		return fmt.Errorf("%q is refused: it is the namespace's own ServiceAccount, which every pod there runs as", account)
+	}
+	if len(validation.IsDNS1123Subdomain(account)) > 0 || len(validation.IsDNS1123Subdomain(CloudProviderTokenName(account))) > 0 {
+		return fmt.Errorf("%q is not a valid ServiceAccount name: it must be a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit) of at most %d characters",
+			account, validation.DNS1123SubdomainMaxLength-len(cloudProviderTokenSuffix))
+	}
+	return nil
 }
 
 // parseDistribution reads --harvester-cloud-provider-distribution (empty: RKE2, as Rancher's form may send it).

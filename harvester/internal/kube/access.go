@@ -10,11 +10,24 @@ import (
 // Access is one permission: a verb on a resource of an API group ("" for the core group).
 type Access struct {
 	Group, Resource, Verb string
+	// Name narrows the question to one object (what a rule with resourceNames grants).
+	Name string
+	// Namespace, when set, is asked instead of the namespace given to Denied.
+	Namespace string
 	// ClusterScoped is asked without a namespace: a RoleBinding cannot grant it.
 	ClusterScoped bool
 }
 
-func (a Access) String() string { return a.Verb + " " + a.Resource }
+func (a Access) String() string {
+	s := a.Verb + " " + a.Resource
+	if a.Name != "" {
+		s += " " + a.Name
+	}
+	if a.Namespace != "" && !a.ClusterScoped {
+		s += " in namespace " + a.Namespace
+	}
+	return s
+}
 
 // Denied asks the API server, with SelfSubjectAccessReviews sent concurrently, which of needed the credential
 // may not do in namespace, in the order of needed. It fails with a failed review.
@@ -30,11 +43,14 @@ func (c *Client) Denied(ctx context.Context, namespace string, needed []Access) 
 		go func() {
 			defer wg.Done()
 			ns := namespace
-			if a.ClusterScoped {
+			switch {
+			case a.ClusterScoped:
 				ns = ""
+			case a.Namespace != "":
+				ns = a.Namespace
 			}
 			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Group: a.Group, Resource: a.Resource, Verb: a.Verb},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Group: a.Group, Resource: a.Resource, Verb: a.Verb, Name: a.Name},
 			}}
 			res, err := Create(ctx, c, AccessReviews, "", review)
 			mu.Lock()

@@ -38,6 +38,7 @@ var (
 	ConfigMaps          = kind[corev1.ConfigMap](corev1.SchemeGroupVersion, "ConfigMap", "configmaps")
 	Nodes               = kind[corev1.Node](corev1.SchemeGroupVersion, "Node", "nodes")
 	ClusterRoles        = kind[rbacv1.ClusterRole](rbacv1.SchemeGroupVersion, "ClusterRole", "clusterroles")
+	Roles               = kind[rbacv1.Role](rbacv1.SchemeGroupVersion, "Role", "roles")
 	RoleBindings        = kind[rbacv1.RoleBinding](rbacv1.SchemeGroupVersion, "RoleBinding", "rolebindings")
 	ClusterRoleBindings = kind[rbacv1.ClusterRoleBinding](rbacv1.SchemeGroupVersion, "ClusterRoleBinding", "clusterrolebindings")
 	StorageClasses      = kind[storagev1.StorageClass](storagev1.SchemeGroupVersion, "StorageClass", "storageclasses")
