@@ -27,7 +27,7 @@ func Render(cfg *config.Config) ([]byte, error) {
 	}
 	guestKubeconfig := cfg.CloudProvider.Kubeconfig
 	if cfg.CloudProvider.Generate {
-		guestKubeconfig = []byte(fmt.Sprintf("<kubeconfig of service account %s/%s, made in Harvester at create>", cfg.Namespace, cfg.ClusterName))
+		guestKubeconfig = []byte(fmt.Sprintf("<kubeconfig of service account %s/%s, made in Harvester at create>", cfg.Namespace, config.CloudProviderAccountName(cfg.ClusterName)))
 	}
 	userData, err := UserData(cfg, []string{placeholderSSHKey}, guestKubeconfig)
 	if err != nil {
