@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
+	"net/http"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -106,35 +107,44 @@ func TestStaleEntryLeavesALaterVMOfItsName(t *testing.T) {
 	nothingLeft(t, b, ns)
 }
 
-// Two creates of one name from two stores at once: one wins, the other fails without touching the winner's
-// VM, Secret (its user data carries the winner's SSH key, not the loser's) or volumes, and the loser's rm leaves
-// them too.
+// Two creates of one name from two stores at once, interleaved at the worst moment: the loser passed its
+// pre-flight before the winner made anything, and sends its cloud-init Secret while the winner's exists without
+// its VM yet. The loser fails without touching the winner's VM, Secret (its user data carries the winner's SSH
+// key, not the loser's) or volumes, and the loser's rm leaves them too.
 func TestConcurrentCreatesOfOneName(t *testing.T) {
 	b := testbed.Shared(t)
 	ns := b.Namespace(t)
-	clis := []*machineCLI{newCLI(t, b.AdminKubeconfig()), newCLI(t, b.AdminKubeconfig())}
+	post := func(path string) func(*http.Request) bool {
+		return func(r *http.Request) bool { return r.Method == http.MethodPost && r.URL.Path == path }
+	}
+	loserGate, winnerGate := make(chan struct{}), make(chan struct{})
+	loserConfig, loserHeld := gatedProxy(t, b.AdminConfig(), post("/api/v1/namespaces/"+ns+"/secrets"), loserGate)
+	winnerConfig, winnerHeld := gatedProxy(t, b.AdminConfig(), post("/apis/kubevirt.io/v1/namespaces/"+ns+"/virtualmachines"), winnerGate)
+	winner, loser := newCLI(t, winnerConfig), newCLI(t, loserConfig)
 	args := createArgs(t, ns)
-	results := make([]rmachine.Result, len(clis))
-	var wg sync.WaitGroup
-	for i, cli := range clis {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = cli.run(append(append([]string{}, args...), "m1")...)
-		}()
+	create := func(cli *machineCLI, held <-chan struct{}) <-chan rmachine.Result {
+		done := make(chan rmachine.Result, 1)
+		go func() { done <- cli.run(append(append([]string{}, args...), "m1")...) }()
+		select {
+		case <-held:
+		case r := <-done:
+			t.Fatalf("the create ended before the moment of the race: %s", r)
+		case <-time.After(2 * time.Minute):
+			t.Fatal("the create never came to the moment of the race")
+		}
+		return done
 	}
-	wg.Wait()
-	if (results[0].Err == nil) == (results[1].Err == nil) {
-		t.Fatalf("want exactly one create to succeed:\n%s\n%s", results[0], results[1])
+	loserDone := create(loser, loserHeld)    // past its pre-flight, its Secret held
+	winnerDone := create(winner, winnerHeld) // its Secret made, its VM held
+	close(loserGate)
+	lost := <-loserDone
+	close(winnerGate)
+	if won := <-winnerDone; won.Err != nil {
+		t.Fatalf("the first create of the name failed: %s", won)
 	}
-	winner, loser := clis[0], clis[1]
-	if results[0].Err != nil {
-		winner, loser = loser, winner
-		results[0], results[1] = results[1], results[0]
-	}
-	t.Logf("what the loser sees:\n%s", results[1].Output)
-	if !strings.Contains(results[1].Output, "already exists") {
-		t.Errorf("the loser does not say the name is taken:\n%s", results[1].Output)
+	t.Logf("what the loser sees:\n%s", lost.Output)
+	if lost.Err == nil || !strings.Contains(lost.Output, "cloud-init Secret "+ns+"/m1-cloudinit already exists without a VM: another create of machine m1 is running") {
+		t.Errorf("the loser must fail on the winner's Secret and say so: %s", lost)
 	}
 
 	objects := objectsOf(t, b, ns, "m1")
