@@ -207,13 +207,7 @@ func TestPowerWritesCarryTheUID(t *testing.T) {
 // A machine made by the reference driver or an earlier version (no UID, no create id saved) keeps the creator
 // label check: a driver-made VM of its name is removed, another one is refused.
 func TestLegacyStateKeepsTheCreatorCheck(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
-	d := newTestDriver(t, fc, "m1", createOptions())
-	if err := d.Create(); err != nil {
-		t.Fatal(err)
-	}
+	fc, _ := runningFake(t)
 	legacy := rmDriver(fc, "m1", "") // only name and namespace, as an old state
 	if !legacy.legacyOwnership() {
 		t.Fatal("not a legacy state")

@@ -3,11 +3,11 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"net/http"
 	"testing"
 	"time"
 
