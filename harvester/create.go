@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
@@ -29,12 +30,18 @@ const rollbackTimeout = 5 * time.Minute
 // It is transactional: when anything fails — an API error, a state KubeVirt will not leave, the timeout — it
 // removes what it made (the VM with its volumes, the Secret, the address) before returning, and the error carries both the
 // cause and any cleanup failure. rancher-machine does not save the machine after a failed create, so nothing
-// else would ever clean up (harvester/harvester#1246).
+// else would ever clean up (harvester/harvester#1246). The rollback deletes objects by the UIDs this create
+// got back, never by name alone: a create of the same name running beside it keeps what it made.
+//
+// rancher-machine saves the machine's state before Create (after PreCreateCheck) and again only after a
+// successful Create: the VM's UID goes into d.VMUID the moment the VM exists, so the second save records it;
+// the create id (d.CreateID, on the VM and the Secret) is in the first.
 func (d *Driver) Create() error {
 	if d.cfg == nil {
 		return errNoConfig
 	}
 	cfg := d.cfg
+	d.ensureCreateID() // normally done by PreCreateCheck, before the state is first saved
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.CreateTimeout)
 	defer cancel()
 	c, err := d.api()
@@ -118,7 +125,7 @@ func (d *Driver) guestKubeconfig(ctx context.Context, c kube.Interface) ([]byte,
 // created records what a create has made so far, for the rollback.
 type created struct {
 	address *ippool.Allocation // from --harvester-ip-pool
-	secret  bool
+	secret  *corev1.Secret     // as created
 	vm      *kubevirtv1.VirtualMachine
 }
 
@@ -130,51 +137,69 @@ var createAccess = []kube.Access{
 }
 
 // createObjects sends the Secret and the VM and links them. The Secret goes first so the VM never exists
-// without its cloud-init; it gets its owner once the VM (and its UID) exists.
+// without its cloud-init; it gets its owner once the VM (and its UID) exists. Both are create-only and carry the
+// create's id: an existing object of either name is not touched, and the create fails.
 func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *corev1.Secret, vm *kubevirtv1.VirtualMachine, made *created) error {
 	ns := d.cfg.Namespace
-	_, err := kube.Create(ctx, c, kube.Secrets, ns, secret)
+	d.markCreate(&secret.ObjectMeta)
+	d.markCreate(&vm.ObjectMeta)
+	got, err := kube.Create(ctx, c, kube.Secrets, ns, secret)
 	if apierrors.IsAlreadyExists(err) {
-		err = replaceStaleSecret(ctx, c, secret)
+		return secretExists(ctx, c, ns, secret.Name, d.MachineName)
 	}
 	if err != nil {
 		return c.Explain("create cloud-init Secret", ns+"/"+secret.Name, err)
 	}
-	made.secret = true
-	logging.Debugf("Created Secret %s/%s", ns, secret.Name)
+	made.secret = got
+	logging.Debugf("Created Secret %s/%s (uid %s)", ns, secret.Name, got.UID)
 
-	got, err := c.VirtualMachines(ns).Create(ctx, vm, metav1.CreateOptions{})
+	gotVM, err := c.VirtualMachines(ns).Create(ctx, vm, metav1.CreateOptions{})
 	if err != nil {
 		return c.Explain("create VirtualMachine", ns+"/"+vm.Name, err)
 	}
-	made.vm = got
-	logging.Debugf("Created VirtualMachine %s/%s (uid %s)", ns, vm.Name, got.UID)
+	made.vm = gotVM
+	d.VMUID = string(gotVM.UID)
+	logging.Debugf("Created VirtualMachine %s/%s (uid %s)", ns, vm.Name, gotVM.UID)
 
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{build.OwnerReference(got)}}})
+	// The patch carries the Secret's UID, which the API server refuses to change: it lands on this Secret only.
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"uid": got.UID, "ownerReferences": []metav1.OwnerReference{build.OwnerReference(gotVM)}}})
 	if err := kube.MergePatch(ctx, c, kube.Secrets, ns, secret.Name, patch); err != nil {
 		return c.Explain("hand the cloud-init Secret to its VM", ns+"/"+secret.Name, err)
 	}
-	return ippool.RecordVM(ctx, c, made.address, got)
+	return ippool.RecordVM(ctx, c, made.address, gotVM)
 }
 
-// replaceStaleSecret overwrites the cloud-init Secret a killed create left behind, and nothing else.
-func replaceStaleSecret(ctx context.Context, c kube.Interface, secret *corev1.Secret) error {
-	old, err := kube.Get(ctx, c, kube.Secrets, secret.Namespace, secret.Name)
-	if err != nil {
-		return err
+// secretExists says why a create cannot use its cloud-init Secret's name: the Secret exists. It is never
+// overwritten nor deleted here, even when it looks like a leftover of this driver (its labels for this machine
+// name, no owner): a create of the same name running beside this one makes exactly such a Secret before its VM
+// exists, and it cannot be told from a leftover of a create that died — by age neither, since a create may take
+// as long as its --harvester-create-timeout, which this process does not know of another. Replacing it would boot
+// the other create's VM with this one's user data and SSH key; deleting it would take its cloud-init away. So the
+// user, who knows whether another create runs, deletes it; rm of the machine whose create died also does.
+func secretExists(ctx context.Context, c kube.Interface, ns, name, machine string) error {
+	old, err := kube.Get(ctx, c, kube.Secrets, ns, name)
+	switch {
+	case kube.IsGone(err, "secrets", name):
+		return fmt.Errorf("cloud-init Secret %s/%s existed when this create made its own and is gone now: another create or remove of machine %s is at work; try again", ns, name, machine)
+	case err != nil:
+		return c.Explain("read the existing cloud-init Secret", ns+"/"+name, err)
 	}
-	if !isStaleCloudInitSecret(old.Labels, old.OwnerReferences, secret.Labels[config.LabelVMName]) {
-		return fmt.Errorf("a Secret named %s already exists and is not a leftover of this driver", secret.Name)
+	return errors.New(secretInTheWay(ns, name, machine, old))
+}
+
+// secretInTheWay words an existing Secret of the cloud-init Secret's name, for Create and PreCreateCheck.
+func secretInTheWay(ns, name, machine string, s *corev1.Secret) string {
+	if isStaleCloudInitSecret(s.Labels, s.OwnerReferences, machine) {
+		return fmt.Sprintf("cloud-init Secret %s/%s already exists without a VM: another create of machine %s is running, or one died before making its VM "+
+			"(created %s). It is left alone; if no create of that name is running, delete it (kubectl -n %s delete secret %s) or choose another machine name",
+			ns, name, machine, s.CreationTimestamp.UTC().Format(time.RFC3339), ns, name)
 	}
-	fresh := secret.DeepCopy()
-	fresh.ResourceVersion = old.ResourceVersion
-	_, err = kube.Update(ctx, c, kube.Secrets, secret.Namespace, fresh)
-	return err
+	return fmt.Sprintf("a Secret named %s already exists in namespace %s and is not a leftover of this driver; remove it or choose another machine name", name, ns)
 }
 
 // rollBack removes what a failed create made and returns the create's error, joined with any cleanup failure.
 func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
-	if made.vm == nil && !made.secret && made.address == nil {
+	if made.vm == nil && made.secret == nil && made.address == nil {
 		return cause
 	}
 	logging.Infof("Create failed; removing what it made: %v", cause)
@@ -182,10 +207,10 @@ func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
 	defer cancel()
 	var cleanup error
 	if made.vm != nil {
-		cleanup = d.removeVM(ctx, c, made.vm.UID)
+		cleanup = d.removeMadeVM(ctx, c, made.vm.UID)
 	}
-	if made.secret {
-		cleanup = errors.Join(cleanup, d.deleteCloudInitSecret(ctx, c))
+	if made.secret != nil { // by its UID: never a Secret this create did not make
+		cleanup = errors.Join(cleanup, deleteSecretUID(ctx, c, made.secret))
 	}
 	if a := made.address; a != nil && cleanup == nil { // the address goes only once its VM has
 		cleanup = ippool.Release(ctx, c, a.Static.Allocation, a.UID, d.machine())
@@ -194,6 +219,27 @@ func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
 		return fmt.Errorf("%w\nthe cleanup after it also failed, so objects may be left in Harvester namespace %s: %v", cause, d.cfg.Namespace, cleanup)
 	}
 	return cause
+}
+
+// removeMadeVM removes the VM a create made, by its UID: a VM of the same name made since is left alone.
+func (d *Driver) removeMadeVM(ctx context.Context, c kube.Interface, uid types.UID) error {
+	vm, err := d.getVM(ctx, c)
+	switch {
+	case err != nil:
+		return err
+	case vm == nil || vm.UID != uid:
+		logging.Debugf("VM %s/%s (uid %s) is already gone", d.namespace(), d.MachineName, uid)
+		return nil
+	}
+	return d.removeVM(ctx, c, vm)
+}
+
+// deleteSecretUID deletes the Secret a create made, on the condition of its UID (its resourceVersion changed
+// when the VM became its owner).
+func deleteSecretUID(ctx context.Context, c kube.Interface, made *corev1.Secret) error {
+	s := made.DeepCopy()
+	s.ResourceVersion = ""
+	return deleteSecret(ctx, c, s)
 }
 
 // randomSuffix returns five random lowercase letters or digits, for claim names.

@@ -277,32 +277,6 @@ func TestWaitIgnoresOtherVMs(t *testing.T) {
 	}
 }
 
-func TestCreateReplacesOnlyStaleSecrets(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
-	ctx := context.Background()
-	stale := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m1-cloudinit", Namespace: "default",
-		Labels: map[string]string{config.LabelCreator: config.CreatorName, config.LabelVMName: "m1"}}, Data: map[string][]byte{"userdata": []byte("old")}}
-	fc.ok(kube.Create(ctx, fc.c, kube.Secrets, "default", stale))
-	d := newTestDriver(t, fc, "m1", createOptions())
-	if err := d.Create(); err != nil {
-		t.Fatalf("a stale Secret of a killed create must be replaced: %v", err)
-	}
-	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m2-cloudinit", Namespace: "default"}}
-	fc.ok(kube.Create(ctx, fc.c, kube.Secrets, "default", foreign))
-	d2 := newTestDriver(t, fc, "m2", createOptions())
-	if err := d2.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "is not a leftover of this driver") {
-		t.Fatalf("PreCreateCheck must refuse a foreign Secret: %v", err)
-	}
-	if err := d2.Create(); err == nil {
-		t.Fatal("Create overwrote a Secret it did not make")
-	}
-	if got, err := kube.Get(ctx, fc.c, kube.Secrets, "default", "m2-cloudinit"); err != nil || got.Labels[config.LabelCreator] != "" {
-		t.Errorf("the foreign Secret was touched: %v %+v", err, got)
-	}
-}
-
 // A Rancher user sees the plugin's stdout (Info) and, in the machine's error, only the last 4 KiB of it: the
 // milestones go there, the detail to stderr (rancher-machine's debug output).
 func TestMilestonesAndDetailGoToDifferentStreams(t *testing.T) {

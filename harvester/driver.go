@@ -43,6 +43,14 @@ type Driver struct {
 	// IPPoolNetwork is namespace/name of the network whose --harvester-ip-pool the machine's address comes from:
 	// Remove releases the address there. "" without a pool.
 	IPPoolNetwork string `json:",omitempty"`
+	// VMUID is the UID of the VM this machine's create made, recorded the moment the VM exists, so the state
+	// rancher-machine saves after Create carries it. Remove and the power commands act on that VM only (see
+	// ownership.go). "" for machines of the reference driver or of earlier versions of this one.
+	VMUID string `json:",omitempty"`
+	// CreateID is the random id of the machine's create, chosen before rancher-machine first saves the state
+	// and written on the VM and its cloud-init Secret (config.AnnotationCreateID): it identifies them when a
+	// create died before the state could record VMUID.
+	CreateID string `json:",omitempty"`
 
 	cfg        *config.Config // set by SetConfigFromFlags, used by PreCreateCheck and Create in the same process
 	kubeconfig []byte         // the Harvester credential: flags, environment, or a reference-driver machine's state

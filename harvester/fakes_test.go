@@ -78,6 +78,29 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 	}
 	fc.kv.PrependReactor("create", "*", stampUID)
 	fc.dyn.PrependReactor("create", "*", stampUID)
+	// The fakes ignore a delete's UID precondition; the API server refuses a delete of another object.
+	for _, f := range []*k8stesting.Fake{&fc.kv.Fake, &fc.dyn.Fake} {
+		tracker := fc.kv.Tracker()
+		if f == &fc.dyn.Fake {
+			tracker = fc.dyn.Tracker()
+		}
+		f.PrependReactor("delete", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			d := a.(k8stesting.DeleteAction)
+			pre := d.GetDeleteOptions().Preconditions
+			if pre == nil || pre.UID == nil {
+				return false, nil, nil
+			}
+			obj, err := tracker.Get(d.GetResource(), d.GetNamespace(), d.GetName())
+			if err != nil {
+				return false, nil, nil
+			}
+			if m, err := meta.Accessor(obj); err == nil && m.GetUID() != *pre.UID {
+				return true, nil, apierrors.NewConflict(d.GetResource().GroupResource(), d.GetName(),
+					fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %s", *pre.UID, m.GetUID()))
+			}
+			return false, nil, nil
+		})
+	}
 	fc.dyn.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		var review authorizationv1.SelfSubjectAccessReview
 		u := a.(k8stesting.CreateAction).GetObject()

@@ -38,23 +38,26 @@ func needsHaltBeforeStart(s snapshot) bool {
 	return s.VMI == nil || s.VMI.IsFinal()
 }
 
+// Every power command first reads the VM and acts only when it is the machine's own (see ownership.go); its
+// writes to the VM carry the UID read, so they never land on a VM of the same name made since.
+
 // Stop shuts the machine down gracefully and waits until its VMI is gone.
 func (d *Driver) Stop() error {
-	return d.powerOff(func(ctx context.Context, c kube.Interface) error {
+	return d.powerOff(func(ctx context.Context, c kube.Interface, s snapshot) error {
 		logging.Infof("Stopping VM %s/%s", d.namespace(), d.MachineName)
-		return d.halt(ctx, c)
+		return d.halt(ctx, c, s.VM.UID)
 	})
 }
 
-// powerOff runs a power-off (off) with the client, within stopTimeout.
-func (d *Driver) powerOff(off func(context.Context, kube.Interface) error) error {
+// powerOff runs a power-off (off) on the machine's VM, within stopTimeout.
+func (d *Driver) powerOff(off func(context.Context, kube.Interface, snapshot) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 	defer cancel()
-	c, err := d.api()
+	s, c, err := d.observeVM(ctx)
 	if err != nil {
 		return err
 	}
-	return off(ctx, c)
+	return off(ctx, c, s)
 }
 
 // Restart stops the machine and starts it again; it is done when a new VMI runs with an IP.
@@ -78,11 +81,11 @@ func (d *Driver) boot(restart bool) error {
 		logging.Infof("Starting VM %s/%s", d.namespace(), d.MachineName)
 	}
 	if restart || needsHaltBeforeStart(s) {
-		if err := d.halt(ctx, c); err != nil {
+		if err := d.halt(ctx, c, s.VM.UID); err != nil {
 			return err
 		}
 	}
-	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyRerunOnFailure); err != nil {
+	if err := d.setRunStrategy(ctx, c, s.VM.UID, kubevirtv1.RunStrategyRerunOnFailure); err != nil {
 		return err
 	}
 	// After a halt the old VMI is gone (halt waited for it), so the one that becomes ready is new.
@@ -94,14 +97,15 @@ func (d *Driver) boot(restart bool) error {
 // behind it: the VMI's grace period becomes 0, then the VM is halted (and the VMI deleted with no grace).
 func (d *Driver) Kill() error { return d.powerOff(d.kill) }
 
-func (d *Driver) kill(ctx context.Context, c kube.Interface) error {
+func (d *Driver) kill(ctx context.Context, c kube.Interface, s snapshot) error {
 	ns, name := d.namespace(), d.MachineName
 	logging.Infof("Killing VM %s/%s", ns, name)
 	err := c.VirtualMachines(ns).Stop(ctx, name, &kubevirtv1.StopOptions{GracePeriod: ptr.To(int64(0))})
 	if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
 		// Either the VM is gone or this API server does not serve subresources.kubevirt.io; client-go words a
 		// 404 for the path just like one for the VM (naming the VM), so the VM itself tells which.
-		if _, _, gone := d.observeVM(ctx); gone != nil {
+		var gone error
+		if s, _, gone = d.observeVM(ctx); gone != nil {
 			return gone
 		}
 	}
@@ -109,7 +113,7 @@ func (d *Driver) kill(ctx context.Context, c kube.Interface) error {
 	case err == nil:
 	case apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
 		logging.Debugf("KubeVirt's stop subresource is not served here (%v); killing through the VM object", err)
-		if err := d.killThroughVMObject(ctx, c); err != nil {
+		if err := d.killThroughVMObject(ctx, c, s); err != nil {
 			return err
 		}
 	default:
@@ -120,37 +124,42 @@ func (d *Driver) kill(ctx context.Context, c kube.Interface) error {
 
 // killThroughVMObject is Kill where KubeVirt's stop subresource is not served. KubeVirt powers a VMI off within
 // spec.terminationGracePeriodSeconds, whatever grace a delete asks for: virt-api's stop handler shortens that
-// field first, and so does this, before halting the VM and deleting the VMI with no grace.
-func (d *Driver) killThroughVMObject(ctx context.Context, c kube.Interface) error {
+// field first, and so does this, before halting the VM and deleting the VMI with no grace. Each write carries
+// the UID of the VM or VMI read in s.
+func (d *Driver) killThroughVMObject(ctx context.Context, c kube.Interface, s snapshot) error {
 	ns, name := d.namespace(), d.MachineName
 	vmis := c.VirtualMachineInstances(ns)
-	patch := []byte(`{"spec":{"terminationGracePeriodSeconds":0}}`)
+	if s.VMI == nil {
+		return d.setRunStrategy(ctx, c, s.VM.UID, kubevirtv1.RunStrategyHalted)
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"uid": s.VMI.UID}, "spec": map[string]any{"terminationGracePeriodSeconds": 0}})
 	if _, err := vmis.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !kube.IsGone(err, "virtualmachineinstances", name) {
 		return c.Explain("set a zero grace period on VMI", ns+"/"+name, err)
 	}
-	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyHalted); err != nil {
+	if err := d.setRunStrategy(ctx, c, s.VM.UID, kubevirtv1.RunStrategyHalted); err != nil {
 		return err
 	}
-	err := vmis.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
-	if err != nil && !kube.IsGone(err, "virtualmachineinstances", name) {
+	err := vmis.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0)), Preconditions: &metav1.Preconditions{UID: &s.VMI.UID}})
+	if err != nil && !kube.IsGone(err, "virtualmachineinstances", name) && !apierrors.IsConflict(err) { // a conflict: that VMI is gone
 		return c.Explain("delete VMI", ns+"/"+name, err)
 	}
 	return nil
 }
 
-// halt sets runStrategy Halted and waits until the VMI is gone.
-func (d *Driver) halt(ctx context.Context, c kube.Interface) error {
-	if err := d.setRunStrategy(ctx, c, kubevirtv1.RunStrategyHalted); err != nil {
+// halt sets runStrategy Halted on the VM of uid and waits until the VMI is gone.
+func (d *Driver) halt(ctx context.Context, c kube.Interface, uid types.UID) error {
+	if err := d.setRunStrategy(ctx, c, uid, kubevirtv1.RunStrategyHalted); err != nil {
 		return err
 	}
 	return d.waitNoVMI(ctx, c)
 }
 
-// setRunStrategy sets the VM's runStrategy. spec.running is cleared: KubeVirt rejects a VM with both, and
-// VMs made by old driver versions may still carry it.
-func (d *Driver) setRunStrategy(ctx context.Context, c kube.Interface, rs kubevirtv1.VirtualMachineRunStrategy) error {
+// setRunStrategy sets the runStrategy of the VM of uid. spec.running is cleared: KubeVirt rejects a VM with
+// both, and VMs made by old driver versions may still carry it. The patch carries the UID, which the API server
+// refuses to change: on a VM of the same name made since, it fails.
+func (d *Driver) setRunStrategy(ctx context.Context, c kube.Interface, uid types.UID, rs kubevirtv1.VirtualMachineRunStrategy) error {
 	ns, name := d.namespace(), d.MachineName
-	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"running": nil, "runStrategy": rs}})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"uid": uid}, "spec": map[string]any{"running": nil, "runStrategy": rs}})
 	_, err := c.VirtualMachines(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	switch {
 	case err == nil:

@@ -18,10 +18,11 @@ import (
 // runningMachine creates a machine through Create and returns a driver as later commands load it.
 func runningMachine(t *testing.T, fc *fakeCluster) *Driver {
 	t.Helper()
-	if err := newTestDriver(t, fc, "m1", createOptions()).Create(); err != nil {
+	d := newTestDriver(t, fc, "m1", createOptions())
+	if err := d.Create(); err != nil {
 		t.Fatal(err)
 	}
-	return rmDriver(fc, "m1", "")
+	return savedAndLoaded(t, fc, d)
 }
 
 // runningFake is a fake Harvester whose imitated KubeVirt runs VMs at once, with machine m1 created and running.

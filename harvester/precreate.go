@@ -33,6 +33,9 @@ func (d *Driver) PreCreateCheck() error {
 		return errNoConfig
 	}
 	cfg := d.cfg
+	// The create's id goes into the state rancher-machine saves right after this check, before Create: with it a
+	// later rm knows the machine's VM even if the create dies before the VM's UID is saved.
+	d.ensureCreateID()
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
 	c, err := d.api()
@@ -103,8 +106,8 @@ func (d *Driver) checkAccess(ctx context.Context, c kube.Interface, p *config.Pr
 	}
 }
 
-// checkNameFree makes sure neither the VM nor its cloud-init Secret exists already (a stale Secret this driver
-// left behind without its VM is fine: Create replaces it).
+// checkNameFree makes sure neither the VM nor its cloud-init Secret exists already, as Create will: even a
+// Secret this driver left behind without its VM is in the way (see secretExists).
 func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.Problems) {
 	cfg := d.cfg
 	vm, err := c.VirtualMachines(cfg.Namespace).Get(ctx, cfg.MachineName, metav1.GetOptions{})
@@ -118,8 +121,8 @@ func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.
 	name := build.CloudInitSecretName(cfg.MachineName)
 	secret, err := kube.Get(ctx, c, kube.Secrets, cfg.Namespace, name)
 	switch {
-	case err == nil && !isStaleCloudInitSecret(secret.Labels, secret.OwnerReferences, cfg.MachineName):
-		p.Addf("", "a Secret named %s already exists in namespace %s and is not a leftover of this driver; remove it or choose another machine name", name, cfg.Namespace)
+	case err == nil:
+		p.Addf("", "%s", secretInTheWay(cfg.Namespace, name, cfg.MachineName, secret))
 	case err != nil && !kube.IsGone(err, "secrets", name):
 		p.Addf("", "%v", c.Explain("check whether Secret", cfg.Namespace+"/"+name+" exists", err))
 	}

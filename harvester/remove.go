@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,8 +28,13 @@ const removeTimeout = 10 * time.Minute
 
 // Remove deletes the machine's VM (with its volumes, see removeVM) and its cloud-init Secret, waits until the
 // VM is gone, then releases its static address, if any. It needs only what is saved before Create runs (name,
-// namespace, cluster name), so it also cleans up after a create that died. It is idempotent: with the VM and the
-// Secret already gone it succeeds.
+// namespace, cluster name, create id), so it also cleans up after a create that died. It is idempotent: with the
+// VM and the Secret already gone it succeeds.
+//
+// It touches only what is the machine's own (see ownership.go): a VM of the machine's name that another create
+// made — the machine's store entry outlived its own VM — is left alone with its Secret and address, and Remove
+// succeeds, so rancher-machine drops the stale entry; it says so at Info. A machine without ownership records
+// (reference driver, earlier versions) refuses a VM without the creator label, as before.
 //
 // rancher-machine's rm treats an error containing "not found" as success; every real failure is worded without
 // that phrase, so a failed remove is never mistaken for a done one and the VM is not leaked.
@@ -39,12 +45,42 @@ func (d *Driver) Remove() error {
 	if err != nil {
 		return scrubNotFound(err)
 	}
-	err = d.removeVM(ctx, c, "")
-	err = errors.Join(err, d.deleteCloudInitSecret(ctx, c))
+	vm, err := d.getVM(ctx, c)
+	if err != nil {
+		return scrubNotFound(err)
+	}
+	vmUID := types.UID(d.VMUID) // the machine's VM, when known
+	switch notOurs := (*notOursError)(nil); {
+	case vm == nil:
+		logging.Infof("VM %s/%s is already gone", d.namespace(), d.MachineName)
+	case errors.As(d.checkOwnVM(vm), &notOurs):
+		logging.Infof("%s", notOurs.leftAlone())
+	case vm.Labels[config.LabelCreator] != config.CreatorName:
+		err = fmt.Errorf("refusing to delete VM %s/%s: it was not created by a node driver (label %s is %q, want %q)",
+			vm.Namespace, vm.Name, config.LabelCreator, vm.Labels[config.LabelCreator], config.CreatorName)
+	default:
+		vmUID = vm.UID
+		err = d.removeVM(ctx, c, vm)
+	}
+	err = errors.Join(err, d.deleteCloudInitSecret(ctx, c, vmUID))
 	if err == nil { // an address goes only once its VM has
-		err = ippool.ReleaseMachine(ctx, c, d.IPPoolNetwork, d.machine())
+		err = d.releaseAddress(ctx, c, vmUID)
 	}
 	return scrubNotFound(err)
+}
+
+// releaseAddress releases the machine's static address, if it has a pool. A machine with ownership records
+// releases only the allocation that records its VM's UID; without a known UID (its create died before making
+// the VM, or the VM is gone unrecorded) it releases none — a later create of the same name may hold one, and an
+// allocation whose VM never appeared is reclaimed once its lifetime is over (see harvester/internal/ippool).
+func (d *Driver) releaseAddress(ctx context.Context, c kube.Interface, vmUID types.UID) error {
+	if !d.legacyOwnership() && vmUID == "" {
+		if d.IPPoolNetwork != "" {
+			logging.Debugf("No VM of machine %s is known; its address allocation, if any, is reclaimed when it expires", d.MachineName)
+		}
+		return nil
+	}
+	return ippool.ReleaseMachine(ctx, c, d.IPPoolNetwork, d.machine(), vmUID)
 }
 
 // removeAccess is what removeVM needs besides the watch: it sets the claims annotation, then deletes.
@@ -53,27 +89,13 @@ var removeAccess = []kube.Access{
 	{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachines", Verb: "delete"},
 }
 
-// removeVM deletes the VM named by the machine — only if this driver made it, and, when uid is set, only that
-// very VM — after listing its volumes in harvesterhci.io/removedPersistentVolumeClaims so Harvester deletes them
-// with it (see claimsToRemove). The delete propagates in the foreground (the VMI goes first) and removeVM waits,
-// by watch, until the VM is gone.
-func (d *Driver) removeVM(ctx context.Context, c kube.Interface, uid types.UID) error {
-	ns, name := d.namespace(), d.MachineName
-	vms := c.VirtualMachines(ns)
-	vm, err := vms.Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case kube.IsGone(err, "virtualmachines", name):
-		logging.Infof("VM %s/%s is already gone", ns, name)
-		return nil
-	case err != nil:
-		return c.Explain("read VM", ns+"/"+name, err)
-	case uid != "" && vm.UID != uid:
-		return nil // a VM of that name that this create did not make
-	case vm.Labels[config.LabelCreator] != config.CreatorName:
-		return fmt.Errorf("refusing to delete VM %s/%s: it was not created by a node driver (label %s is %q, want %q)",
-			ns, name, config.LabelCreator, vm.Labels[config.LabelCreator], config.CreatorName)
-	}
-
+// removeVM deletes vm — the caller has made sure it is the machine's — after listing its volumes in
+// harvesterhci.io/removedPersistentVolumeClaims so Harvester deletes them with it (see claimsToRemove). The
+// annotation and the delete carry vm's UID as a precondition, so a VM of the same name made since is never
+// touched. The delete propagates in the foreground (the VMI goes first) and removeVM waits, by watch, until the
+// VM is gone.
+func (d *Driver) removeVM(ctx context.Context, c kube.Interface, vm *kubevirtv1.VirtualMachine) error {
+	ns, name := vm.Namespace, vm.Name
 	if vm.DeletionTimestamp == nil {
 		claims, err := d.claimsToRemove(ctx, c, vm)
 		if err != nil {
@@ -83,7 +105,7 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, uid types.UID) 
 		if err := annotateRemovedClaims(ctx, c, ns, name, vm.UID, claims); err != nil {
 			return err
 		}
-		err = vms.Delete(ctx, name, metav1.DeleteOptions{
+		err = c.VirtualMachines(ns).Delete(ctx, name, metav1.DeleteOptions{
 			PropagationPolicy: ptr.To(metav1.DeletePropagationForeground),
 			Preconditions:     &metav1.Preconditions{UID: &vm.UID},
 		})
@@ -165,9 +187,11 @@ func annotateRemovedClaims(ctx context.Context, c kube.Interface, ns, name strin
 	return nil
 }
 
-// deleteCloudInitSecret deletes the machine's cloud-init Secret if this driver made it. Normally the garbage
-// collector has removed it with the VM; after a create that died before the VM existed it has not.
-func (d *Driver) deleteCloudInitSecret(ctx context.Context, c kube.Interface) error {
+// deleteCloudInitSecret deletes the machine's cloud-init Secret if it is the machine's own (see ownsSecret;
+// vmUID is the machine's VM's, when known). Normally the garbage collector has removed it with the VM; after a
+// create that died before the VM existed it has not. The delete carries the UID and resourceVersion read, so a
+// Secret replaced or handed to another VM since is left alone.
+func (d *Driver) deleteCloudInitSecret(ctx context.Context, c kube.Interface, vmUID types.UID) error {
 	ns, name := d.namespace(), build.CloudInitSecretName(d.MachineName)
 	secret, err := kube.Get(ctx, c, kube.Secrets, ns, name)
 	switch {
@@ -175,12 +199,29 @@ func (d *Driver) deleteCloudInitSecret(ctx context.Context, c kube.Interface) er
 		return nil
 	case err != nil:
 		return c.Explain("read Secret", ns+"/"+name, err)
-	case secret.Labels[config.LabelCreator] != config.CreatorName || secret.Labels[config.LabelVMName] != d.MachineName:
-		logging.Debugf("Secret %s/%s was not made by this driver for this machine; left alone", ns, name)
+	case !d.ownsSecret(secret, vmUID):
+		logging.Debugf("Secret %s/%s is not this machine's; left alone", ns, name)
 		return nil
 	}
-	err = kube.Delete(ctx, c, kube.Secrets, ns, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &secret.UID}})
-	if err != nil && !kube.IsGone(err, "secrets", name) {
+	return deleteSecret(ctx, c, secret)
+}
+
+// deleteSecret deletes secret, on the condition that it is still the very object read: its UID, and its
+// resourceVersion when set. One changed or gone since is left alone.
+func deleteSecret(ctx context.Context, c kube.Interface, secret *corev1.Secret) error {
+	ns, name := secret.Namespace, secret.Name
+	pre := &metav1.Preconditions{UID: &secret.UID}
+	if secret.ResourceVersion != "" {
+		pre.ResourceVersion = &secret.ResourceVersion
+	}
+	err := kube.Delete(ctx, c, kube.Secrets, ns, name, metav1.DeleteOptions{Preconditions: pre})
+	switch {
+	case err == nil:
+		logging.Debugf("Deleted Secret %s/%s (uid %s)", ns, name, secret.UID)
+	case kube.IsGone(err, "secrets", name):
+	case apierrors.IsConflict(err):
+		logging.Debugf("Secret %s/%s changed since it was read (%v); left alone", ns, name, err)
+	default:
 		return c.Explain("delete Secret", ns+"/"+name, err)
 	}
 	return nil

@@ -29,7 +29,8 @@ func (d *Driver) machine() config.Ref {
 	return config.Ref{Namespace: d.namespace(), Name: d.MachineName}
 }
 
-// observe reads the machine's VM and VMI once. A missing VM or VMI is a nil field, not an error.
+// observe reads the machine's VM and VMI once. A missing VM or VMI is a nil field, not an error; a VM of the
+// machine's name that is not the machine's (see ownership.go) is an error saying so.
 func (d *Driver) observe(ctx context.Context) (snapshot, kube.Interface, error) {
 	c, err := d.api()
 	if err != nil {
@@ -39,6 +40,8 @@ func (d *Driver) observe(ctx context.Context) (snapshot, kube.Interface, error) 
 	var s snapshot
 	vm, err := c.VirtualMachines(ns).Get(ctx, name, metav1.GetOptions{})
 	switch {
+	case err == nil && !d.ownsVM(vm):
+		return s, c, d.checkOwnVM(vm)
 	case err == nil:
 		s.VM = vm
 	case kube.IsGone(err, "virtualmachines", name):

@@ -252,6 +252,12 @@ func TestKilledCreatesAddressIsReclaimed(t *testing.T) {
 // Requests for which hold is true are held until their client goes away; held is closed when the first arrives.
 func holdingProxy(t *testing.T, admin *rest.Config, hold func(*http.Request) bool) (kubeconfig []byte, held <-chan struct{}) {
 	t.Helper()
+	return gatedProxy(t, admin, hold, nil)
+}
+
+// gatedProxy is holdingProxy whose held requests go on to the API server once gate is closed (never when nil).
+func gatedProxy(t *testing.T, admin *rest.Config, hold func(*http.Request) bool, gate <-chan struct{}) (kubeconfig []byte, held <-chan struct{}) {
+	t.Helper()
 	target, err := url.Parse(admin.Host)
 	if err != nil {
 		t.Fatal(err)
@@ -274,8 +280,11 @@ func holdingProxy(t *testing.T, admin *rest.Config, hold func(*http.Request) boo
 	server := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hold(r) {
 			once.Do(func() { close(arrived) })
-			<-r.Context().Done()
-			return
+			select {
+			case <-r.Context().Done():
+				return
+			case <-gate:
+			}
 		}
 		rp.ServeHTTP(w, r)
 	})}

@@ -77,3 +77,9 @@ const (
 	// AnnotationIPAllocation, on the VM and its VMI template, is namespace/name of the allocation it holds.
 	AnnotationIPAllocation = ipLabelPrefix + "ip-allocation"
 )
+
+// AnnotationCreateID, on a VM and its cloud-init Secret, is the random id of the create that made them, saved
+// with the machine (Driver.CreateID) before Create runs. It tells a machine's own VM from a later one of the
+// same name when the machine's state lacks the VM's UID (a create that was killed before the state was saved
+// again). This driver's own; nothing in Harvester reads it.
+const AnnotationCreateID = "node-driver.harvesterhci.io/create-id"

@@ -318,8 +318,10 @@ func Check(ctx context.Context, c kube.Interface, cfg *config.Config, p *config.
 }
 
 // ReleaseMachine releases the allocations of machine vm on its pool's network (namespace/name, as
-// saved in Driver.IPPoolNetwork), found by their labels; a machine without a pool ("") makes no request.
-func ReleaseMachine(ctx context.Context, c kube.Interface, network string, vm config.Ref) error {
+// saved in Driver.IPPoolNetwork), found by their labels; a machine without a pool ("") makes no request. With
+// vmUID set, only the allocations that record that VM UID: one for a later VM of the same name is not this
+// machine's.
+func ReleaseMachine(ctx context.Context, c kube.Interface, network string, vm config.Ref, vmUID types.UID) error {
 	ns, _, ok := strings.Cut(network, "/")
 	if !ok {
 		return nil
@@ -331,7 +333,11 @@ func ReleaseMachine(ctx context.Context, c kube.Interface, network string, vm co
 	}
 	var errs []error
 	for _, cm := range list {
-		errs = append(errs, Release(ctx, c, config.Ref{Namespace: cm.Namespace, Name: cm.Name}, "", vm))
+		if vmUID != "" && cm.Annotations[config.AnnotationIPVMUID] != string(vmUID) {
+			logging.Debugf("Address allocation %s/%s is not for VM uid %s; left alone", cm.Namespace, cm.Name, vmUID)
+			continue
+		}
+		errs = append(errs, Release(ctx, c, config.Ref{Namespace: cm.Namespace, Name: cm.Name}, cm.UID, vm))
 	}
 	return errors.Join(errs...)
 }
