@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -59,10 +61,7 @@ func (d *Driver) Create() error {
 	if err != nil {
 		return err
 	}
-	keys := []string{public}
-	if looked.keyPairKey != "" && looked.keyPairKey != public {
-		keys = append(keys, looked.keyPairKey)
-	}
+	keys := authorizedKeys(public, looked)
 	guestKubeconfig, err := d.guestKubeconfig(ctx, c)
 	if err != nil {
 		return err
@@ -91,6 +90,23 @@ func (d *Driver) Create() error {
 		return d.rollBack(c, made, err)
 	}
 	return nil
+}
+
+// authorizedKeys lists the public keys the guest's SSH user gets: the driver's own (rancher-machine and Rancher log
+// in with it), the --harvester-key-pair-name key, then the --harvester-ssh-keypairs keys of the people who log in.
+// A key already listed, whatever its comment, is left out.
+func authorizedKeys(public string, looked *lookups) []string {
+	keys := []string{}
+	seen := map[string]bool{}
+	for _, key := range slices.Concat([]string{public, looked.keyPairKey}, looked.extraKeys) {
+		fields := strings.Fields(key) // type, base64 and an optional comment: the first two are the key
+		id := strings.Join(fields[:min(2, len(fields))], " ")
+		if id != "" && !seen[id] {
+			seen[id] = true
+			keys = append(keys, key)
+		}
+	}
+	return keys
 }
 
 // buildObjects builds the cloud-init Secret and the VM of a create.

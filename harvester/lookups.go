@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
@@ -16,7 +17,8 @@ import (
 // lookups are the facts a create needs from the cluster, found once (by PreCreateCheck) and reused by Create.
 type lookups struct {
 	facts      build.Facts
-	keyPairKey string // public key of --harvester-key-pair-name, "" without one
+	keyPairKey string   // public key of --harvester-key-pair-name, "" without one
+	extraKeys  []string // public keys of --harvester-ssh-keypairs, in the flag's order
 }
 
 // lookUp reads every image and the key pair the configuration names and checks they can be used. Every problem
@@ -47,13 +49,11 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 		l.facts.ImageStorageClasses[*disk.Image] = img.Status.StorageClassName
 	}
 	if ref := cfg.SSH.KeyPair; ref != nil {
-		kp, err := kube.Get(ctx, c, kube.KeyPairs, ref.Namespace, ref.Name)
-		if err != nil {
-			p.Addf(config.FlagKeyPairName, "%v", describeLookupError(c, "key pair", *ref, err))
-		} else if !kube.ConditionTrue(kp.Status.Conditions, kube.ConditionValidated) || kp.Spec.PublicKey == "" {
-			p.Addf(config.FlagKeyPairName, "key pair %s is not validated by Harvester (no valid public key); fix or recreate it in Harvester", ref)
-		} else {
-			l.keyPairKey = strings.TrimSpace(kp.Spec.PublicKey)
+		l.keyPairKey = readKeyPair(ctx, c, &p, config.FlagKeyPairName, *ref)
+	}
+	for _, ref := range cfg.SSH.ExtraKeyPairs {
+		if key := readKeyPair(ctx, c, &p, config.FlagSSHKeyPairs, ref); key != "" {
+			l.extraKeys = append(l.extraKeys, key)
 		}
 	}
 	if err := p.ErrTitled("cannot create the machine on Harvester"); err != nil {
@@ -61,6 +61,35 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 	}
 	d.looked = l
 	return l, nil
+}
+
+// readKeyPair returns the public key of a Harvester KeyPair that Harvester has validated, or records under flag
+// why it cannot be used and returns "". Harvester's KeyPair controller parses spec.publicKey and sets the
+// validated condition (harvester/harvester pkg/controller/master/keypair/controller.go): a key it could not parse
+// would let no one in, so it is refused here rather than installed. That controller parses only the first line,
+// so a key pair of several lines is refused too: the others were never checked, and each would become a line of
+// the guest's authorized_keys.
+func readKeyPair(ctx context.Context, c kube.Interface, p *config.Problems, flag string, ref config.Ref) string {
+	kp, err := kube.Get(ctx, c, kube.KeyPairs, ref.Namespace, ref.Name)
+	switch {
+	case apierrors.IsForbidden(err):
+		p.Addf(flag, "the credential may not read key pair %s (403 Forbidden: %v), so its public key cannot be installed; "+
+			"ask for a Harvester role that may get keypairs (harvesterhci.io) in namespace %s, or leave the key pair out", ref, err, ref.Namespace)
+		return ""
+	case err != nil:
+		p.Addf(flag, "%v", describeLookupError(c, "key pair", ref, err))
+		return ""
+	}
+	key := strings.TrimSpace(kp.Spec.PublicKey)
+	switch {
+	case !kube.ConditionTrue(kp.Status.Conditions, kube.ConditionValidated) || key == "":
+		p.Addf(flag, "key pair %s is not validated by Harvester (no valid public key); fix or recreate it in Harvester", ref)
+	case strings.ContainsAny(key, "\r\n"):
+		p.Addf(flag, "key pair %s holds more than one line; Harvester validates only the first, so give each key its own key pair", ref)
+	default:
+		return key
+	}
+	return ""
 }
 
 // checkImage says why an image cannot be a VM's disk, or returns nil. The node driver boots cloud images only:

@@ -26,8 +26,9 @@ var errNoConfig = errors.New("the driver has no machine configuration: SetConfig
 
 // PreCreateCheck checks the configuration against the live cluster and creates nothing: the credential works and
 // may create what a create creates, the namespace exists, the VM name is free, every image exists, is fully
-// imported and is a cloud image, storage classes, networks and the key pair exist, host devices can be passed
-// through. Every problem is reported at once; an API failure is reported as what it is, never as "does not exist".
+// imported and is a cloud image, storage classes, networks and the key pairs (--harvester-key-pair-name,
+// --harvester-ssh-keypairs) exist, host devices can be passed through. Every problem is reported at once; an API
+// failure is reported as what it is, never as "does not exist".
 func (d *Driver) PreCreateCheck() error {
 	if d.cfg == nil {
 		return errNoConfig

@@ -48,9 +48,17 @@ func VirtualMachine(cfg *config.Config, facts Facts, claimSuffix string) (*kubev
 	if cfg.ReservedMemoryMiB > 0 {
 		annotations[config.AnnotationReservedMemory] = fmt.Sprintf("%dMi", cfg.ReservedMemoryMiB)
 	}
+	// harvesterhci.io/sshNames lists the KeyPairs (namespace/name) installed in the guest, as Harvester's own VM
+	// builder records them (harvester/harvester pkg/builder/cloudinit.go SSHKey, pkg/builder/vm.go) and its UI
+	// for the keys picked at VM creation. "Generate Template" copies it into the template version's keyPairIds
+	// (pkg/api/vm/template.go), which Harvester's validator requires to exist
+	// (pkg/webhook/resources/templateversion/validator.go): only key pairs PreCreateCheck found go in.
 	sshNames := []string{}
 	if cfg.SSH.KeyPair != nil {
 		sshNames = append(sshNames, cfg.SSH.KeyPair.String())
+	}
+	for _, ref := range cfg.SSH.ExtraKeyPairs {
+		sshNames = append(sshNames, ref.String())
 	}
 
 	vm := &kubevirtv1.VirtualMachine{

@@ -44,6 +44,8 @@ var vmCases = []struct {
 		config.FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`,
 		config.FlagHostDeviceInfo, `{"hostDevices":[{"name":"nic1","deviceName":"intel.com/ETHERNET_CONTROLLER_X710_FOR_10GBE_SFP"},{"name":"token","deviceName":"kubevirt.io/node1-0951-1666-001002"}]}`,
 		config.FlagVMLabels, "team=ml,example.com/cost-center=42", config.FlagEvictionStrategy, "None", config.FlagMaintenanceStrategy, "ShutdownAndRestartAfterDisable")},
+	// People's key pairs are listed in harvesterhci.io/sshNames beside --harvester-key-pair-name's, which is not repeated.
+	{"ssh-keypairs", "m1", configtest.With(configtest.MinimalOptions(), config.FlagVMNamespace, "team-a", config.FlagSSHKeyPairs, "alice, ops/bob, ops/bob")},
 	// The first NIC gets the MAC the allocated address's network-config matches; the VM names its allocation.
 	{"ip-pool", "m1", configtest.With(configtest.MinimalOptions(), config.FlagIPPool, "10.0.0.10-10.0.0.59/24", config.FlagIPPoolGateway, "10.0.0.1")},
 	// namespace + machine name exceed 63 characters: machineSetName is hashed (harvester/harvester#7467).

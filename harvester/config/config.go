@@ -83,6 +83,9 @@ type SSHConfig struct {
 	Password       string // secret
 	KeyPair        *Ref   // Harvester KeyPair whose public key is installed
 	PrivateKeyPath string // user-supplied private key; "" means the driver generates one
+	// ExtraKeyPairs are the Harvester KeyPairs of people who log in (--harvester-ssh-keypairs): their public keys
+	// are installed too; the driver never needs their private halves. None repeats KeyPair.
+	ExtraKeyPairs []Ref
 }
 
 // Ref names a namespaced Harvester object.

@@ -69,6 +69,9 @@ const (
 	FlagIPPool        = "harvester-ip-pool"
 	FlagIPPoolGateway = "harvester-ip-pool-gateway"
 	FlagIPPoolDNS     = "harvester-ip-pool-dns"
+
+	// "keypairs" in one word: Rancher's field sshKeypairs turns back into ssh-keypairs.
+	FlagSSHKeyPairs = "harvester-ssh-keypairs"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -122,7 +125,7 @@ var flagTable = []flagSpec{
 	{name: FlagSSHUser, str: DefaultSSHUser, usage: "User the driver's SSH key (and password, if set) is installed for. Default: root."},
 	{name: FlagSSHPort, kind: intFlag, num: DefaultSSHPort, usage: "SSH port of the guest (1-65535). Default: 22."},
 	{name: FlagSSHPassword, usage: "Password for the SSH user; enables SSH password login. Empty: key login only."},
-	{name: FlagKeyPairName, usage: "Harvester SSH key pair to install, as namespace/name or name; needs --harvester-ssh-private-key-path with its private key."},
+	{name: FlagKeyPairName, usage: "Harvester SSH key pair to install, as namespace/name or name; needs --harvester-ssh-private-key-path with its private key. For the keys of people who log in, use --harvester-ssh-keypairs."},
 	{name: FlagSSHPrivateKeyPath, usage: "Path of an existing private key to use instead of generating one (a regular file of at most 64 KiB, without a passphrase; its public key is installed unless a key pair is named)."},
 	{name: FlagNetworkType, usage: "Kept for compatibility; unused (the network interface is a bridge; use --harvester-network-info for others)."},
 	{name: FlagNetworkName, usage: "Network of the single NIC when --harvester-network-info is not given, as namespace/name or name of a Harvester VM network."},
@@ -157,6 +160,7 @@ var flagTable = []flagSpec{
 	{name: FlagIPPool, usage: "Static addresses for the first NIC (a bridge on a VM network): each machine gets one of them, allocated in Harvester, as FIRST-LAST/PREFIX (10.0.0.10-10.0.0.59/24, 2001:db8::10-2001:db8::59/64) or a subnet (10.0.0.0/24: all but its network, broadcast and gateway addresses); unicast addresses only (no loopback, link-local, multicast or unspecified ones), at most 65536. Given to the guest as cloud-init network-config v2, added to --harvester-network-data (v2 only, its ethernets matched by macaddress, none the first NIC's). Empty: no static address (DHCP)."},
 	{name: FlagIPPoolGateway, usage: "Default gateway of --harvester-ip-pool's subnet, e.g. 10.0.0.1. Empty: no default route."},
 	{name: FlagIPPoolDNS, usage: "DNS servers for --harvester-ip-pool, comma-separated, e.g. 10.0.0.2,10.0.0.3. Empty: none configured."},
+	{name: FlagSSHKeyPairs, usage: "More Harvester SSH key pairs whose public keys are installed for the SSH user, beside the driver's own key: for the people who log in to the nodes. Comma-separated namespace/name or name (in the VM namespace), at most 32; each must exist and be validated by Harvester. No private key is needed. Empty: none."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 
 	"github.com/rancher/machine/libmachine/drivers"
 	"golang.org/x/crypto/ssh"
@@ -43,7 +44,44 @@ func parseSSH(p *Problems, opts drivers.DriverOptions, namespace string) SSHConf
 			p.Addf(FlagSSHPrivateKeyPath, "%v", err)
 		}
 	}
+	s.ExtraKeyPairs = parseKeyPairList(p, opts.String(FlagSSHKeyPairs), namespace, s.KeyPair)
 	return s
+}
+
+// MaxExtraKeyPairs bounds --harvester-ssh-keypairs: one lookup each in PreCreateCheck, and one entry each in the
+// VM's harvesterhci.io/sshNames annotation. Teams name a handful of people; 32 leaves room.
+const MaxExtraKeyPairs = 32
+
+// parseKeyPairList reads --harvester-ssh-keypairs: comma-separated namespace/name or name (then in namespace).
+// Empty entries are skipped. A key pair named twice, or the one --harvester-key-pair-name already installs
+// (primary, nil without one), is kept once: installing a key twice adds nothing.
+func parseKeyPairList(p *Problems, raw, namespace string, primary *Ref) []Ref {
+	var refs []Ref
+	seen := map[Ref]bool{}
+	if primary != nil {
+		seen[*primary] = true
+	}
+	entries := 0
+	for _, entry := range strings.Split(raw, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		if entries++; entries > MaxExtraKeyPairs {
+			p.Addf(FlagSSHKeyPairs, "names more than %d key pairs; install the rest through --%s", MaxExtraKeyPairs, FlagUserData)
+			return nil
+		}
+		ref, err := parseRef(entry, namespace)
+		if err != nil {
+			p.Addf(FlagSSHKeyPairs, "key pair %v", err)
+			continue
+		}
+		if !seen[ref] {
+			seen[ref] = true
+			refs = append(refs, ref)
+		}
+	}
+	return refs
 }
 
 // MaxPrivateKeySize bounds the file --harvester-ssh-private-key-path names: an RSA-16384 key in PEM is under
