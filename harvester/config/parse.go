@@ -6,9 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
 	"github.com/rancher/machine/libmachine/drivers"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // ParseConfig turns the flag values of one machine into a validated Config. It reads only the flags and local
