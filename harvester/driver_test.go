@@ -149,26 +149,110 @@ func TestReferenceDriverStateKeepsItsCredential(t *testing.T) {
 
 	t.Run("an unusable saved credential is reported as such", func(t *testing.T) {
 		_, d := savedCredential(t, referenceState(t, "apiVersion: v1\nkind: Config\n"))
-		if d.credentialErr == nil || !strings.Contains(d.credentialErr.Error(), "the earlier driver saved") ||
+		if d.credentialErr == nil || !strings.Contains(d.credentialErr.Error(), "saved with this machine") ||
 			!strings.Contains(d.credentialErr.Error(), "--harvester-kubeconfig-content") {
 			t.Errorf("credentialErr = %v", d.credentialErr)
 		}
 	})
 }
 
-// Machines this driver creates never save a credential, whatever was given at create time.
-func TestNewMachineStateHasNoCredential(t *testing.T) {
+// The Rancher flow: the credential comes from $HARVESTER_KUBECONFIG_CONTENT (rancher-machine fills the flag's
+// value from it), and nothing secret is saved, neither the credential nor the password.
+func TestNewMachineStateHasNoCredentialFromTheEnvironment(t *testing.T) {
+	for name, value := range map[string]string{"base64": base64.StdEncoding.EncodeToString([]byte(configtest.Kubeconfig)), "YAML": configtest.Kubeconfig} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("HARVESTER_KUBECONFIG_CONTENT", value)
+			d := NewDriver("gc8-pool1-a-b", "/store")
+			if err := d.SetConfigFromFlags(configtest.With(configtest.MinimalOptions(), config.FlagKubeconfigContent, value, config.FlagSSHPassword, "pw-secret")); err != nil {
+				t.Fatal(err)
+			}
+			saved, err := json.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, secret := range []string{"KubeConfigContent", "not-a-real-token", "pw-secret"} {
+				if strings.Contains(string(saved), secret) {
+					t.Errorf("saved state contains %q: %s", secret, saved)
+				}
+			}
+		})
+	}
+}
+
+// The docker-machine flow: the credential given as the create flag (nothing, or another credential, in the
+// environment) is saved with the machine, decoded, and every later command loads and uses it with nothing else set.
+func TestCredentialFlagIsSavedWithTheMachine(t *testing.T) {
+	other := strings.Replace(configtest.Kubeconfig, "not-a-real-token", "environment-token", 1)
+	for name, env := range map[string]string{"no environment": "", "another credential in the environment": other} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("HARVESTER_KUBECONFIG_CONTENT", env)
+			d := NewDriver("gc8-pool1-a-b", "/store")
+			given := base64.StdEncoding.EncodeToString([]byte(configtest.Kubeconfig))
+			if err := d.SetConfigFromFlags(configtest.With(configtest.MinimalOptions(), config.FlagVMNamespace, "team-a",
+				config.FlagClusterName, "gc8", config.FlagKubeconfigContent, given, config.FlagSSHPassword, "pw-secret")); err != nil {
+				t.Fatal(err)
+			}
+			state, err := json.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(state), "pw-secret") {
+				t.Errorf("saved state contains the SSH password: %s", state)
+			}
+			os.Unsetenv("HARVESTER_KUBECONFIG_CONTENT") // later commands: no credential but the saved one
+			for i := range 3 { // status, ip, stop: each loads and saves the machine
+				saved, later := savedCredential(t, state)
+				if saved != configtest.Kubeconfig {
+					t.Fatalf("command %d saved credential %q, want the one given at create, decoded", i+1, saved)
+				}
+				if string(later.kubeconfig) != configtest.Kubeconfig || later.credentialErr != nil {
+					t.Fatalf("command %d does not use the saved credential (err %v)", i+1, later.credentialErr)
+				}
+				state, _ = json.Marshal(later)
+			}
+		})
+	}
+}
+
+// A credential from the environment given to a later command replaces the saved one in memory and drops it from
+// the state (Rancher's way: never saved).
+func TestCredentialFromTheEnvironmentDropsTheSavedOne(t *testing.T) {
+	t.Setenv("HARVESTER_KUBECONFIG_CONTENT", "")
+	os.Unsetenv("HARVESTER_KUBECONFIG_CONTENT")
 	d := NewDriver("gc8-pool1-a-b", "/store")
-	if err := d.SetConfigFromFlags(configtest.With(configtest.MinimalOptions(), config.FlagKubeconfigContent, configtest.Kubeconfig, config.FlagSSHPassword, "pw-secret")); err != nil {
+	if err := d.SetConfigFromFlags(configtest.With(configtest.MinimalOptions(), config.FlagVMNamespace, "team-a",
+		config.FlagClusterName, "gc8", config.FlagKubeconfigContent, configtest.Kubeconfig)); err != nil {
 		t.Fatal(err)
 	}
-	saved, err := json.Marshal(d)
+	state, err := json.Marshal(d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, secret := range []string{"KubeConfigContent", "not-a-real-token", "pw-secret"} {
-		if strings.Contains(string(saved), secret) {
-			t.Errorf("saved state contains %q: %s", secret, saved)
-		}
+	rotated := strings.Replace(configtest.Kubeconfig, "not-a-real-token", "rotated-token", 1)
+	t.Setenv("HARVESTER_KUBECONFIG_CONTENT", base64.StdEncoding.EncodeToString([]byte(rotated)))
+	saved, later := savedCredential(t, state)
+	if saved != "" {
+		t.Errorf("a credential from the environment left the saved one in the state, or was saved itself")
+	}
+	if string(later.kubeconfig) != rotated {
+		t.Errorf("the credential from the environment is not used")
+	}
+}
+
+// A credential given again on a later command's command line (rancher-machine starts the plugin with its own
+// arguments: `rm --update-config --harvester-kubeconfig-content …`) replaces the saved one and is saved instead.
+func TestCredentialFlagGivenAgainIsSavedInstead(t *testing.T) {
+	t.Setenv("HARVESTER_KUBECONFIG_CONTENT", "")
+	os.Unsetenv("HARVESTER_KUBECONFIG_CONTENT")
+	rotated := strings.Replace(configtest.Kubeconfig, "not-a-real-token", "rotated-token", 1)
+	args := os.Args
+	t.Cleanup(func() { os.Args = args })
+	os.Args = []string{"rancher-machine", "rm", "-y", "--update-config", "--" + config.FlagKubeconfigContent, base64.StdEncoding.EncodeToString([]byte(rotated)), "gc8-pool1-a-b"}
+	saved, d := savedCredential(t, referenceState(t, configtest.Kubeconfig))
+	if saved != rotated {
+		t.Errorf("saved credential %q, want the one given on the command line", saved)
+	}
+	if string(d.kubeconfig) != rotated {
+		t.Errorf("the credential given on the command line is not used")
 	}
 }
