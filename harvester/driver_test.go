@@ -199,7 +199,8 @@ func TestCredentialFlagIsSavedWithTheMachine(t *testing.T) {
 			if strings.Contains(string(state), "pw-secret") {
 				t.Errorf("saved state contains the SSH password: %s", state)
 			}
-			os.Unsetenv("HARVESTER_KUBECONFIG_CONTENT") // later commands: no credential but the saved one
+			// Later commands: no credential but the saved one.
+			os.Unsetenv("HARVESTER_KUBECONFIG_CONTENT")
 			for i := range 3 { // status, ip, stop: each loads and saves the machine
 				saved, later := savedCredential(t, state)
 				if saved != configtest.Kubeconfig {
