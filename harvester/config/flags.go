@@ -69,6 +69,11 @@ const (
 	FlagIPPool        = "harvester-ip-pool"
 	FlagIPPoolGateway = "harvester-ip-pool-gateway"
 	FlagIPPoolDNS     = "harvester-ip-pool-dns"
+
+	// FlagOS is the guest's operating system. rancher-machine reads the driver flag whose name ends in "-os"
+	// (libmachine/drivers DriverOSFlag) to choose the form of --custom-install-script's cloud-config, and warns on
+	// every create of a driver without one.
+	FlagOS = "harvester-os"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -157,6 +162,7 @@ var flagTable = []flagSpec{
 	{name: FlagIPPool, usage: "Static addresses for the first NIC (a bridge on a VM network): each machine gets one of them, allocated in Harvester, as FIRST-LAST/PREFIX (10.0.0.10-10.0.0.59/24, 2001:db8::10-2001:db8::59/64) or a subnet (10.0.0.0/24: all but its network, broadcast and gateway addresses). Given to the guest as cloud-init network-config v2, added to --harvester-network-data (v2 only, its ethernets matched by macaddress, none the first NIC's). Empty: no static address (DHCP)."},
 	{name: FlagIPPoolGateway, usage: "Default gateway of --harvester-ip-pool's subnet, e.g. 10.0.0.1. Empty: no default route."},
 	{name: FlagIPPoolDNS, usage: "DNS servers for --harvester-ip-pool, comma-separated, e.g. 10.0.0.2,10.0.0.3. Empty: none configured."},
+	{name: FlagOS, str: DefaultOS, usage: "Operating system of the guest: linux, the only one (the driver boots its guests with cloud-init; Windows guests need cloudbase-init, which it does not build for). rancher-machine reads it to write Rancher's install script into the cloud-config. Default: linux."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

@@ -60,6 +60,7 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	cfg.CloudProvider = parseCloudProvider(&p, opts, cfg)
 	checkCloudInit(&p, cfg)
 	cfg.IPPool = parseIPPool(&p, opts, cfg)
+	parseOS(&p, opts.String(FlagOS))
 
 	timeout := opts.Int(FlagCreateTimeout)
 	if timeout <= 0 {
