@@ -62,6 +62,13 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 		t.Fatalf("the machine's key is not in the store: %v", err)
 	}
 	checkRancherUserData(t, string(secret.Data["userdata"]), name, strings.TrimSpace(string(publicKey)))
+	noSavedCredential := func(after string) {
+		t.Helper()
+		if held := storeFilesHolding(t, cli.Store, name, b.AdminConfig().BearerToken, base64.StdEncoding.EncodeToString(b.AdminKubeconfig())); len(held) > 0 {
+			t.Errorf("after %s the credential from the environment is saved in %v: Rancher copies the store into a Secret", after, held)
+		}
+	}
+	noSavedCredential("create")
 
 	ipv4, _ := standin.Addresses(ns, name, 0)
 	// Plain `ls` panics in rancher-machine itself for machines created with --custom-install-script (create sets
@@ -107,6 +114,7 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 		t.Errorf("kill did not ask for an immediate power-off: %v", err)
 	}
 	vmiGone(t, b, ns, name)
+	noSavedCredential("the machine commands")
 
 	cli.must("rm", "-y", name)
 	nothingLeft(t, b, ns)
