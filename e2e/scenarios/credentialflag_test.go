@@ -22,7 +22,7 @@ func TestCredentialFlagKeepsTheMachineManageable(t *testing.T) {
 	cli.Env = noCredential(t)
 	const name = "cli1"
 	given := base64.StdEncoding.EncodeToString(b.AdminKubeconfig())
-	cli.must(append(createArgs(t, ns, "--harvester-kubeconfig-content", given), name)...)
+	quiet(t, cli.must(append(createArgs(t, ns, "--harvester-kubeconfig-content", given), name)...))
 
 	config := filepath.Join(cli.Store, "machines", name, "config.json")
 	checkSaved := func(after string) {

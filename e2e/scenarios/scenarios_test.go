@@ -38,7 +38,7 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 	name := "gc1-pool1-abcde-fghij"
 	userData := base64.StdEncoding.EncodeToString([]byte("#cloud-config\ntimezone: Europe/Berlin\nhostname: pool-wide-name\n"))
 
-	cli.must(append(createArgs(t, ns, "--harvester-user-data", userData, "--harvester-cluster-name", "gc1"), name)...)
+	quiet(t, cli.must(append(createArgs(t, ns, "--harvester-user-data", userData, "--harvester-cluster-name", "gc1"), name)...))
 
 	vm, err := b.Virt.KubevirtV1().VirtualMachines(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -77,7 +77,7 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 	if out := cli.must("ls", "-q", "--filter", "state=Running").Answer(); out != name {
 		t.Errorf("ls of running machines: %q", out)
 	}
-	if out := cli.must("status", name).Answer(); out != "Running" {
+	if out := quiet(t, cli.must("status", name)).Answer(); out != "Running" {
 		t.Errorf("status: %q", out)
 	}
 	if out := cli.must("ip", name).Answer(); out != ipv4 {
@@ -116,7 +116,7 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 	vmiGone(t, b, ns, name)
 	noSavedCredential("the machine commands")
 
-	cli.must("rm", "-y", name)
+	quiet(t, cli.must("rm", "-y", name))
 	nothingLeft(t, b, ns)
 	if _, err := os.Stat(filepath.Join(cli.Store, "machines", name)); !os.IsNotExist(err) {
 		t.Errorf("rm left the machine in the store: %v", err)
