@@ -104,6 +104,22 @@ func savedCredential(t *testing.T, state []byte) (string, *Driver) {
 	return *got.KubeConfigContent, d
 }
 
+// keptThroughCommands loads and saves state three times, as status, ip and stop do, and fails unless each of them
+// uses want as the credential and saves it again.
+func keptThroughCommands(t *testing.T, state []byte, want string) {
+	t.Helper()
+	for i := range 3 {
+		saved, d := savedCredential(t, state)
+		if saved != want {
+			t.Fatalf("command %d saved credential %q, want %q", i+1, saved, want)
+		}
+		if string(d.kubeconfig) != want || d.credentialErr != nil {
+			t.Fatalf("command %d does not use the saved credential (err %v)", i+1, d.credentialErr)
+		}
+		state, _ = json.Marshal(d)
+	}
+}
+
 // A machine the reference driver created keeps its saved credential through every command until a credential is
 // given again: without it, stop, start and rm after the first command would have none.
 func TestReferenceDriverStateKeepsItsCredential(t *testing.T) {
@@ -111,17 +127,7 @@ func TestReferenceDriverStateKeepsItsCredential(t *testing.T) {
 	os.Unsetenv("HARVESTER_KUBECONFIG_CONTENT")
 
 	t.Run("kept through commands", func(t *testing.T) {
-		state := referenceState(t, configtest.Kubeconfig)
-		for i := range 3 { // status, ip, stop: each loads and saves the machine
-			saved, d := savedCredential(t, state)
-			if saved != configtest.Kubeconfig {
-				t.Fatalf("command %d saved credential %q, want the reference driver's", i+1, saved)
-			}
-			if string(d.kubeconfig) != configtest.Kubeconfig || d.credentialErr != nil {
-				t.Fatalf("command %d does not use the saved credential (err %v)", i+1, d.credentialErr)
-			}
-			state, _ = json.Marshal(d)
-		}
+		keptThroughCommands(t, referenceState(t, configtest.Kubeconfig), configtest.Kubeconfig)
 	})
 
 	t.Run("a credential given again replaces it", func(t *testing.T) {
@@ -199,18 +205,9 @@ func TestCredentialFlagIsSavedWithTheMachine(t *testing.T) {
 			if strings.Contains(string(state), "pw-secret") {
 				t.Errorf("saved state contains the SSH password: %s", state)
 			}
-			// Later commands: no credential but the saved one.
+			// Later commands: no credential but the saved one, the one given at create, decoded.
 			os.Unsetenv("HARVESTER_KUBECONFIG_CONTENT")
-			for i := range 3 { // status, ip, stop: each loads and saves the machine
-				saved, later := savedCredential(t, state)
-				if saved != configtest.Kubeconfig {
-					t.Fatalf("command %d saved credential %q, want the one given at create, decoded", i+1, saved)
-				}
-				if string(later.kubeconfig) != configtest.Kubeconfig || later.credentialErr != nil {
-					t.Fatalf("command %d does not use the saved credential (err %v)", i+1, later.credentialErr)
-				}
-				state, _ = json.Marshal(later)
-			}
+			keptThroughCommands(t, state, configtest.Kubeconfig)
 		})
 	}
 }

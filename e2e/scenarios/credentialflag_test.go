@@ -52,17 +52,7 @@ func TestCredentialFlagKeepsTheMachineManageable(t *testing.T) {
 	}
 	cli.must("stop", name)
 	vmiGone(t, b, ns, name)
-	running := "VM " + ns + "/" + name + " is running at"
-	if r := cli.runUntil(running, "start", name); !strings.Contains(r.Output, running) {
-		t.Fatalf("start: %s", r)
-	}
-	first := vmiRunning(t, b, ns, name)
-	if r := cli.runUntil(running, "restart", name); !strings.Contains(r.Output, running) {
-		t.Fatalf("restart: %s", r)
-	}
-	if second := vmiRunning(t, b, ns, name); second.UID == first.UID {
-		t.Fatalf("restart left the same VMI (%s)", first.UID)
-	}
+	startAndRestart(t, b, cli, ns, name)
 	cli.must("kill", name)
 	vmiGone(t, b, ns, name)
 	checkSaved("stop, start, restart and kill")

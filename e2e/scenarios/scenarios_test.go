@@ -93,20 +93,7 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 		t.Errorf("ls of stopped machines: %q", out)
 	}
 
-	// start and restart end with rancher-machine's Docker check over SSH (see runUntil): they are stopped once
-	// the driver reports the machine running again.
-	running := "VM " + ns + "/" + name + " is running at"
-	if r := cli.runUntil(running, "start", name); !strings.Contains(r.Output, running) {
-		t.Fatalf("start: %s", r)
-	}
-	first := vmiRunning(t, b, ns, name)
-	if r := cli.runUntil(running, "restart", name); !strings.Contains(r.Output, running) {
-		t.Fatalf("restart: %s", r)
-	}
-	second := vmiRunning(t, b, ns, name)
-	if second.UID == first.UID {
-		t.Fatalf("restart left the same VMI (%s)", first.UID)
-	}
+	second := startAndRestart(t, b, cli, ns, name)
 
 	zeroGrace := watchForZeroGrace(t, b, second)
 	cli.must("kill", name)
@@ -121,6 +108,26 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cli.Store, "machines", name)); !os.IsNotExist(err) {
 		t.Errorf("rm left the machine in the store: %v", err)
 	}
+}
+
+// startAndRestart runs start and then restart on stopped machine name and returns the VMI restart made, a new one.
+// Both end with rancher-machine's Docker check over SSH (see runUntil): they are stopped once the driver reports the
+// machine running again.
+func startAndRestart(t *testing.T, b *testbed.Bed, cli *machineCLI, ns, name string) *kubevirtv1.VirtualMachineInstance {
+	t.Helper()
+	running := "VM " + ns + "/" + name + " is running at"
+	if r := cli.runUntil(running, "start", name); !strings.Contains(r.Output, running) {
+		t.Fatalf("start: %s", r)
+	}
+	first := vmiRunning(t, b, ns, name)
+	if r := cli.runUntil(running, "restart", name); !strings.Contains(r.Output, running) {
+		t.Fatalf("restart: %s", r)
+	}
+	second := vmiRunning(t, b, ns, name)
+	if second.UID == first.UID {
+		t.Fatalf("restart left the same VMI (%s)", first.UID)
+	}
+	return second
 }
 
 // checkRancherUserData asserts what a node boots with in the Rancher flow.
