@@ -36,6 +36,9 @@ func createOptions() config.Options {
 }
 
 func TestCreate(t *testing.T) {
+	// The credential as Rancher passes it, in the environment rancher-machine fills the flag's value from: the
+	// saved state holds no secret (a credential given on the command line alone is saved; see savedState).
+	t.Setenv("HARVESTER_KUBECONFIG_CONTENT", configtest.Kubeconfig)
 	fc := newFakeCluster(t)
 	fc.kubeVirt(healthy("10.0.0.5"))
 	logs := captureLog(t)

@@ -30,9 +30,10 @@ const DriverName = "harvester"
 
 // Driver is one machine. Its exported fields are persisted by rancher-machine as JSON in the machine store (and
 // by Rancher in the machine-state Secret), so they hold only what later commands need to find the machine again;
-// credentials, passwords and user data stay in memory. VMNamespace and ClusterName keep the reference driver's
-// JSON names so machines it created can still be removed after an upgrade; so does the one exception to "no
-// credential in the state", the reference driver's own saved credential (see legacyState).
+// passwords and user data stay in memory. VMNamespace and ClusterName keep the reference driver's JSON names so
+// machines it created can still be removed after an upgrade. The one credential ever saved is the one a
+// rancher-machine or docker-machine user gave on the command line, never one from the environment (Rancher's way):
+// see savedState.
 type Driver struct {
 	*drivers.BaseDriver
 
@@ -53,10 +54,10 @@ type Driver struct {
 	CreateID string `json:",omitempty"`
 
 	cfg        *config.Config // set by SetConfigFromFlags, used by PreCreateCheck and Create in the same process
-	kubeconfig []byte         // the Harvester credential: flags, environment, or a reference-driver machine's state
-	// legacyCredential is the credential a reference-driver machine's saved state carries, as saved; it is saved
-	// again with the machine (MarshalJSON) until a credential is given to this process or the machine is removed.
-	legacyCredential string
+	kubeconfig []byte         // the Harvester credential: flags, environment, or the machine's saved state
+	// storedCredential is the credential saved with the machine (MarshalJSON, see savedState): one given on the
+	// command line, or the one the machine's saved state carries until a credential is given again. "" for none.
+	storedCredential string
 	// credentialErr is why the credential given to this process could not be used; reported when the cluster is
 	// first needed, since UnmarshalJSON must not fail a machine's loading.
 	credentialErr error
@@ -74,7 +75,8 @@ func NewDriver(hostName, storePath string) *Driver {
 // DriverName returns "harvester".
 func (d *Driver) DriverName() string { return DriverName }
 
-// SetConfigFromFlags parses and validates every flag (see ParseConfig). It reads no cluster.
+// SetConfigFromFlags parses and validates every flag (see ParseConfig). It reads no cluster. A credential given
+// as the create flag is kept with the machine (see savedState); one from the environment is not.
 func (d *Driver) SetConfigFromFlags(opts drivers.DriverOptions) error {
 	cfg, err := config.ParseConfig(d.MachineName, opts)
 	if err != nil {
@@ -88,15 +90,19 @@ func (d *Driver) SetConfigFromFlags(opts drivers.DriverOptions) error {
 	d.SSHPort = cfg.SSH.Port
 	d.DriverVersion = version.Version
 	if cfg.Kubeconfig != nil {
-		d.kubeconfig = cfg.Kubeconfig
+		// rancher-machine's own parse of the command line wins over UnmarshalJSON's (see givenInEnvironment).
+		d.kubeconfig, d.credentialErr = cfg.Kubeconfig, nil
+		d.storedCredential = credentialToSave(opts.String(config.FlagKubeconfigContent), cfg.Kubeconfig)
 	}
 	return nil
 }
 
-// UnmarshalJSON loads a machine's persisted state and then reloads the credential from this process's command
-// line and environment (--harvester-kubeconfig-content / HARVESTER_KUBECONFIG_CONTENT), so a credential rotated
-// since the machine was created is used instead of a stale one — `rm --update-config` relies on it. It must stay
-// cheap and offline: rancher-machine calls it on every plugin start.
+// UnmarshalJSON loads a machine's persisted state, with the credential saved with it, and then reloads the
+// credential from this process's command line and environment (--harvester-kubeconfig-content /
+// HARVESTER_KUBECONFIG_CONTENT), so a credential rotated since the machine was created is used instead of a
+// stale one — `rm --update-config` relies on it. rancher-machine starts its plugin with its own arguments, so
+// os.Args is the rancher-machine command line. It must stay cheap and offline: rancher-machine calls it on every
+// plugin start.
 func (d *Driver) UnmarshalJSON(data []byte) error {
 	type persisted Driver // same fields, no UnmarshalJSON method
 	p := persisted(*d)
@@ -105,22 +111,25 @@ func (d *Driver) UnmarshalJSON(data []byte) error {
 	}
 	*d = Driver(p)
 
-	var legacy legacyState
-	if json.Unmarshal(data, &legacy) == nil && legacy.KubeConfigContent != "" {
-		d.legacyCredential = legacy.KubeConfigContent
-		kc, err := config.DecodeKubeconfig(legacy.KubeConfigContent)
+	var saved savedState
+	if json.Unmarshal(data, &saved) == nil && saved.KubeConfigContent != "" {
+		d.storedCredential = saved.KubeConfigContent
+		kc, err := config.DecodeKubeconfig(saved.KubeConfigContent)
 		d.kubeconfig, d.credentialErr = kc, nil
 		if err != nil {
-			d.credentialErr = fmt.Errorf("the Harvester credential the earlier driver saved with this machine %v; pass a current one with --%s or $%s",
+			d.credentialErr = fmt.Errorf("the Harvester credential saved with this machine %v; pass a current one with --%s or $%s",
 				err, config.FlagKubeconfigContent, config.EnvVar(config.FlagKubeconfigContent))
 		}
 	}
 	opts := rpcdriver.GetDriverOpts(d.GetCreateFlags(), os.Args)
 	if _, ok := opts.Values[config.FlagKubeconfigContent]; ok {
 		var p config.Problems
-		if kc := config.ParseKubeconfig(&p, opts.String(config.FlagKubeconfigContent)); kc != nil {
-			// A credential given again replaces the saved one, in memory and in the state saved next.
-			d.kubeconfig, d.credentialErr, d.legacyCredential = kc, nil, ""
+		raw := opts.String(config.FlagKubeconfigContent)
+		if kc := config.ParseKubeconfig(&p, raw); kc != nil {
+			// A credential given again replaces the saved one, in memory and in the state saved next: saved in
+			// its place when given on the command line, dropped when it came from the environment.
+			d.kubeconfig, d.credentialErr = kc, nil
+			d.storedCredential = credentialToSave(raw, kc)
 		} else if err := p.Err(); err != nil {
 			d.credentialErr = fmt.Errorf("%v (from the command line or $%s)", err, config.EnvVar(config.FlagKubeconfigContent))
 		}
@@ -128,23 +137,52 @@ func (d *Driver) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// legacyState is the part of a reference-driver machine's saved state (harvester/docker-machine-driver-harvester
-// harvester/harvester.go, its Driver struct) this driver reads besides the shared fields: the Harvester
-// credential, which the reference driver saved with every machine created with --harvester-kubeconfig-content.
-// This driver never saves a credential of its own, but it keeps that one: dropping it on the first command would
-// leave the machine without a credential for every later one (stop, start, rm), and its VM in Harvester.
-type legacyState struct {
+// savedState is the Harvester credential saved with a machine, under the reference driver's JSON name
+// (harvester/docker-machine-driver-harvester harvester/harvester.go, its Driver struct), as decoded YAML as the
+// reference driver saved it, so either driver reads the other's machines.
+//
+// It is saved when the credential was given as --harvester-kubeconfig-content on the command line, the way
+// docker-machine users pass a driver's credential: rancher-machine's later commands (status, ip, stop, start,
+// restart, kill, rm) take no driver flags, so without it they would have no credential and `rm` would leave the VM
+// in Harvester. Every docker-machine driver keeps what later commands need in the machine store in the same way.
+// rancher-machine writes the store's config.json with mode 0600 in a 0700 directory (libmachine/persist
+// filestore.go). A credential from $HARVESTER_KUBECONFIG_CONTENT is never saved: that is how Rancher passes its
+// cloud credential, and Rancher copies the machine store into its machine-state Secret.
+//
+// A credential given again replaces the saved one: on the command line, it is saved instead; from the
+// environment, the saved one is dropped (Rancher passes the cloud credential to every command, so a Rancher
+// machine's saved state sheds a credential at its first command). rm removes it with the machine's store.
+type savedState struct {
 	KubeConfigContent string `json:",omitempty"`
 }
 
-// MarshalJSON saves the machine's state: the exported fields, plus the reference driver's credential for the
-// machines that came with one (see legacyState).
+// credentialToSave is what the machine's state saves for a credential given to this process as raw (decoded:
+// kubeconfig): the kubeconfig when raw came from the command line, "" when it came from the environment.
+func credentialToSave(raw string, kubeconfig []byte) string {
+	if givenInEnvironment(raw) {
+		return ""
+	}
+	return string(kubeconfig)
+}
+
+// givenInEnvironment reports whether raw, the credential value rancher-machine gave this process, is the
+// content of $HARVESTER_KUBECONFIG_CONTENT. rancher-machine fills an absent flag from its environment variable
+// (urfave/cli's EnvVar, unchanged when not empty) and starts the plugin with its own environment, so a value
+// equal to the environment's came from there, or repeats it; a flag given with any other value overrides the
+// environment and is the user's own.
+func givenInEnvironment(raw string) bool {
+	env := os.Getenv(config.EnvVar(config.FlagKubeconfigContent))
+	return env != "" && env == raw
+}
+
+// MarshalJSON saves the machine's state: the exported fields, plus the credential kept with the machine when
+// there is one (see savedState).
 func (d *Driver) MarshalJSON() ([]byte, error) {
 	type persisted Driver // same fields, no MarshalJSON method
 	return json.Marshal(struct {
 		*persisted
-		legacyState
-	}{(*persisted)(d), legacyState{KubeConfigContent: d.legacyCredential}})
+		savedState
+	}{(*persisted)(d), savedState{KubeConfigContent: d.storedCredential}})
 }
 
 // GetSSHHostname returns the machine's IP address.

@@ -112,6 +112,17 @@ func startPlugin(t *testing.T, machine string) *rpcdriver.RPCClientDriver {
 }
 
 func TestPluginOverRPC(t *testing.T) {
+	const password, token, userData = "p@ss: #word", "kubeconfig-token-value", "#cloud-config\nruncmd: [echo secret-user-data]\n"
+	kubeconfig := strings.ReplaceAll(`apiVersion: v1
+kind: Config
+clusters: [{name: h, cluster: {server: "https://192.0.2.10:6443"}}]
+users: [{name: u, user: {token: TOKEN}}]
+contexts: [{name: h, context: {cluster: h, user: u}}]
+current-context: h
+`, "TOKEN", token)
+	// The credential as Rancher passes it: in the environment, which rancher-machine and its plugin inherit and
+	// rancher-machine fills the flag's value from. Such a credential is never saved.
+	t.Setenv("HARVESTER_KUBECONFIG_CONTENT", kubeconfig)
 	d := startPlugin(t, "gc8-pool1-q99l7-6ndw9")
 	if got := d.DriverName(); got != "harvester" {
 		t.Fatalf("DriverName() = %q", got)
@@ -134,14 +145,6 @@ func TestPluginOverRPC(t *testing.T) {
 		t.Fatalf("rancher-machine's userdata flag is %q", got)
 	}
 
-	const password, token, userData = "p@ss: #word", "kubeconfig-token-value", "#cloud-config\nruncmd: [echo secret-user-data]\n"
-	kubeconfig := strings.ReplaceAll(`apiVersion: v1
-kind: Config
-clusters: [{name: h, cluster: {server: "https://192.0.2.10:6443"}}]
-users: [{name: u, user: {token: TOKEN}}]
-contexts: [{name: h, context: {cluster: h, user: u}}]
-current-context: h
-`, "TOKEN", token)
 	err := d.SetConfigFromFlags(rancherMachineOptions(flags, map[string]any{
 		config.FlagKubeconfigContent: kubeconfig,
 		config.FlagClusterName:       "gc8",

@@ -128,6 +128,19 @@ func (m *machineCLI) must(args ...string) rmachine.Result {
 	return r
 }
 
+// quiet fails the test when rancher-machine warned that it looked for a driver option that does not exist, or of
+// a value of the wrong type: with --custom-install-script it reads the driver's OS flag (a name ending in "-os")
+// on every create. It returns r.
+func quiet(t *testing.T, r rmachine.Result) rmachine.Result {
+	t.Helper()
+	for _, noise := range []string{"does not exist", "Type assertion", "UNEXPECTED BEHAVIOR"} {
+		if strings.Contains(r.Output, noise) {
+			t.Errorf("rancher-machine printed %q: %s", noise, r)
+		}
+	}
+	return r
+}
+
 // createArgs are what Rancher's provisioning job passes for a small machine in namespace ns: its install script
 // with --custom-install-script, so rancher-machine leaves the guest to cloud-init and does not provision it over
 // SSH (simulated guests have made-up addresses; real guests are reached through a forwarded port), and the

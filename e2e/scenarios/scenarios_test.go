@@ -38,7 +38,7 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 	name := "gc1-pool1-abcde-fghij"
 	userData := base64.StdEncoding.EncodeToString([]byte("#cloud-config\ntimezone: Europe/Berlin\nhostname: pool-wide-name\n"))
 
-	cli.must(append(createArgs(t, ns, "--harvester-user-data", userData, "--harvester-cluster-name", "gc1"), name)...)
+	quiet(t, cli.must(append(createArgs(t, ns, "--harvester-user-data", userData, "--harvester-cluster-name", "gc1"), name)...))
 
 	vm, err := b.Virt.KubevirtV1().VirtualMachines(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -62,6 +62,13 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 		t.Fatalf("the machine's key is not in the store: %v", err)
 	}
 	checkRancherUserData(t, string(secret.Data["userdata"]), name, strings.TrimSpace(string(publicKey)))
+	noSavedCredential := func(after string) {
+		t.Helper()
+		if held := storeFilesHolding(t, cli.Store, name, b.AdminConfig().BearerToken, base64.StdEncoding.EncodeToString(b.AdminKubeconfig())); len(held) > 0 {
+			t.Errorf("after %s the credential from the environment is saved in %v: Rancher copies the store into a Secret", after, held)
+		}
+	}
+	noSavedCredential("create")
 
 	ipv4, _ := standin.Addresses(ns, name, 0)
 	// Plain `ls` panics in rancher-machine itself for machines created with --custom-install-script (create sets
@@ -70,7 +77,7 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 	if out := cli.must("ls", "-q", "--filter", "state=Running").Answer(); out != name {
 		t.Errorf("ls of running machines: %q", out)
 	}
-	if out := cli.must("status", name).Answer(); out != "Running" {
+	if out := quiet(t, cli.must("status", name)).Answer(); out != "Running" {
 		t.Errorf("status: %q", out)
 	}
 	if out := cli.must("ip", name).Answer(); out != ipv4 {
@@ -86,8 +93,28 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 		t.Errorf("ls of stopped machines: %q", out)
 	}
 
-	// start and restart end with rancher-machine's Docker check over SSH (see runUntil): they are stopped once
-	// the driver reports the machine running again.
+	second := startAndRestart(t, b, cli, ns, name)
+
+	zeroGrace := watchForZeroGrace(t, b, second)
+	cli.must("kill", name)
+	if err := <-zeroGrace; err != nil {
+		t.Errorf("kill did not ask for an immediate power-off: %v", err)
+	}
+	vmiGone(t, b, ns, name)
+	noSavedCredential("the machine commands")
+
+	quiet(t, cli.must("rm", "-y", name))
+	nothingLeft(t, b, ns)
+	if _, err := os.Stat(filepath.Join(cli.Store, "machines", name)); !os.IsNotExist(err) {
+		t.Errorf("rm left the machine in the store: %v", err)
+	}
+}
+
+// startAndRestart runs start and then restart on stopped machine name and returns the VMI restart made, a new one.
+// Both end with rancher-machine's Docker check over SSH (see runUntil): they are stopped once the driver reports the
+// machine running again.
+func startAndRestart(t *testing.T, b *testbed.Bed, cli *machineCLI, ns, name string) *kubevirtv1.VirtualMachineInstance {
+	t.Helper()
 	running := "VM " + ns + "/" + name + " is running at"
 	if r := cli.runUntil(running, "start", name); !strings.Contains(r.Output, running) {
 		t.Fatalf("start: %s", r)
@@ -100,19 +127,7 @@ func TestRancherFlowAndMachineCommands(t *testing.T) {
 	if second.UID == first.UID {
 		t.Fatalf("restart left the same VMI (%s)", first.UID)
 	}
-
-	zeroGrace := watchForZeroGrace(t, b, second)
-	cli.must("kill", name)
-	if err := <-zeroGrace; err != nil {
-		t.Errorf("kill did not ask for an immediate power-off: %v", err)
-	}
-	vmiGone(t, b, ns, name)
-
-	cli.must("rm", "-y", name)
-	nothingLeft(t, b, ns)
-	if _, err := os.Stat(filepath.Join(cli.Store, "machines", name)); !os.IsNotExist(err) {
-		t.Errorf("rm left the machine in the store: %v", err)
-	}
+	return second
 }
 
 // checkRancherUserData asserts what a node boots with in the Rancher flow.

@@ -31,7 +31,7 @@ func TestUpgradeFromTheReferenceDriverKeepsMachinesManageable(t *testing.T) {
 	// The machine as the reference driver saved it: rancher-machine's host record with the reference driver's
 	// Driver section, the kubeconfig decoded (it decoded base64 before saving).
 	saved := referenceDriverState(t, cli.Store, name, ns, string(b.AdminKubeconfig()))
-	cli.Env = []string{"KUBECONFIG=" + filepath.Join(t.TempDir(), "absent")} // no credential but the saved one
+	cli.Env = noCredential(t) // no credential but the saved one
 
 	if out := cli.must("status", name).Answer(); out != "Running" {
 		t.Errorf("status: %q", out)

@@ -72,6 +72,10 @@ const (
 
 	// "keypairs" in one word: Rancher's field sshKeypairs turns back into ssh-keypairs.
 	FlagSSHKeyPairs = "harvester-ssh-keypairs"
+	// FlagOS is the guest's operating system. rancher-machine reads the driver flag whose name ends in "-os"
+	// (libmachine/drivers DriverOSFlag) to choose the form of --custom-install-script's cloud-config, and warns on
+	// every create of a driver without one.
+	FlagOS = "harvester-os"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -161,6 +165,7 @@ var flagTable = []flagSpec{
 	{name: FlagIPPoolGateway, usage: "Default gateway of --harvester-ip-pool's subnet, e.g. 10.0.0.1. Empty: no default route."},
 	{name: FlagIPPoolDNS, usage: "DNS servers for --harvester-ip-pool, comma-separated, e.g. 10.0.0.2,10.0.0.3. Empty: none configured."},
 	{name: FlagSSHKeyPairs, usage: "More Harvester SSH key pairs whose public keys are installed for the SSH user, beside the driver's own key: for the people who log in to the nodes. Comma-separated namespace/name or name (in the VM namespace), at most 32; each must exist and be validated by Harvester. No private key is needed. Empty: none."},
+	{name: FlagOS, str: DefaultOS, usage: "Operating system of the guest: linux, the only one (the driver boots its guests with cloud-init; Windows guests need cloudbase-init, which it does not build for). rancher-machine reads it to write Rancher's install script into the cloud-config. Default: linux."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

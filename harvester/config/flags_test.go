@@ -82,8 +82,19 @@ func TestUserDataFlagIsCloudConfig(t *testing.T) {
 	if got := drivers.DriverUserdataFlag(d); got != FlagCloudConfig {
 		t.Fatalf("rancher-machine's userdata flag is %q, want %q", got, FlagCloudConfig)
 	}
-	if got := drivers.DriverOSFlag(d); got != "" {
-		t.Errorf("rancher-machine would read %q as the OS flag; no flag may end in -os", got)
+	// With --custom-install-script rancher-machine reads the OS flag's value as a string, and warns on every
+	// create ("Trying to access option  which does not exist", "Type assertion did not go smoothly") when there is
+	// none; a value containing "windows" would make it write a PowerShell script for cloudbase-init.
+	if got := drivers.DriverOSFlag(d); got != FlagOS {
+		t.Errorf("rancher-machine reads %q as the OS flag, want %q", got, FlagOS)
+	}
+	for _, f := range CreateFlags() {
+		if f.String() != FlagOS {
+			continue
+		}
+		if def, ok := f.Default().(string); !ok || def != "linux" {
+			t.Errorf("%s defaults to %#v, want the string linux (rancher-machine's cloud-config for a Linux guest)", FlagOS, f.Default())
+		}
 	}
 	var matching []string
 	for _, f := range CreateFlags() {

@@ -70,6 +70,7 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	cfg.CloudProvider = parseCloudProvider(&p, opts, cfg)
 	checkCloudInit(&p, cfg)
 	cfg.IPPool = parseIPPool(&p, opts, cfg)
+	parseOS(&p, opts.String(FlagOS))
 
 	timeout := inRange(&p, FlagCreateTimeout, opts.Int(FlagCreateTimeout), MaxCreateTimeoutSecs, "a positive whole number of seconds")
 	cfg.CreateTimeout = time.Duration(timeout) * time.Second
