@@ -119,7 +119,11 @@ func buildObjects(cfg *config.Config, facts build.Facts, userData []byte) (*core
 	if err != nil {
 		return nil, nil, err
 	}
-	return build.CloudInitSecret(cfg, userData, network), vm, nil
+	secret, err := build.CloudInitSecret(cfg, userData, network)
+	if err != nil {
+		return nil, nil, err
+	}
+	return secret, vm, nil
 }
 
 // guestKubeconfig returns the cloud provider kubeconfig the guest gets: the given one, or the generated

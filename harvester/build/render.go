@@ -37,7 +37,10 @@ func Render(cfg *config.Config) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	secret := CloudInitSecret(cfg, userData, network)
+	secret, err := CloudInitSecret(cfg, userData, network)
+	if err != nil {
+		return nil, err
+	}
 	vm, err := VirtualMachine(cfg, facts, placeholderPVCSuffix)
 	if err != nil {
 		return nil, err
