@@ -116,7 +116,7 @@ func domain(cfg *config.Config) kubevirtv1.DomainSpec {
 		d.Devices.HostDevices = append(d.Devices.HostDevices, kubevirtv1.HostDevice{Name: g.Name, DeviceName: g.DeviceName})
 	}
 	for _, h := range cfg.HostDevices {
-		d.Devices.HostDevices = append(d.Devices.HostDevices, kubevirtv1.HostDevice{Name: h.Name, DeviceName: h.DeviceName})
+		d.Devices.HostDevices = append(d.Devices.HostDevices, kubevirtv1.HostDevice{Name: h.Name, DeviceName: h.DeviceName, Tag: h.Tag})
 	}
 	return d
 }

@@ -39,6 +39,11 @@ var vmCases = []struct {
 	{"reserved-memory-cpu-model-pinning", "m1", configtest.With(configtest.MinimalOptions(), config.FlagReservedMemorySize, 512, config.FlagMemorySize, 8, config.FlagCPUCount, 4,
 		config.FlagCPUModel, "host-passthrough", config.FlagCPUPinning, true, config.FlagIsolateEmulatorThread, true)},
 	{"vgpu", "m1", configtest.With(configtest.MinimalOptions(), config.FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"},{"name":"gpu2","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`)},
+	// Rancher's form names every vGPU "provisioned" (rancher/dashboard pkg/harvester-manager/machine-config/
+	// harvester.vue, updateVGpu): numbered apart, around a host device's name; the host device's role tag kept.
+	{"vgpu-rancher-placeholders", "m1", configtest.With(configtest.MinimalOptions(),
+		config.FlagVGPUInfo, `{"vGPURequests":[{"name":"provisioned","deviceName":"nvidia.com/NVIDIA_A2-2Q"},{"name":"provisioned","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`,
+		config.FlagHostDeviceInfo, `{"hostDevices":[{"name":"provisioned-1","deviceName":"intel.com/ETHERNET_CONTROLLER_X710_FOR_10GBE_SFP","tag":"storage-nic"}]}`)},
 	// Passthrough devices pin a VM to its host: it is shut down, not migrated, for maintenance and drains.
 	{"host-devices-labels-strategies", "gc8-pool1-q99l7-6ndw9", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc8",
 		config.FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`,
@@ -122,6 +127,15 @@ func checkVMInvariants(t *testing.T, cfg *config.Config, vm *kubevirtv1.VirtualM
 	}
 	if vm.Spec.Template.Spec.Affinity == nil || vm.Spec.Template.Spec.Affinity.PodAntiAffinity == nil {
 		t.Errorf("every VM keeps a soft anti-affinity so a pool spreads across hosts")
+	}
+	// Device names become the domain's device aliases, which libvirt needs unique; KubeVirt's admitter does not
+	// check it.
+	seen := map[string]bool{}
+	for _, h := range vm.Spec.Template.Spec.Domain.Devices.HostDevices {
+		if seen[h.Name] {
+			t.Errorf("host device name %q is used twice", h.Name)
+		}
+		seen[h.Name] = true
 	}
 	limits := vm.Spec.Template.Spec.Domain.Resources.Limits
 	if limits.Memory().Value() != int64(cfg.MemoryGiB)<<30 || limits.Cpu().Value() != int64(cfg.CPUs) {

@@ -123,8 +123,12 @@ type NIC struct {
 
 // VGPU is one vGPU (mediated device) request.
 type VGPU struct {
+	// Name is unique among the vGPUs and host devices: Rancher's placeholder "provisioned" is numbered
+	// (provisioned, provisioned-1, …; see nameDevices).
 	Name       string
 	DeviceName string
+
+	placeholder bool // named "provisioned" by the user: Rancher's placeholder, renamed when names collide
 }
 
 // PrimaryNIC is the interface whose address is the machine's address: the first NIC, on the first configured

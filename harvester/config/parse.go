@@ -57,6 +57,7 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	cfg.NICs = parseNICs(&p, opts, cfg.Namespace)
 	cfg.VGPUs = parseVGPUs(&p, opts.String(FlagVGPUInfo))
 	cfg.HostDevices = parseHostDevices(&p, opts.String(FlagHostDeviceInfo), cfg.VGPUs)
+	nameDevices(cfg.VGPUs, cfg.HostDevices)
 	cfg.EvictionStrategy, cfg.MaintenanceStrategy = parseStrategies(&p, opts)
 	cfg.Labels = parseVMLabels(&p, opts.String(FlagVMLabels), cfg.MaintenanceStrategy != "")
 	cfg.Affinity = parseAffinity(&p, opts.String(FlagVMAffinity))
