@@ -110,6 +110,14 @@ func domain(cfg *config.Config) kubevirtv1.DomainSpec {
 	}
 	if cfg.TPM {
 		d.Devices.TPM = &kubevirtv1.TPMDevice{}
+		if cfg.TPMPersistent {
+			// KubeVirt keeps the state in a backend-storage PVC of its vmStateStorageClass, which Harvester sets
+			// to its vmstate-persistence class (harvester/harvester deploy/charts/harvester/values.yaml).
+			d.Devices.TPM.Persistent = ptr.To(true)
+		}
+	}
+	if cfg.MachineType != "" {
+		d.Machine = &kubevirtv1.Machine{Type: cfg.MachineType}
 	}
 	// Harvester v1.8 requests vGPUs as host devices (harvester/harvester#10026); older builders used gpus[].
 	for _, g := range cfg.VGPUs {
@@ -133,6 +141,7 @@ func disks(ds []config.Disk) []kubevirtv1.Disk {
 		if d.BootOrder > 0 {
 			disk.BootOrder = ptr.To(d.BootOrder)
 		}
+		disk.Cache = kubevirtv1.DriverCache(d.Cache)
 		out = append(out, disk)
 	}
 	return append(out, kubevirtv1.Disk{
@@ -165,6 +174,9 @@ func interfaces(nics []config.NIC) []kubevirtv1.Interface {
 	out := make([]kubevirtv1.Interface, 0, len(nics))
 	for _, n := range nics {
 		iface := kubevirtv1.Interface{Name: n.Name, Model: n.Model, MacAddress: n.MACAddress}
+		if n.BootOrder > 0 {
+			iface.BootOrder = ptr.To(n.BootOrder)
+		}
 		if n.Masquerade {
 			iface.Masquerade = &kubevirtv1.InterfaceMasquerade{}
 		} else {

@@ -26,6 +26,10 @@ type Config struct {
 	EFI                   bool
 	SecureBoot            bool
 	TPM                   bool
+	// TPMPersistent keeps the TPM's state across reboots (KubeVirt's TPMDevice.Persistent); only with TPM.
+	TPMPersistent bool
+	// MachineType is KubeVirt's domain.machine.type; "" for KubeVirt's default.
+	MachineType string
 
 	Disks []Disk
 	NICs  []NIC
@@ -106,6 +110,7 @@ type Disk struct {
 	HotPlug      bool
 	AccessMode   corev1.PersistentVolumeAccessMode
 	VolumeMode   corev1.PersistentVolumeMode
+	Cache        string // KubeVirt's disk cache mode: none, writethrough, writeback; "" for KubeVirt's choice
 
 	Flag string // the flag that defined the disk, for problems found later (PreCreateCheck)
 }
@@ -117,6 +122,7 @@ type NIC struct {
 	MACAddress string
 	Model      string
 	Masquerade bool // pod network with masquerade binding; otherwise a bridge on Network
+	BootOrder  uint // 0: not bootable; else its place among the disks' and NICs' boot orders (network boot)
 
 	Flag string // the flag that defined the NIC
 }

@@ -69,6 +69,10 @@ const (
 	FlagIPPool        = "harvester-ip-pool"
 	FlagIPPoolGateway = "harvester-ip-pool-gateway"
 	FlagIPPoolDNS     = "harvester-ip-pool-dns"
+
+	// VM options of KubeVirt's domain (issue 20, round 3).
+	FlagPersistentTPM = "harvester-persistent-tpm"
+	FlagMachineType   = "harvester-machine-type"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -118,7 +122,7 @@ var flagTable = []flagSpec{
 	{name: FlagDiskSize, kind: intFlag, usage: "Size in GiB of the root disk when --harvester-disk-info is not given (required then; at most 8589934591)."},
 	{name: FlagDiskBus, usage: "Bus of the root disk when --harvester-disk-info is not given: virtio, scsi or sata. Default: virtio."},
 	{name: FlagImageName, usage: "Cloud image of the root disk when --harvester-disk-info is not given, as namespace/name or name (in the VM namespace)."},
-	{name: FlagDiskInfo, usage: `Disks as JSON: {"disks":[{"imageName":"ns/image","storageClassName":"","size":40,"bootOrder":1,"bus":"virtio","type":"disk","hotPlugAble":false}]}; size in GiB; each disk needs an image or a storage class; bus virtio (default), scsi or sata, and for type cd-rom sata (default) or scsi. Overrides disk size, disk bus and image name.`},
+	{name: FlagDiskInfo, usage: `Disks as JSON: {"disks":[{"imageName":"ns/image","storageClassName":"","size":40,"bootOrder":1,"bus":"virtio","type":"disk","hotPlugAble":false,"cache":"none"}]}; size in GiB; each disk needs an image or a storage class; bus virtio (default), scsi or sata, and for type cd-rom sata (default) or scsi; cache none, writethrough or writeback (default: KubeVirt's choice); boot orders unique across disks and NICs. Overrides disk size, disk bus and image name.`},
 	{name: FlagSSHUser, str: DefaultSSHUser, usage: "User the driver's SSH key (and password, if set) is installed for. Default: root."},
 	{name: FlagSSHPort, kind: intFlag, num: DefaultSSHPort, usage: "SSH port of the guest (1-65535). Default: 22."},
 	{name: FlagSSHPassword, usage: "Password for the SSH user; enables SSH password login. Empty: key login only."},
@@ -127,7 +131,7 @@ var flagTable = []flagSpec{
 	{name: FlagNetworkType, usage: "Kept for compatibility; unused (the network interface is a bridge; use --harvester-network-info for others)."},
 	{name: FlagNetworkName, usage: "Network of the single NIC when --harvester-network-info is not given, as namespace/name or name of a Harvester VM network."},
 	{name: FlagNetworkModel, usage: "Model of that NIC: virtio, e1000, e1000e, igb, ne2k_pci, pcnet or rtl8139. Default: virtio."},
-	{name: FlagNetworkInfo, usage: `NICs as JSON: {"interfaces":[{"networkName":"ns/net","macAddress":"","model":"virtio","type":"bridge"}]}; type bridge (default) or masquerade (pod network, no networkName; at most one); macAddress unicast and not all zeros, or empty. Overrides network name and model.`},
+	{name: FlagNetworkInfo, usage: `NICs as JSON: {"interfaces":[{"networkName":"ns/net","macAddress":"","model":"virtio","type":"bridge","bootOrder":2}]}; type bridge (default) or masquerade (pod network, no networkName; at most one); macAddress unicast and not all zeros, or empty; bootOrder (optional, network boot) unique across disks and NICs. Overrides network name and model.`},
 	{name: FlagCloudConfig, usage: "Leave empty: rancher-machine fills it with the path of the cloud-init file that carries Rancher's install script."},
 	{name: FlagUserData, usage: "Your cloud-init user data (cloud-config, shell script or MIME multipart), as text or base64; at most 1 MiB once every gzip part is inflated, and cloud-config only with the YAML tags cloud-init loads. Merged with the driver's and Rancher's parts; the hostname always comes from the machine."},
 	{name: FlagNetworkData, usage: "cloud-init network-config (version 1 or 2), as text or base64. Empty: the image's default (usually DHCP)."},
@@ -157,6 +161,8 @@ var flagTable = []flagSpec{
 	{name: FlagIPPool, usage: "Static addresses for the first NIC (a bridge on a VM network): each machine gets one of them, allocated in Harvester, as FIRST-LAST/PREFIX (10.0.0.10-10.0.0.59/24, 2001:db8::10-2001:db8::59/64) or a subnet (10.0.0.0/24: all but its network, broadcast and gateway addresses); unicast addresses only (no loopback, link-local, multicast or unspecified ones), at most 65536. Given to the guest as cloud-init network-config v2, added to --harvester-network-data (v2 only, its ethernets matched by macaddress, none the first NIC's). Empty: no static address (DHCP)."},
 	{name: FlagIPPoolGateway, usage: "Default gateway of --harvester-ip-pool's subnet, e.g. 10.0.0.1. Empty: no default route."},
 	{name: FlagIPPoolDNS, usage: "DNS servers for --harvester-ip-pool, comma-separated, e.g. 10.0.0.2,10.0.0.3. Empty: none configured."},
+	{name: FlagPersistentTPM, kind: boolFlag, usage: "Keep the virtual TPM's state across reboots and migrations (needs --harvester-enable-tpm). KubeVirt stores it in a volume of Harvester's vmstate-persistence storage class (Longhorn)."},
+	{name: FlagMachineType, usage: "Machine type of the VM: q35 or pc-q35-<version> on x86_64 hosts (e.g. pc-q35-rhel9.6.0), virt or virt-<version> on arm64 hosts (what KubeVirt emulates by default; pc/i440fx is not). Empty: KubeVirt's default (q35 on x86_64)."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

@@ -30,6 +30,8 @@ type nicJSON struct {
 	MACAddress  string `json:"macAddress"`
 	Model       string `json:"model"`
 	Type        string `json:"type"`
+	// BootOrder is KubeVirt's Interface.BootOrder: the NIC is tried for network (PXE) boot in that place.
+	BootOrder flexInt `json:"bootOrder"`
 }
 
 // parseNICs reads --harvester-network-info, or the legacy single-NIC flags when it is empty.
@@ -108,6 +110,14 @@ func nicFromJSON(p *Problems, index int, nj nicJSON, namespace string) NIC {
 	}
 	if nic.Model, err = nicModel(nj.Model); err != nil {
 		field("model", err)
+	}
+	switch {
+	case nj.BootOrder < 0:
+		field("bootOrder", fmt.Errorf("must be 0 (not bootable) or a positive whole number, got %d", nj.BootOrder))
+	case nj.BootOrder > maxBootOrder:
+		field("bootOrder", fmt.Errorf("must be at most %d, got %d", maxBootOrder, nj.BootOrder))
+	default:
+		nic.BootOrder = uint(nj.BootOrder)
 	}
 	return nic
 }
