@@ -22,6 +22,10 @@ type Static struct {
 	Addresses   []netip.Prefix // each address with the prefix length of its subnet, e.g. 192.0.2.10/24
 	Gateways    []netip.Addr   // default routes, one per address family at most
 	Nameservers []netip.Addr
+	// Search are the DNS search domains (nameservers.search), e.g. example.com. They need Nameservers:
+	// cloud-init 22.4 skips a v2 nameservers block without addresses, with a warning, and the NIC's whole entry
+	// with it (cloudinit/net/network_state.py, _v2_common → handle_nameserver requires address).
+	Search []string
 }
 
 // entry renders s as a version 2 ethernets entry. The default route is written as `to: 0.0.0.0/0` (`::/0`), not
@@ -51,13 +55,22 @@ func (s Static) entry() *yaml.Node {
 		}
 		yamlnode.Set(m, "routes", routes)
 	}
-	if len(s.Nameservers) > 0 {
+	if len(s.Nameservers) > 0 || len(s.Search) > 0 {
 		ns := yamlnode.Map()
-		list := yamlnode.Seq()
-		for _, a := range s.Nameservers {
-			list.Content = append(list.Content, yamlnode.Str(a.String()))
+		if len(s.Nameservers) > 0 {
+			list := yamlnode.Seq()
+			for _, a := range s.Nameservers {
+				list.Content = append(list.Content, yamlnode.Str(a.String()))
+			}
+			yamlnode.Set(ns, "addresses", list)
 		}
-		yamlnode.Set(ns, "addresses", list)
+		if len(s.Search) > 0 {
+			list := yamlnode.Seq()
+			for _, d := range s.Search {
+				list.Content = append(list.Content, yamlnode.Str(d))
+			}
+			yamlnode.Set(ns, "search", list)
+		}
 		yamlnode.Set(m, "nameservers", ns)
 	}
 	return m
@@ -125,6 +138,9 @@ func CheckStatic(doc []byte, mac string) error {
 // cloud-init match it by name, and the name the guest gives the NIC is not known here), or one matching s.MAC.
 // doc must have passed Validate.
 func AddStatic(doc []byte, s Static) ([]byte, error) {
+	if len(s.Search) > 0 && len(s.Nameservers) == 0 {
+		return nil, errors.New("DNS search domains need DNS servers: cloud-init 22.4 skips a nameservers entry without addresses")
+	}
 	root, eth, err := staticTarget(doc, s.MAC)
 	if err != nil {
 		return nil, err

@@ -73,6 +73,8 @@ const (
 	// VM options of KubeVirt's domain (issue 20, round 3).
 	FlagPersistentTPM = "harvester-persistent-tpm"
 	FlagMachineType   = "harvester-machine-type"
+
+	FlagIPPoolDNSSearch = "harvester-ip-pool-dns-search"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -163,6 +165,7 @@ var flagTable = []flagSpec{
 	{name: FlagIPPoolDNS, usage: "DNS servers for --harvester-ip-pool, comma-separated, e.g. 10.0.0.2,10.0.0.3. Empty: none configured."},
 	{name: FlagPersistentTPM, kind: boolFlag, usage: "Keep the virtual TPM's state across reboots and migrations (needs --harvester-enable-tpm). KubeVirt stores it in a volume of Harvester's vmstate-persistence storage class (Longhorn)."},
 	{name: FlagMachineType, usage: "Machine type of the VM: q35 or pc-q35-<version> on x86_64 hosts (e.g. pc-q35-rhel9.6.0), virt or virt-<version> on arm64 hosts (what KubeVirt emulates by default; pc/i440fx is not). Empty: KubeVirt's default (q35 on x86_64)."},
+	{name: FlagIPPoolDNSSearch, usage: "DNS search domains for --harvester-ip-pool, comma-separated, e.g. example.com,corp.example.com (lowercase DNS names; needs --harvester-ip-pool-dns: cloud-init skips search domains without servers). Empty: none."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.
