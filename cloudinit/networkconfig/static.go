@@ -36,11 +36,7 @@ func (s Static) entry() *yaml.Node {
 	match := yamlnode.Map()
 	yamlnode.Set(match, "macaddress", yamlnode.Str(normalMAC(s.MAC)))
 	yamlnode.Set(m, "match", match)
-	addrs := yamlnode.Seq()
-	for _, a := range s.Addresses {
-		addrs.Content = append(addrs.Content, yamlnode.Str(a.String()))
-	}
-	yamlnode.Set(m, "addresses", addrs)
+	yamlnode.Set(m, "addresses", strSeq(stringsOf(s.Addresses)))
 	if len(s.Gateways) > 0 {
 		routes := yamlnode.Seq()
 		for _, gw := range s.Gateways {
@@ -55,25 +51,33 @@ func (s Static) entry() *yaml.Node {
 		}
 		yamlnode.Set(m, "routes", routes)
 	}
-	if len(s.Nameservers) > 0 || len(s.Search) > 0 {
+	if len(s.Nameservers) > 0 {
 		ns := yamlnode.Map()
-		if len(s.Nameservers) > 0 {
-			list := yamlnode.Seq()
-			for _, a := range s.Nameservers {
-				list.Content = append(list.Content, yamlnode.Str(a.String()))
-			}
-			yamlnode.Set(ns, "addresses", list)
-		}
+		yamlnode.Set(ns, "addresses", strSeq(stringsOf(s.Nameservers)))
 		if len(s.Search) > 0 {
-			list := yamlnode.Seq()
-			for _, d := range s.Search {
-				list.Content = append(list.Content, yamlnode.Str(d))
-			}
-			yamlnode.Set(ns, "search", list)
+			yamlnode.Set(ns, "search", strSeq(s.Search))
 		}
 		yamlnode.Set(m, "nameservers", ns)
 	}
 	return m
+}
+
+// strSeq renders values as a YAML sequence of strings.
+func strSeq(values []string) *yaml.Node {
+	seq := yamlnode.Seq()
+	for _, v := range values {
+		seq.Content = append(seq.Content, yamlnode.Str(v))
+	}
+	return seq
+}
+
+// stringsOf renders each of xs with its String method.
+func stringsOf[T fmt.Stringer](xs []T) []string {
+	out := make([]string, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, x.String())
+	}
+	return out
 }
 
 // staticV2 returns a version 2 network-config that configures s and nothing else (without a top-level `network:`
