@@ -22,6 +22,10 @@ type Static struct {
 	Addresses   []netip.Prefix // each address with the prefix length of its subnet, e.g. 192.0.2.10/24
 	Gateways    []netip.Addr   // default routes, one per address family at most
 	Nameservers []netip.Addr
+	// Search are the DNS search domains (nameservers.search), e.g. example.com. They need Nameservers:
+	// cloud-init 22.4 skips a v2 nameservers block without addresses, with a warning, and the NIC's whole entry
+	// with it (cloudinit/net/network_state.py, _v2_common → handle_nameserver requires address).
+	Search []string
 }
 
 // entry renders s as a version 2 ethernets entry. The default route is written as `to: 0.0.0.0/0` (`::/0`), not
@@ -32,11 +36,7 @@ func (s Static) entry() *yaml.Node {
 	match := yamlnode.Map()
 	yamlnode.Set(match, "macaddress", yamlnode.Str(normalMAC(s.MAC)))
 	yamlnode.Set(m, "match", match)
-	addrs := yamlnode.Seq()
-	for _, a := range s.Addresses {
-		addrs.Content = append(addrs.Content, yamlnode.Str(a.String()))
-	}
-	yamlnode.Set(m, "addresses", addrs)
+	yamlnode.Set(m, "addresses", strSeq(stringsOf(s.Addresses)))
 	if len(s.Gateways) > 0 {
 		routes := yamlnode.Seq()
 		for _, gw := range s.Gateways {
@@ -53,14 +53,31 @@ func (s Static) entry() *yaml.Node {
 	}
 	if len(s.Nameservers) > 0 {
 		ns := yamlnode.Map()
-		list := yamlnode.Seq()
-		for _, a := range s.Nameservers {
-			list.Content = append(list.Content, yamlnode.Str(a.String()))
+		yamlnode.Set(ns, "addresses", strSeq(stringsOf(s.Nameservers)))
+		if len(s.Search) > 0 {
+			yamlnode.Set(ns, "search", strSeq(s.Search))
 		}
-		yamlnode.Set(ns, "addresses", list)
 		yamlnode.Set(m, "nameservers", ns)
 	}
 	return m
+}
+
+// strSeq renders values as a YAML sequence of strings.
+func strSeq(values []string) *yaml.Node {
+	seq := yamlnode.Seq()
+	for _, v := range values {
+		seq.Content = append(seq.Content, yamlnode.Str(v))
+	}
+	return seq
+}
+
+// stringsOf renders each of xs with its String method.
+func stringsOf[T fmt.Stringer](xs []T) []string {
+	out := make([]string, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, x.String())
+	}
+	return out
 }
 
 // staticV2 returns a version 2 network-config that configures s and nothing else (without a top-level `network:`
@@ -125,6 +142,9 @@ func CheckStatic(doc []byte, mac string) error {
 // cloud-init match it by name, and the name the guest gives the NIC is not known here), or one matching s.MAC.
 // doc must have passed Validate.
 func AddStatic(doc []byte, s Static) ([]byte, error) {
+	if len(s.Search) > 0 && len(s.Nameservers) == 0 {
+		return nil, errors.New("DNS search domains need DNS servers: cloud-init 22.4 skips a nameservers entry without addresses")
+	}
 	root, eth, err := staticTarget(doc, s.MAC)
 	if err != nil {
 		return nil, err

@@ -23,6 +23,18 @@ func staticV6() Static {
 		Gateways:  []netip.Addr{netip.MustParseAddr("2001:db8::1")}}
 }
 
+func withDNS(s Static, servers ...string) Static {
+	for _, a := range servers {
+		s.Nameservers = append(s.Nameservers, netip.MustParseAddr(a))
+	}
+	return s
+}
+
+func withSearch(s Static, domains ...string) Static {
+	s.Search = domains
+	return s
+}
+
 // staticCases pin what the driver gives a guest for an allocated address: alone, and merged into the user's
 // version 2 network-config.
 var staticCases = []struct {
@@ -48,6 +60,9 @@ var staticCases = []struct {
       link: nic-0
       addresses: [10.20.0.5/24]
 `},
+	// DNS search domains go under nameservers.search, with or without servers.
+	{name: "v4-search-domains", s: withSearch(staticV4(), "example.com", "corp.example.com")},
+	{name: "v6-search-domains", s: withSearch(withDNS(staticV6(), "2001:db8::53"), "example.org")},
 	// JSON is YAML: it stays in flow style; ethernets is made when the document has none.
 	{name: "merged-with-json-without-ethernets", s: staticV6(), user: `{"version": 2, "renderer": "networkd"}`},
 }
@@ -74,8 +89,8 @@ func TestStaticGolden(t *testing.T) {
 	}
 }
 
-// Every static document renders through every cloud-init renderer without a warning, and the address, the
-// default route and the DNS servers come out on the NIC of that MAC.
+// Every static document renders through every cloud-init renderer without a warning, and the address, the DNS
+// servers and the search domains come out in what each renderer writes.
 func TestStaticAsCloudInitReadsIt(t *testing.T) {
 	for _, tc := range staticCases {
 		doc, err := AddStatic([]byte(tc.user), tc.s)
@@ -83,9 +98,20 @@ func TestStaticAsCloudInitReadsIt(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range renderers {
-			out, err := netConvert(t, doc, r[0], r[1])
+			out, rendered, err := netConvertRendered(t, doc, r[0], r[1])
 			if err != nil || bytes.Contains(out, []byte("WARNING")) || bytes.Contains(out, []byte("Skipping")) {
 				t.Errorf("%s: net-convert to %s: %v\n%s", tc.name, r[0], err, out)
+				continue
+			}
+			want := []string{tc.s.Addresses[0].Addr().String()}
+			for _, a := range tc.s.Nameservers {
+				want = append(want, a.String())
+			}
+			want = append(want, tc.s.Search...)
+			for _, w := range want {
+				if !bytes.Contains(rendered, []byte(w)) {
+					t.Errorf("%s: what net-convert's %s renderer writes lacks %s:\n%s", tc.name, r[0], w, rendered)
+				}
 			}
 		}
 	}
@@ -121,6 +147,11 @@ func TestAddStaticRefuses(t *testing.T) {
 				t.Errorf("CheckStatic: %v", err)
 			}
 		})
+	}
+	// Search domains without servers: cloud-init 22.4 would skip the whole entry (TestStaticAsCloudInitReadsIt
+	// shows it does, had AddStatic let it through).
+	if _, err := AddStatic(nil, withSearch(staticV6(), "example.org")); err == nil || !strings.Contains(err.Error(), "DNS search domains need DNS servers") {
+		t.Errorf("search domains without servers: %v", err)
 	}
 	// Before the MAC is known only the MAC comparison is skipped.
 	if err := CheckStatic([]byte("version: 2\nethernets:\n  lan: {match: {macaddress: \"0a:3c:0a:00:00:0a\"}}\n"), ""); err != nil {

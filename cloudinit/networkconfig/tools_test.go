@@ -22,6 +22,31 @@ func netConvert(t *testing.T, doc []byte, outputKind, distro string) ([]byte, er
 		"--output-kind", outputKind, "--distro", distro, "--directory", filepath.Join(dir, "out")).CombinedOutput()
 }
 
+// netConvertRendered is netConvert that also returns every file the renderer wrote, one after the other.
+func netConvertRendered(t *testing.T, doc []byte, outputKind, distro string) (out, rendered []byte, err error) {
+	t.Helper()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "network-config")
+	if err := os.WriteFile(f, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outDir := filepath.Join(dir, "out")
+	out, err = exec.Command(testenv.CloudInit(t), "devel", "net-convert", "--network-data", f, "--kind", "yaml",
+		"--output-kind", outputKind, "--distro", distro, "--directory", outDir).CombinedOutput()
+	walkErr := filepath.WalkDir(outDir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		rendered = append(append(rendered, "# "+path+"\n"...), b...)
+		return err
+	})
+	if err == nil && walkErr != nil {
+		err = walkErr
+	}
+	return out, rendered, err
+}
+
 // renderers are the cloud-init renderers a guest may use: ENI (Debian 12), sysconfig (RHEL and SUSE families),
 // netplan (Ubuntu).
 var renderers = [][2]string{{"eni", "debian"}, {"sysconfig", "rhel"}, {"netplan", "ubuntu"}}

@@ -82,7 +82,8 @@ func NetworkData(cfg *config.Config, facts Facts) ([]byte, error) {
 	if s == nil {
 		return cfg.NetworkData, nil
 	}
-	static := networkconfig.Static{ID: config.PrimaryNIC, MAC: s.MAC, Addresses: []netip.Prefix{s.Address}, Nameservers: cfg.IPPool.DNS}
+	static := networkconfig.Static{ID: config.PrimaryNIC, MAC: s.MAC, Addresses: []netip.Prefix{s.Address},
+		Nameservers: cfg.IPPool.DNS, Search: cfg.IPPool.Search}
 	if cfg.IPPool.Gateway.IsValid() {
 		static.Gateways = []netip.Addr{cfg.IPPool.Gateway}
 	}

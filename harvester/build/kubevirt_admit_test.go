@@ -121,8 +121,8 @@ func allAllowed(t *testing.T, who string, verdicts []admitVerdict, want int) {
 	}
 }
 
-// The check above can fail: the same admitter refuses a golden VM whose CPU cores are a string, and one with a
-// disk that names no volume, each with KubeVirt's own message.
+// The check above can fail: the same admitter refuses a golden VM whose CPU cores are a string, one with a disk
+// that names no volume, and one with a machine type KubeVirt does not emulate, each with KubeVirt's own message.
 func TestKubeVirtAdmissionRefuses(t *testing.T) {
 	golden, err := os.ReadFile(filepath.Join("testdata", "vm", "minimal-legacy.yaml"))
 	if err != nil {
@@ -131,6 +131,9 @@ func TestKubeVirtAdmissionRefuses(t *testing.T) {
 	cases := map[string]struct{ old, new, want string }{
 		"cores-string.yaml": {"cores: 2\n", "cores: \"two\"\n",
 			`spec.template.spec.domain.cpu.cores in body must be of type integer: "string"`},
+		// What --harvester-machine-type refuses, KubeVirt refuses too (config.parseMachineType).
+		"machine-type-i440fx.yaml": {"        cpu:\n", "        machine: {type: pc-i440fx-9.0}\n        cpu:\n",
+			"spec.template.spec.domain.machine.type is not supported: pc-i440fx-9.0 (allowed values: [q35* pc-q35*])"},
 		"disk-without-volume.yaml": {"        devices:\n          disks:\n", "        devices:\n          disks:\n          - name: orphan\n            disk: {bus: virtio}\n",
 			"spec.template.spec.domain.devices.disks[0].Name 'orphan' not found."},
 	}

@@ -91,6 +91,25 @@ func TestRenderGoldenIPPool(t *testing.T) {
 	golden.Assert(t, "render/ip-pool.yaml", got)
 }
 
+// DNS search domains join the DNS servers under nameservers in the first NIC's static entry (an IPv6 pool here,
+// so the existing IPv4 golden stays as it was).
+func TestRenderGoldenIPPoolDNSSearch(t *testing.T) {
+	got, err := renderArgs(t, "gc1-pool1-abcde-fghij",
+		"--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "40",
+		"--harvester-network-name", "default/vm-vlan10",
+		"--harvester-ip-pool", "2001:db8:10::10-2001:db8:10::59/64", "--harvester-ip-pool-gateway", "2001:db8:10::1",
+		"--harvester-ip-pool-dns", "2001:db8:10::53", "--harvester-ip-pool-dns-search", "corp.example.com,example.com")
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	for _, want := range []string{`- "2001:db8:10::10/64"`, "nameservers:", `- "2001:db8:10::53"`, "search:", "- corp.example.com", "- example.com"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("render output lacks %q", want)
+		}
+	}
+	golden.Assert(t, "render/ip-pool-dns-search.yaml", got)
+}
+
 // Problems in cloud-init input are reported against the flag that carries them.
 func TestRenderReportsCloudInitProblems(t *testing.T) {
 	_, err := renderArgs(t, "m1", "--harvester-image-name", "img", "--harvester-disk-size", "1",

@@ -118,13 +118,21 @@ func domain(cfg *config.Config) kubevirtv1.DomainSpec {
 	}
 	if cfg.TPM {
 		d.Devices.TPM = &kubevirtv1.TPMDevice{}
+		if cfg.TPMPersistent {
+			// KubeVirt keeps the state in a backend-storage PVC of its vmStateStorageClass, which Harvester sets
+			// to its vmstate-persistence class (harvester/harvester deploy/charts/harvester/values.yaml).
+			d.Devices.TPM.Persistent = ptr.To(true)
+		}
+	}
+	if cfg.MachineType != "" {
+		d.Machine = &kubevirtv1.Machine{Type: cfg.MachineType}
 	}
 	// Harvester v1.8 requests vGPUs as host devices (harvester/harvester#10026); older builders used gpus[].
 	for _, g := range cfg.VGPUs {
 		d.Devices.HostDevices = append(d.Devices.HostDevices, kubevirtv1.HostDevice{Name: g.Name, DeviceName: g.DeviceName})
 	}
 	for _, h := range cfg.HostDevices {
-		d.Devices.HostDevices = append(d.Devices.HostDevices, kubevirtv1.HostDevice{Name: h.Name, DeviceName: h.DeviceName})
+		d.Devices.HostDevices = append(d.Devices.HostDevices, kubevirtv1.HostDevice{Name: h.Name, DeviceName: h.DeviceName, Tag: h.Tag})
 	}
 	return d
 }
@@ -141,6 +149,7 @@ func disks(ds []config.Disk) []kubevirtv1.Disk {
 		if d.BootOrder > 0 {
 			disk.BootOrder = ptr.To(d.BootOrder)
 		}
+		disk.Cache = kubevirtv1.DriverCache(d.Cache)
 		out = append(out, disk)
 	}
 	return append(out, kubevirtv1.Disk{
@@ -173,6 +182,9 @@ func interfaces(nics []config.NIC) []kubevirtv1.Interface {
 	out := make([]kubevirtv1.Interface, 0, len(nics))
 	for _, n := range nics {
 		iface := kubevirtv1.Interface{Name: n.Name, Model: n.Model, MacAddress: n.MACAddress}
+		if n.BootOrder > 0 {
+			iface.BootOrder = ptr.To(n.BootOrder)
+		}
 		if n.Masquerade {
 			iface.Masquerade = &kubevirtv1.InterfaceMasquerade{}
 		} else {

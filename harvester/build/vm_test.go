@@ -36,9 +36,20 @@ var vmCases = []struct {
 	{"zone-region-merged-with-affinity", "gc8-pool1-q99l7-6ndw9", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc8", config.FlagZone, "zone-a", config.FlagRegion, "us-east",
 		config.FlagVMAffinity, `{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"gpu","operator":"Exists"}]},{"matchExpressions":[{"key":"tier","operator":"In","values":["fast"]}]}]},"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":10,"preference":{"matchExpressions":[{"key":"ssd","operator":"Exists"}]}}]},"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{"matchLabels":{"app":"db"}},"topologyKey":"kubernetes.io/hostname"}]}}`)},
 	{"efi-secureboot-tpm", "m1", configtest.With(configtest.MinimalOptions(), config.FlagEnableEFI, true, config.FlagEnableSecureBoot, true, config.FlagEnableTPM, true)},
+	// Persistent TPM (its state in KubeVirt's backend storage), the machine type, disk cache modes and a NIC that
+	// network-boots between the disks: boot orders are unique across disks and NICs.
+	{"tpm-persistent-machine-type-cache-nic-boot", "m1", configtest.With(config.DefaultOptions(),
+		config.FlagEnableEFI, true, config.FlagEnableTPM, true, config.FlagPersistentTPM, true, config.FlagMachineType, "q35",
+		config.FlagDiskInfo, `{"disks":[{"imageName":"default/image-8854n","size":40,"bootOrder":1,"cache":"none"},{"storageClassName":"longhorn","size":100,"cache":"writeback"},{"imageName":"tools-iso","size":1,"type":"cd-rom","bootOrder":3,"cache":"writethrough"}]}`,
+		config.FlagNetworkInfo, `{"interfaces":[{"networkName":"default/vm-untag","bootOrder":2},{"networkName":"default/storage"}]}`)},
 	{"reserved-memory-cpu-model-pinning", "m1", configtest.With(configtest.MinimalOptions(), config.FlagReservedMemorySize, 512, config.FlagMemorySize, 8, config.FlagCPUCount, 4,
 		config.FlagCPUModel, "host-passthrough", config.FlagCPUPinning, true, config.FlagIsolateEmulatorThread, true)},
 	{"vgpu", "m1", configtest.With(configtest.MinimalOptions(), config.FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"},{"name":"gpu2","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`)},
+	// Rancher's form names every vGPU "provisioned" (rancher/dashboard pkg/harvester-manager/machine-config/
+	// harvester.vue, updateVGpu): numbered apart, around a host device's name; the host device's role tag kept.
+	{"vgpu-rancher-placeholders", "m1", configtest.With(configtest.MinimalOptions(),
+		config.FlagVGPUInfo, `{"vGPURequests":[{"name":"provisioned","deviceName":"nvidia.com/NVIDIA_A2-2Q"},{"name":"provisioned","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`,
+		config.FlagHostDeviceInfo, `{"hostDevices":[{"name":"provisioned-1","deviceName":"intel.com/ETHERNET_CONTROLLER_X710_FOR_10GBE_SFP","tag":"storage-nic"}]}`)},
 	// Passthrough devices pin a VM to its host: it is shut down, not migrated, for maintenance and drains.
 	{"host-devices-labels-strategies", "gc8-pool1-q99l7-6ndw9", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc8",
 		config.FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`,
@@ -124,6 +135,30 @@ func checkVMInvariants(t *testing.T, cfg *config.Config, vm *kubevirtv1.VirtualM
 	}
 	if vm.Spec.Template.Spec.Affinity == nil || vm.Spec.Template.Spec.Affinity.PodAntiAffinity == nil {
 		t.Errorf("every VM keeps a soft anti-affinity so a pool spreads across hosts")
+	}
+	// Device names become the domain's device aliases, which libvirt needs unique; KubeVirt's admitter does not
+	// check it.
+	seen := map[string]bool{}
+	for _, h := range vm.Spec.Template.Spec.Domain.Devices.HostDevices {
+		if seen[h.Name] {
+			t.Errorf("host device name %q is used twice", h.Name)
+		}
+		seen[h.Name] = true
+	}
+	bootOrders := map[uint]bool{}
+	for _, d := range vm.Spec.Template.Spec.Domain.Devices.Disks {
+		if d.BootOrder != nil && bootOrders[*d.BootOrder] {
+			t.Errorf("boot order %d is used twice", *d.BootOrder)
+		} else if d.BootOrder != nil {
+			bootOrders[*d.BootOrder] = true
+		}
+	}
+	for _, i := range vm.Spec.Template.Spec.Domain.Devices.Interfaces {
+		if i.BootOrder != nil && bootOrders[*i.BootOrder] {
+			t.Errorf("boot order %d is used twice", *i.BootOrder)
+		} else if i.BootOrder != nil {
+			bootOrders[*i.BootOrder] = true
+		}
 	}
 	limits := vm.Spec.Template.Spec.Domain.Resources.Limits
 	if limits.Memory().Value() != int64(cfg.MemoryGiB)<<30 || limits.Cpu().Value() != int64(cfg.CPUs) {

@@ -26,6 +26,10 @@ type Config struct {
 	EFI                   bool
 	SecureBoot            bool
 	TPM                   bool
+	// TPMPersistent keeps the TPM's state across reboots (KubeVirt's TPMDevice.Persistent); only with TPM.
+	TPMPersistent bool
+	// MachineType is KubeVirt's domain.machine.type; "" for KubeVirt's default.
+	MachineType string
 
 	Disks []Disk
 	NICs  []NIC
@@ -109,6 +113,7 @@ type Disk struct {
 	HotPlug      bool
 	AccessMode   corev1.PersistentVolumeAccessMode
 	VolumeMode   corev1.PersistentVolumeMode
+	Cache        string // KubeVirt's disk cache mode: none, writethrough, writeback; "" for KubeVirt's choice
 
 	Flag string // the flag that defined the disk, for problems found later (PreCreateCheck)
 }
@@ -120,14 +125,19 @@ type NIC struct {
 	MACAddress string
 	Model      string
 	Masquerade bool // pod network with masquerade binding; otherwise a bridge on Network
+	BootOrder  uint // 0: not bootable; else its place among the disks' and NICs' boot orders (network boot)
 
 	Flag string // the flag that defined the NIC
 }
 
 // VGPU is one vGPU (mediated device) request.
 type VGPU struct {
+	// Name is unique among the vGPUs and host devices: Rancher's placeholder "provisioned" is numbered
+	// (provisioned, provisioned-1, …; see nameDevices).
 	Name       string
 	DeviceName string
+
+	placeholder bool // named "provisioned" by the user: Rancher's placeholder, renamed when names collide
 }
 
 // PrimaryNIC is the interface whose address is the machine's address: the first NIC, on the first configured

@@ -76,6 +76,11 @@ const (
 	// (libmachine/drivers DriverOSFlag) to choose the form of --custom-install-script's cloud-config, and warns on
 	// every create of a driver without one.
 	FlagOS = "harvester-os"
+	// VM options of KubeVirt's domain (issue 20, round 3).
+	FlagPersistentTPM = "harvester-persistent-tpm"
+	FlagMachineType   = "harvester-machine-type"
+
+	FlagIPPoolDNSSearch = "harvester-ip-pool-dns-search"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -125,7 +130,7 @@ var flagTable = []flagSpec{
 	{name: FlagDiskSize, kind: intFlag, usage: "Size in GiB of the root disk when --harvester-disk-info is not given (required then; at most 8589934591)."},
 	{name: FlagDiskBus, usage: "Bus of the root disk when --harvester-disk-info is not given: virtio, scsi or sata. Default: virtio."},
 	{name: FlagImageName, usage: "Cloud image of the root disk when --harvester-disk-info is not given, as namespace/name or name (in the VM namespace)."},
-	{name: FlagDiskInfo, usage: `Disks as JSON: {"disks":[{"imageName":"ns/image","storageClassName":"","size":40,"bootOrder":1,"bus":"virtio","type":"disk","hotPlugAble":false}]}; size in GiB; each disk needs an image or a storage class; bus virtio (default), scsi or sata, and for type cd-rom sata (default) or scsi. Overrides disk size, disk bus and image name.`},
+	{name: FlagDiskInfo, usage: `Disks as JSON: {"disks":[{"imageName":"ns/image","storageClassName":"","size":40,"bootOrder":1,"bus":"virtio","type":"disk","hotPlugAble":false,"cache":"none"}]}; size in GiB; each disk needs an image or a storage class; bus virtio (default), scsi or sata, and for type cd-rom sata (default) or scsi; cache none, writethrough or writeback (default: KubeVirt's choice); boot orders unique across disks and NICs. Overrides disk size, disk bus and image name.`},
 	{name: FlagSSHUser, str: DefaultSSHUser, usage: "User the driver's SSH key (and password, if set) is installed for. Default: root."},
 	{name: FlagSSHPort, kind: intFlag, num: DefaultSSHPort, usage: "SSH port of the guest (1-65535). Default: 22."},
 	{name: FlagSSHPassword, usage: "Password for the SSH user; enables SSH password login. Empty: key login only."},
@@ -134,14 +139,14 @@ var flagTable = []flagSpec{
 	{name: FlagNetworkType, usage: "Kept for compatibility; unused (the network interface is a bridge; use --harvester-network-info for others)."},
 	{name: FlagNetworkName, usage: "Network of the single NIC when --harvester-network-info is not given, as namespace/name or name of a Harvester VM network."},
 	{name: FlagNetworkModel, usage: "Model of that NIC: virtio, e1000, e1000e, igb, ne2k_pci, pcnet or rtl8139. Default: virtio."},
-	{name: FlagNetworkInfo, usage: `NICs as JSON: {"interfaces":[{"networkName":"ns/net","macAddress":"","model":"virtio","type":"bridge"}]}; type bridge (default) or masquerade (pod network, no networkName; at most one); macAddress unicast and not all zeros, or empty. Overrides network name and model.`},
+	{name: FlagNetworkInfo, usage: `NICs as JSON: {"interfaces":[{"networkName":"ns/net","macAddress":"","model":"virtio","type":"bridge","bootOrder":2}]}; type bridge (default) or masquerade (pod network, no networkName; at most one); macAddress unicast and not all zeros, or empty; bootOrder (optional, network boot) unique across disks and NICs. Overrides network name and model.`},
 	{name: FlagCloudConfig, usage: "Leave empty: rancher-machine fills it with the path of the cloud-init file that carries Rancher's install script."},
 	{name: FlagUserData, usage: "Your cloud-init user data (cloud-config, shell script or MIME multipart), as text or base64; at most 1 MiB once every gzip part is inflated, and cloud-config only with the YAML tags cloud-init loads. Merged with the driver's and Rancher's parts; the hostname always comes from the machine."},
 	{name: FlagNetworkData, usage: "cloud-init network-config (version 1 or 2), as text or base64. Empty: the image's default (usually DHCP)."},
 	{name: FlagVMAffinity, usage: "Scheduling affinity of the VM as a Kubernetes Affinity in JSON or base64, e.g. node affinity on topology.kubernetes.io/zone. Empty: spread the pool's VMs across hosts."},
 	{name: FlagEnableEFI, kind: boolFlag, usage: "Boot with EFI firmware instead of BIOS."},
 	{name: FlagEnableSecureBoot, kind: boolFlag, usage: "Enable Secure Boot (needs --harvester-enable-efi)."},
-	{name: FlagVGPUInfo, usage: `vGPUs as JSON: {"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}.`},
+	{name: FlagVGPUInfo, usage: `vGPUs as JSON: {"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}; names unique, except Rancher's placeholder "provisioned", numbered provisioned, provisioned-1, … around the other device names.`},
 	{name: FlagCPUPinning, kind: boolFlag, usage: "Pin the VM's vCPUs to dedicated host CPUs (needs the CPU manager on at least one Harvester node)."},
 	{name: FlagIsolateEmulatorThread, kind: boolFlag, usage: "Give the emulator thread its own dedicated host CPU (with CPU pinning)."},
 	{name: FlagEnableTPM, kind: boolFlag, usage: "Add a virtual TPM device."},
@@ -157,7 +162,7 @@ var flagTable = []flagSpec{
 	{name: FlagCloudProviderForRKE2, kind: boolFlag, usage: "Also write /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml setting cloud-provider-name harvester and that config file, for RKE2 installed outside Rancher's cloud provider setting. The same as --harvester-cloud-provider-drop-in with distribution rke2."},
 	{name: FlagCloudProviderDistribution, str: DefaultDistribution, usage: "Kubernetes distribution of the guest cluster, for where the cloud provider kubeconfig goes: rke2 or k3s. Default: rke2."},
 	{name: FlagCloudProviderDropIn, kind: boolFlag, usage: "Also write the distribution's config drop-in that turns the Harvester cloud provider on, for clusters installed outside Rancher: RKE2 /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml (cloud-provider-name harvester), K3s /etc/rancher/k3s/config.yaml.d/90-harvester-cloud-provider.yaml (disable-cloud-controller; install the harvester-cloud-provider chart with cloudConfigPath /var/lib/rancher/k3s/etc/config-files/cloud-provider-config)."},
-	{name: FlagHostDeviceInfo, usage: `PCI and USB host devices to pass through, as JSON: {"hostDevices":[{"name":"gpu1","deviceName":"nvidia.com/GA102GL_A10"}]}; name: a lowercase name unique among host devices and vGPUs; deviceName: the device's resource name in Harvester (Advanced → PCI Devices / USB Devices), enabled for passthrough. Empty: none.`},
+	{name: FlagHostDeviceInfo, usage: `PCI and USB host devices to pass through, as JSON: {"hostDevices":[{"name":"gpu1","deviceName":"nvidia.com/GA102GL_A10","tag":"compute"}]}; name: a lowercase name unique among host devices and vGPUs; deviceName: the device's resource name in Harvester (Advanced → PCI Devices / USB Devices), enabled for passthrough; tag (optional): KubeVirt's device role tag. Empty: none.`},
 	{name: FlagVMLabels, usage: "Extra labels of the VM and its instances, as key=value,key=value (Kubernetes label keys and values). The labels the driver sets itself (harvesterhci.io/creator, vmName, machineSetName, the guest-cluster and node-pool labels) cannot be given. Empty: none."},
 	{name: FlagEvictionStrategy, str: DefaultEvictionStrategy, usage: "What KubeVirt does with the VM when its host is drained: LiveMigrateIfPossible, LiveMigrate, None or External. Default: LiveMigrateIfPossible."},
 	{name: FlagMaintenanceStrategy, usage: "What Harvester does with the VM when its host enters maintenance mode (label harvesterhci.io/maintain-mode-strategy): Migrate, ShutdownAndRestartAfterEnable, ShutdownAndRestartAfterDisable or Shutdown. Empty: Harvester's default (Migrate)."},
@@ -166,6 +171,9 @@ var flagTable = []flagSpec{
 	{name: FlagIPPoolDNS, usage: "DNS servers for --harvester-ip-pool, comma-separated, e.g. 10.0.0.2,10.0.0.3. Empty: none configured."},
 	{name: FlagSSHKeyPairs, usage: "More Harvester SSH key pairs whose public keys are installed for the SSH user, beside the driver's own key: for the people who log in to the nodes. Comma-separated namespace/name or name (in the VM namespace), at most 32; each must exist and be validated by Harvester. No private key is needed. Empty: none."},
 	{name: FlagOS, str: DefaultOS, usage: "Operating system of the guest: linux, the only one (the driver boots its guests with cloud-init; Windows guests need cloudbase-init, which it does not build for). rancher-machine reads it to write Rancher's install script into the cloud-config. Default: linux."},
+	{name: FlagPersistentTPM, kind: boolFlag, usage: "Keep the virtual TPM's state across reboots and migrations (needs --harvester-enable-tpm). KubeVirt stores it in a volume of Harvester's vmstate-persistence storage class (Longhorn)."},
+	{name: FlagMachineType, usage: "Machine type of the VM: q35 or pc-q35-<version> on x86_64 hosts (e.g. pc-q35-rhel9.6.0), virt or virt-<version> on arm64 hosts (what KubeVirt emulates by default; pc/i440fx is not). Empty: KubeVirt's default (q35 on x86_64)."},
+	{name: FlagIPPoolDNSSearch, usage: "DNS search domains for --harvester-ip-pool, comma-separated, e.g. example.com,corp.example.com (lowercase DNS names; needs --harvester-ip-pool-dns: cloud-init skips search domains without servers). Empty: none."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

@@ -53,11 +53,18 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 		p.Addf(FlagEnableSecureBoot, "needs --%s: Secure Boot is a feature of EFI firmware", FlagEnableEFI)
 	}
 	cfg.TPM = opts.Bool(FlagEnableTPM)
+	cfg.TPMPersistent = opts.Bool(FlagPersistentTPM)
+	if cfg.TPMPersistent && !cfg.TPM {
+		p.Addf(FlagPersistentTPM, "needs --%s: it keeps the state of the VM's virtual TPM, and there is none", FlagEnableTPM)
+	}
+	cfg.MachineType = parseMachineType(&p, opts.String(FlagMachineType))
 
 	cfg.Disks = parseDisks(&p, opts, cfg.Namespace)
 	cfg.NICs = parseNICs(&p, opts, cfg.Namespace)
+	checkBootOrders(&p, cfg.Disks, cfg.NICs)
 	cfg.VGPUs = parseVGPUs(&p, opts.String(FlagVGPUInfo))
 	cfg.HostDevices = parseHostDevices(&p, opts.String(FlagHostDeviceInfo), cfg.VGPUs)
+	nameDevices(cfg.VGPUs, cfg.HostDevices)
 	cfg.EvictionStrategy, cfg.MaintenanceStrategy = parseStrategies(&p, opts)
 	cfg.Labels = parseVMLabels(&p, opts.String(FlagVMLabels), cfg.MaintenanceStrategy != "")
 	cfg.Affinity = parseAffinity(&p, opts.String(FlagVMAffinity))
@@ -106,6 +113,22 @@ func checkValueSizes(p *Problems, opts drivers.DriverOptions) {
 // cpuModel is the form of libvirt's CPU model names (host-passthrough, host-model, Skylake-Server-IBRS, EPYC-Rome,
 // qemu64): nothing that could break the domain XML or a log line.
 var cpuModel = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// machineType is the form of the machine types KubeVirt emulates by default (kubevirt/kubevirt
+// pkg/virt-config/virt-config.go: DefaultAMD64EmulatedMachines "q35*,pc-q35*", DefaultAARCH64EmulatedMachines
+// "virt*"; Harvester's KubeVirt configuration sets no emulatedMachines): q35, pc-q35-<version>, virt,
+// virt-<version>. KubeVirt's admitter matches them against the host architecture's list
+// (pkg/virt-api/webhooks/validating-webhook/admitters/vmi-create-admitter.go, validateEmulatedMachine).
+var machineType = regexp.MustCompile(`^(q35|virt|(pc-q35|virt)-[A-Za-z0-9][A-Za-z0-9._-]{0,62})$`)
+
+// parseMachineType reads --harvester-machine-type; "" leaves KubeVirt's default.
+func parseMachineType(p *Problems, raw string) string {
+	v := strings.TrimSpace(raw)
+	if v != "" && !machineType.MatchString(v) {
+		p.Addf(FlagMachineType, "must be a machine type KubeVirt emulates: q35 or pc-q35-<version> on x86_64 hosts (e.g. pc-q35-rhel9.6.0), virt or virt-<version> on arm64 hosts; got %q", raw)
+	}
+	return v
+}
 
 // The largest numbers the flags accept: what the objects they end up in can hold, so that no value wraps around
 // or turns negative on its way to Harvester.

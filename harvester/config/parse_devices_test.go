@@ -35,8 +35,8 @@ func parseProblems(t *testing.T, opts Options) (*Config, string) {
 }
 
 func TestParseHostDevices(t *testing.T) {
-	doc := `{"hostDevices":[{"name":"gpu1","deviceName":"nvidia.com/GA102GL_A10"},{"name":"usb-key","deviceName":"kubevirt.io/node1-0951-1666-001002"}]}`
-	want := []HostDevice{{"gpu1", "nvidia.com/GA102GL_A10"}, {"usb-key", "kubevirt.io/node1-0951-1666-001002"}}
+	doc := `{"hostDevices":[{"name":"gpu1","deviceName":"nvidia.com/GA102GL_A10","tag":"compute"},{"name":"usb-key","deviceName":"kubevirt.io/node1-0951-1666-001002"}]}`
+	want := []HostDevice{{Name: "gpu1", DeviceName: "nvidia.com/GA102GL_A10", Tag: "compute"}, {Name: "usb-key", DeviceName: "kubevirt.io/node1-0951-1666-001002"}}
 	for _, raw := range []string{doc, base64.StdEncoding.EncodeToString([]byte(doc))} {
 		cfg, problems := parseProblems(t, configtest.With(configtest.MinimalOptions(), FlagHostDeviceInfo, raw))
 		if problems != "" {
@@ -69,6 +69,13 @@ func TestParseHostDevicesRejects(t *testing.T) {
 		{name: "vGPU name", raw: `{"hostDevices":[{"name":"gpu1","deviceName":"nvidia.com/GA102GL_A10"}]}`,
 			vgpus: `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`,
 			want:  []string{`--harvester-host-device-info: hostDevices[0].name "gpu1" is also a vGPU's name in --harvester-vgpu-info`}},
+		{name: "tag", raw: `{"hostDevices":[{"name":"a","deviceName":"intel.com/X710","tag":"two words"},{"name":"b","deviceName":"intel.com/X710","tag":"` + strings.Repeat("t", 64) + `"}]}`,
+			want: []string{`hostDevices[0].tag must be printable ASCII without spaces (a role name like gpu-compute), got "two words"`,
+				"hostDevices[1].tag must be at most 63 characters, got 64"}},
+		// KubeVirt's DRA fields are HostDevice fields, so not unknown, but Harvester cannot serve them.
+		{name: "DRA claim", raw: `{"hostDevices":[{"name":"a","claimName":"gpus","requestName":"gpu"}]}`,
+			want: []string{"hostDevices[0].claimName is not supported: it names a DRA resource claim, which needs KubeVirt's HostDevicesWithDRA feature gate (off in Harvester)",
+				"hostDevices[0].requestName is not supported"}},
 		{name: "not a resource name", raw: `{"hostDevices":[{"name":"a","deviceName":"GA102GL_A10"},{"name":"b","deviceName":"nvidia.com/GA 102"}]}`,
 			want: []string{`hostDevices[0].deviceName must be a resource name like nvidia.com/GA102GL_A10 (a vendor domain, '/', a name), got "GA102GL_A10"`,
 				`hostDevices[1].deviceName must be a resource name like nvidia.com/GA102GL_A10 (a vendor domain, '/', a name), got "nvidia.com/GA 102"`}},
@@ -79,6 +86,45 @@ func TestParseHostDevicesRejects(t *testing.T) {
 			configtest.WantAll(t, problems, tt.want...)
 		})
 	}
+}
+
+// rancherTwoVGPUs is what Rancher's Harvester form writes for two vGPUs (rancher/dashboard
+// pkg/harvester-manager/machine-config/harvester.vue, updateVGpu: JSON.stringify of requests all named by the
+// placeholder "provisioned").
+const rancherTwoVGPUs = `{"vGPURequests":[{"name":"provisioned","deviceName":"nvidia.com/NVIDIA_A2-2Q"},{"name":"provisioned","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`
+
+// Rancher's placeholder names are numbered so that every device name is unique, skipping the names the user gave
+// other vGPUs and host devices; any other name given twice is refused.
+func TestParseVGPUNames(t *testing.T) {
+	tests := []struct {
+		name, vgpus, hostDevices string
+		want                     []string
+	}{
+		{name: "Rancher's form, two vGPUs", vgpus: rancherTwoVGPUs, want: []string{"provisioned", "provisioned-1"}},
+		{name: "Rancher's form, one vGPU", vgpus: `{"vGPURequests":[{"name":"provisioned","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`, want: []string{"provisioned"}},
+		{name: "around named vGPUs", vgpus: `{"vGPURequests":[{"name":"provisioned","deviceName":"nvidia.com/A"},{"name":"provisioned-1","deviceName":"nvidia.com/A"},{"name":"provisioned","deviceName":"nvidia.com/A"}]}`,
+			want: []string{"provisioned", "provisioned-1", "provisioned-2"}},
+		{name: "around host devices", vgpus: rancherTwoVGPUs, hostDevices: `{"hostDevices":[{"name":"provisioned","deviceName":"intel.com/X710"},{"name":"provisioned-2","deviceName":"intel.com/X710"}]}`,
+			want: []string{"provisioned-1", "provisioned-3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, problems := parseProblems(t, configtest.With(configtest.MinimalOptions(), FlagVGPUInfo, tt.vgpus, FlagHostDeviceInfo, tt.hostDevices))
+			if problems != "" {
+				t.Fatal(problems)
+			}
+			var got []string
+			for _, g := range cfg.VGPUs {
+				got = append(got, g.Name)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("vGPU names %v, want %v", got, tt.want)
+			}
+		})
+	}
+	_, problems := parseProblems(t, configtest.With(configtest.MinimalOptions(), FlagVGPUInfo,
+		`{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/A"},{"name":"gpu2","deviceName":"nvidia.com/A"},{"name":"gpu1","deviceName":"nvidia.com/B"}]}`))
+	configtest.WantAll(t, problems, `--harvester-vgpu-info: vGPURequests[2].name "gpu1" is also vGPURequests[0]'s; every vGPU needs its own name`)
 }
 
 func TestParseVMLabels(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/rancher/machine/libmachine/drivers"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 )
@@ -27,6 +28,9 @@ var (
 	diskBuses   = []string{"virtio", "scsi", "sata"}
 	accessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany, corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteOncePod}
 	volumeModes = []corev1.PersistentVolumeMode{corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem}
+	// cacheModes are the disk cache modes KubeVirt accepts (kubevirt/kubevirt pkg/storage/admitters/disks.go,
+	// validateCacheMode; kubevirt.io/api core/v1 DriverCache).
+	cacheModes = []string{string(kubevirtv1.CacheNone), string(kubevirtv1.CacheWriteThrough), string(kubevirtv1.CacheWriteBack)}
 )
 
 // diskInfoJSON is the --harvester-disk-info document, as Rancher's Harvester UI writes it.
@@ -34,8 +38,9 @@ type diskInfoJSON struct {
 	Disks []rawJSON `json:"disks"`
 }
 
-// diskJSON is one entry of it. accessMode and volumeMode are this driver's additions; the reference forced
-// ReadWriteMany + Block on every disk (rancher/rancher#44529, harvester/harvester#8199).
+// diskJSON is one entry of it. accessMode, volumeMode and cache are this driver's additions; the reference forced
+// ReadWriteMany + Block on every disk (rancher/rancher#44529, harvester/harvester#8199). cache is KubeVirt's
+// Disk.Cache, named as harvester/terraform-provider-harvester's disk cache_mode is.
 type diskJSON struct {
 	ImageName        string  `json:"imageName"`
 	StorageClassName string  `json:"storageClassName"`
@@ -46,6 +51,7 @@ type diskJSON struct {
 	HotPlugAble      bool    `json:"hotPlugAble"`
 	AccessMode       string  `json:"accessMode"`
 	VolumeMode       string  `json:"volumeMode"`
+	Cache            string  `json:"cache"`
 }
 
 // parseDisks reads --harvester-disk-info, or the legacy single-disk flags when it is empty.
@@ -58,7 +64,6 @@ func parseDisks(p *Problems, opts drivers.DriverOptions, namespace string) []Dis
 	disks := decodeEntries(p, FlagDiskInfo, raw, `{"disks":[{"imageName":"ns/image","size":40,...}]}`, &doc,
 		"disks", "disk", func() []rawJSON { return doc.Disks },
 		func(i int, dj diskJSON) Disk { return diskFromJSON(p, i, dj, namespace) })
-	checkBootOrders(p, disks)
 	return disks
 }
 
@@ -159,20 +164,37 @@ func diskFromJSON(p *Problems, index int, dj diskJSON, namespace string) Disk {
 	if !slices.Contains(volumeModes, d.VolumeMode) {
 		p.Addf(flag, "%s.volumeMode must be one of %s, got %q", path, lists.Or(volumeModes), dj.VolumeMode)
 	}
+	if d.Cache = dj.Cache; d.Cache != "" && !slices.Contains(cacheModes, d.Cache) {
+		p.Addf(flag, "%s.cache must be one of %s (KubeVirt's disk cache modes), or empty for KubeVirt's choice, got %q", path, lists.Or(cacheModes), dj.Cache)
+	}
 	return d
 }
 
-// checkBootOrders rejects boot orders used twice: KubeVirt requires them unique.
-func checkBootOrders(p *Problems, disks []Disk) {
-	seen := map[uint]string{}
+// checkBootOrders rejects boot orders used twice: KubeVirt requires them unique across disks and interfaces
+// (kubevirt/kubevirt pkg/virt-api/webhooks/validating-webhook/admitters/vmi-create-admitter.go, validateBootOrder).
+// A NIC's clash is filed under --harvester-network-info, naming the flag that gave the disk its order (the legacy
+// root disk has order 1).
+func checkBootOrders(p *Problems, disks []Disk, nics []NIC) {
+	type device struct{ name, flag string }
+	seen := map[uint]device{}
 	for _, d := range disks {
 		if d.BootOrder == 0 {
 			continue
 		}
 		if other, dup := seen[d.BootOrder]; dup {
-			p.Addf(FlagDiskInfo, "%s and %s both have bootOrder %d; boot orders must be unique", other, d.Name, d.BootOrder)
+			p.Addf(FlagDiskInfo, "%s and %s both have bootOrder %d; boot orders must be unique", other.name, d.Name, d.BootOrder)
 			continue
 		}
-		seen[d.BootOrder] = d.Name
+		seen[d.BootOrder] = device{d.Name, d.Flag}
+	}
+	for _, n := range nics {
+		if n.BootOrder == 0 {
+			continue
+		}
+		if other, dup := seen[n.BootOrder]; dup {
+			p.Addf(FlagNetworkInfo, "%s has bootOrder %d, as %s of --%s has; boot orders must be unique across disks and NICs", n.Name, n.BootOrder, other.name, other.flag)
+			continue
+		}
+		seen[n.BootOrder] = device{n.Name, n.Flag}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rancher/machine/libmachine/drivers"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/networkconfig"
 )
@@ -21,6 +22,8 @@ type IPPool struct {
 	Subnet      netip.Prefix // the subnet the range lies in (masked)
 	Gateway     netip.Addr   // the default gateway; invalid when none
 	DNS         []netip.Addr
+	// Search are the DNS search domains (--harvester-ip-pool-dns-search); only with DNS servers.
+	Search []string
 	// skip are addresses of the range never given out: the gateway and the DNS servers. (A subnet given as a
 	// CIDR starts and ends past its network and broadcast addresses, see cidrReserved.)
 	skip []netip.Addr
@@ -79,8 +82,9 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
 	raw := strings.TrimSpace(opts.String(FlagIPPool))
 	gwRaw := strings.TrimSpace(opts.String(FlagIPPoolGateway))
 	dnsRaw := strings.TrimSpace(opts.String(FlagIPPoolDNS))
+	searchRaw := strings.TrimSpace(opts.String(FlagIPPoolDNSSearch))
 	if raw == "" {
-		for _, f := range [][2]string{{FlagIPPoolGateway, gwRaw}, {FlagIPPoolDNS, dnsRaw}} {
+		for _, f := range [][2]string{{FlagIPPoolGateway, gwRaw}, {FlagIPPoolDNS, dnsRaw}, {FlagIPPoolDNSSearch, searchRaw}} {
 			if f[1] != "" {
 				p.Addf(f[0], "needs --%s: it belongs to a pool of static addresses, and none is given", FlagIPPool)
 			}
@@ -127,6 +131,15 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
 			pool.skipAddr(a)
 		}
 	}
+	search := parseSearchDomains(p, searchRaw)
+	if len(search) > 0 && dnsRaw == "" {
+		// cloud-init 22.4 skips a v2 nameservers entry without addresses, and the NIC's whole entry with it
+		// (see networkconfig.Static.Search).
+		p.Addf(FlagIPPoolDNSSearch, "needs --%s: cloud-init drops search domains given without DNS servers, and the static address with them", FlagIPPoolDNS)
+	}
+	if pool != nil {
+		pool.Search = search
+	}
 	if pool != nil && len(p.List) == before && pool.Size().Sign() <= 0 {
 		p.Addf(FlagIPPool, "%s has no address left to give out once its gateway and DNS servers are set aside", raw)
 	}
@@ -136,6 +149,39 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
 		return nil
 	}
 	return pool
+}
+
+// parseSearchDomains reads --harvester-ip-pool-dns-search: comma-separated DNS names (isDNSName), none given twice.
+func parseSearchDomains(p *Problems, raw string) []string {
+	var out []string
+	for i, d := range strings.Split(raw, ",") {
+		if d = strings.TrimSpace(d); d == "" {
+			continue
+		}
+		switch {
+		case !isDNSName(d):
+			p.Addf(FlagIPPoolDNSSearch, "domain %d: %q is not a DNS name of lowercase letters, digits, '-' and '.' (e.g. corp.example.com, labels of at most 63 characters, at most 253 in all, no trailing dot)", i+1, d)
+		case slices.Contains(out, d):
+			p.Addf(FlagIPPoolDNSSearch, "domain %d: %s is given twice", i+1, d)
+		default:
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// isDNSName reports whether d is a DNS-1123 subdomain whose every label is a DNS-1123 label: lowercase letters,
+// digits and '-', at most 63 characters a label (RFC 1035) and 253 in all.
+func isDNSName(d string) bool {
+	if len(validation.IsDNS1123Subdomain(d)) > 0 {
+		return false
+	}
+	for _, label := range strings.Split(d, ".") {
+		if len(validation.IsDNS1123Label(label)) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // parseRange reads FIRST-LAST/PREFIX, or a subnet, which gives out all its addresses but those cidrReserved.

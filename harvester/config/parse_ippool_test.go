@@ -132,8 +132,14 @@ func TestParseIPPoolRefuses(t *testing.T) {
 		{"too large", poolOptions(FlagIPPool, "10.0.0.0/8"), []string{
 			"--harvester-ip-pool: 10.0.0.1-10.255.255.254 holds 16777214 addresses; a pool holds at most 65536 (each address a machine holds is an object in Harvester): give a smaller range, e.g. 10.0.0.1-10.1.0.0"}},
 		{"IPv6 /64 subnet", poolOptions(FlagIPPool, "2001:db8:0:5::/64"), []string{"holds 18446744073709551615 addresses; a pool holds at most 65536"}},
-		{"gateway and DNS without a pool", poolOptions(FlagIPPoolGateway, "10.0.0.1", FlagIPPoolDNS, "10.0.0.2"), []string{
-			"--harvester-ip-pool-gateway: needs --harvester-ip-pool", "--harvester-ip-pool-dns: needs --harvester-ip-pool"}},
+		{"gateway, DNS and search domains without a pool", poolOptions(FlagIPPoolGateway, "10.0.0.1", FlagIPPoolDNS, "10.0.0.2", FlagIPPoolDNSSearch, "example.com"), []string{
+			"--harvester-ip-pool-gateway: needs --harvester-ip-pool", "--harvester-ip-pool-dns: needs --harvester-ip-pool", "--harvester-ip-pool-dns-search: needs --harvester-ip-pool"}},
+		{"search domains without DNS servers", poolOptions(FlagIPPool, "10.0.0.0/24", FlagIPPoolDNSSearch, "example.com"), []string{
+			"--harvester-ip-pool-dns-search: needs --harvester-ip-pool-dns: cloud-init drops search domains given without DNS servers"}},
+		{"search domains not DNS names", poolOptions(FlagIPPool, "10.0.0.0/24", FlagIPPoolDNS, "10.0.0.2", FlagIPPoolDNSSearch, "Example.com, corp.example.com., a b,"+strings.Repeat("a", 64)+".com,ok.example,ok.example"), []string{
+			`--harvester-ip-pool-dns-search: domain 1: "Example.com" is not a DNS name of lowercase letters, digits, '-' and '.' (e.g. corp.example.com, labels of at most 63 characters, at most 253 in all, no trailing dot)`,
+			`domain 2: "corp.example.com." is not a DNS name`, `domain 3: "a b" is not a DNS name`, `domain 4: (a value not shown: it may hold a secret) is not a DNS name` /* a run of 64 letters could be a token */,
+			"--harvester-ip-pool-dns-search: domain 6: ok.example is given twice"}},
 		{"masquerade first NIC", poolOptions(FlagIPPool, "10.0.0.0/24", FlagNetworkInfo, `{"interfaces":[{"type":"masquerade"},{"networkName":"default/vlan1"}]}`), []string{
 			"--harvester-ip-pool: applies to the first NIC, which is a masquerade interface on the pod network; make the first interface in --harvester-network-info a bridge on a VM network"}},
 		// --harvester-network-data wins over the pool, so a document that could configure the first NIC is refused.
@@ -161,6 +167,16 @@ func TestParseIPPoolRefuses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestParseIPPoolSearchDomains(t *testing.T) {
+	cfg, err := ParseConfig("m1", poolOptions(FlagIPPool, "10.0.0.0/24", FlagIPPoolDNS, "10.0.0.2", FlagIPPoolDNSSearch, " example.com , corp.example.com,,"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(cfg.IPPool.Search, " "); got != "example.com corp.example.com" {
+		t.Errorf("search domains %q", got)
 	}
 }
 

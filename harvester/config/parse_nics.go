@@ -30,6 +30,8 @@ type nicJSON struct {
 	MACAddress  string `json:"macAddress"`
 	Model       string `json:"model"`
 	Type        string `json:"type"`
+	// BootOrder is KubeVirt's Interface.BootOrder: the NIC is tried for network (PXE) boot in that place.
+	BootOrder flexInt `json:"bootOrder"`
 }
 
 // parseNICs reads --harvester-network-info, or the legacy single-NIC flags when it is empty.
@@ -109,6 +111,14 @@ func nicFromJSON(p *Problems, index int, nj nicJSON, namespace string) NIC {
 	if nic.Model, err = nicModel(nj.Model); err != nil {
 		field("model", err)
 	}
+	switch {
+	case nj.BootOrder < 0:
+		field("bootOrder", fmt.Errorf("must be 0 (not bootable) or a positive whole number, got %d", nj.BootOrder))
+	case nj.BootOrder > maxBootOrder:
+		field("bootOrder", fmt.Errorf("must be at most %d, got %d", maxBootOrder, nj.BootOrder))
+	default:
+		nic.BootOrder = uint(nj.BootOrder)
+	}
 	return nic
 }
 
@@ -167,6 +177,9 @@ type vgpuInfoJSON struct {
 	} `json:"vGPURequests"`
 }
 
+// parseVGPUs reads --harvester-vgpu-info. Names must be DNS-1123 labels and unique, except Rancher's placeholder
+// "provisioned", which every vGPU of Rancher's form carries: those are renamed by nameDevices once the host
+// devices are known.
 func parseVGPUs(p *Problems, raw string) []VGPU {
 	if raw == "" {
 		return nil
@@ -177,16 +190,21 @@ func parseVGPUs(p *Problems, raw string) []VGPU {
 		return nil
 	}
 	vgpus := make([]VGPU, 0, len(doc.VGPURequests))
+	seen := map[string]int{}
 	for i, r := range doc.VGPURequests {
 		if msgs := validation.IsDNS1123Label(r.Name); len(msgs) > 0 {
 			p.Addf(FlagVGPUInfo, "vGPURequests[%d].name must be a lowercase name of letters, digits and '-', got %q", i, r.Name)
+		} else if first, dup := seen[r.Name]; dup && r.Name != vgpuPlaceholder {
+			p.Addf(FlagVGPUInfo, "vGPURequests[%d].name %q is also vGPURequests[%d]'s; every vGPU needs its own name (KubeVirt makes each a device of that name)", i, r.Name, first)
+		} else if !dup {
+			seen[r.Name] = i
 		}
 		if r.DeviceName == "" {
 			p.Addf(FlagVGPUInfo, "vGPURequests[%d].deviceName is required: the device resource, e.g. nvidia.com/NVIDIA_A2-2Q", i)
 		} else if !isResourceName(r.DeviceName) {
 			p.Addf(FlagVGPUInfo, "vGPURequests[%d].deviceName must be a resource name like nvidia.com/NVIDIA_A2-2Q (a vendor domain, '/', a name), got %q", i, r.DeviceName)
 		}
-		vgpus = append(vgpus, VGPU{Name: r.Name, DeviceName: r.DeviceName})
+		vgpus = append(vgpus, VGPU{Name: r.Name, DeviceName: r.DeviceName, placeholder: r.Name == vgpuPlaceholder})
 	}
 	return vgpus
 }
