@@ -138,7 +138,7 @@ func TestParseIPPoolRefuses(t *testing.T) {
 			"--harvester-ip-pool-dns-search: needs --harvester-ip-pool-dns: cloud-init drops search domains given without DNS servers"}},
 		{"search domains not DNS names", poolOptions(FlagIPPool, "10.0.0.0/24", FlagIPPoolDNS, "10.0.0.2", FlagIPPoolDNSSearch, "Example.com, corp.example.com., a b,"+strings.Repeat("a", 64)+".com,ok.example,ok.example"), []string{
 			`--harvester-ip-pool-dns-search: domain 1: "Example.com" is not a DNS name of lowercase letters, digits, '-' and '.' (e.g. corp.example.com, labels of at most 63 characters, at most 253 in all, no trailing dot)`,
-			`domain 2: "corp.example.com." is not a DNS name`, `domain 3: "a b" is not a DNS name`, `domain 4: (a value not shown: it may hold a secret) is not a DNS name` /* a run of 64 letters could be a token */,
+			`domain 2: "corp.example.com." is not a DNS name`, `domain 3: "a b" is not a DNS name`, `domain 4: (a value not shown: it may hold a secret) is not a DNS name`, /* a run of 64 letters could be a token */
 			"--harvester-ip-pool-dns-search: domain 6: ok.example is given twice"}},
 		{"masquerade first NIC", poolOptions(FlagIPPool, "10.0.0.0/24", FlagNetworkInfo, `{"interfaces":[{"type":"masquerade"},{"networkName":"default/vlan1"}]}`), []string{
 			"--harvester-ip-pool: applies to the first NIC, which is a masquerade interface on the pod network; make the first interface in --harvester-network-info a bridge on a VM network"}},
