@@ -133,7 +133,7 @@ func renderNetworkData(cfg *config.Config, facts *Facts) ([]byte, error) {
 	return append([]byte(note), out...), nil
 }
 
-// buildAllocation returns the ConfigMap that holds address s for cfg's machine: created, never updated, to take
+// Allocation returns the ConfigMap that holds address s for cfg's machine: created, never updated, to take
 // the address (the API server lets only one create of a name succeed). It records the machine and, for a create
 // in flight, how long it may take before its allocation counts as abandoned (lifetime, from the ConfigMap's
 // creationTimestamp).

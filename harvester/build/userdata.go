@@ -5,7 +5,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
-// renderUserData renders the user data the machine boots with (see package cloudinit for the merge rules). A
+// UserData renders the user data the machine boots with (see package cloudinit for the merge rules). A
 // problem is reported against the flag of the part at fault, as ParseConfig reports it.
 func UserData(cfg *config.Config, authorizedKeys []string, guestKubeconfig []byte) ([]byte, error) {
 	out, err := cloudinit.UserData(config.CloudInitInput(cfg, authorizedKeys, guestKubeconfig))

@@ -28,7 +28,7 @@ type Facts struct {
 // CloudInitSecretName names the Secret holding the VM's cloud-init user and network data.
 func CloudInitSecretName(vmName string) string { return vmName + "-cloudinit" }
 
-// BuildVirtualMachine returns the VirtualMachine for cfg. Harvester's admission webhook adds the rest (memory
+// VirtualMachine returns the VirtualMachine for cfg. Harvester's admission webhook adds the rest (memory
 // requests and guest memory for overcommit, machine type, MAC annotations, management-network node affinity,
 // finalizers); only limits are set here, which is also what ResourceQuota namespaces require
 // (harvester/harvester#1455).

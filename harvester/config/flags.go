@@ -181,6 +181,7 @@ func EnvVar(name string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(name, flagPrefix), "-", "_"))
 }
 
+// CreateFlags returns the flag table as rancher-machine's flags, each with its environment variable and default.
 func CreateFlags() []mcnflag.Flag {
 	flags := make([]mcnflag.Flag, 0, len(flagTable))
 	for _, f := range flagTable {

@@ -28,21 +28,25 @@ func DefaultOptions() Options {
 	return o
 }
 
+// String returns a string flag's value ("" when missing or of another kind).
 func (o Options) String(key string) string {
 	v, _ := o.value(key).(string)
 	return v
 }
 
+// StringSlice returns a string-slice flag's value.
 func (o Options) StringSlice(key string) []string {
 	v, _ := o.value(key).([]string)
 	return v
 }
 
+// Int returns an int flag's value (0 when missing or of another kind).
 func (o Options) Int(key string) int {
 	v, _ := o.value(key).(int)
 	return v
 }
 
+// Bool returns a bool flag's value.
 func (o Options) Bool(key string) bool {
 	v, _ := o.value(key).(bool)
 	return v

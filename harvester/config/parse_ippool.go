@@ -43,7 +43,7 @@ func (p *IPPool) Addresses(yield func(netip.Addr) bool) {
 	}
 }
 
-// first is the first address the pool gives out (invalid when none).
+// FirstFree is the first address the pool gives out (invalid when none).
 func (p *IPPool) FirstFree() netip.Addr {
 	var first netip.Addr
 	p.Addresses(func(a netip.Addr) bool { first = a; return false })
@@ -403,7 +403,7 @@ func PoolConflict(err error) string {
 	}
 }
 
-// ipPoolNetwork is namespace/name of the network of cfg's pool, saved with the machine (Driver.IPPoolNetwork).
+// IPPoolNetwork is namespace/name of the network of cfg's pool, saved with the machine (Driver.IPPoolNetwork).
 func IPPoolNetwork(cfg *Config) string {
 	if cfg.IPPool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
 		return ""

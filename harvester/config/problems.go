@@ -14,6 +14,7 @@ type Problem struct {
 	Message string
 }
 
+// String renders the problem as users read it: --flag: message.
 func (p Problem) String() string {
 	if p.Flag == "" {
 		return p.Message
@@ -49,6 +50,8 @@ type Problems struct {
 	List []Problem
 }
 
+// Addf records a problem of flag (without dashes; "" for the machine name), redacting any value in it that may
+// be a credential (see Redact).
 func (p *Problems) Addf(flag, format string, args ...any) {
 	p.List = append(p.List, Problem{Flag: flag, Message: Redact(fmt.Sprintf(format, args...))})
 }
