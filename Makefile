@@ -56,9 +56,9 @@ size: build ## print the size of the stripped plugin binary (budget: 30 MB)
 	@bytes=$$(stat -c %s $(BIN)); echo "$(BIN): $$bytes bytes ($$(awk "BEGIN{printf \"%.1f\", $$bytes/1000000}") MB; budget 30 MB)"; \
 	[ $$bytes -le 30000000 ] || { echo "over the 30 MB budget"; exit 1; }
 
-bench: build ## measure the driver on the simulated Harvester (ready detection, API requests, plugin start, 100 machines at once) and print a table; then the time and memory the parser spends refusing the worst input of each kind
+bench: build ## measure the driver on the simulated Harvester (ready detection, API requests, plugin start, 100 machines at once) and print a table; then the time and memory (the parser's allocations, the plugin's peak RSS) spent refusing the worst input of each kind
 	CGO_ENABLED=0 $(GO) run ./e2e/cmd/bench -plugin $(BIN)
-	$(GO) test -run '^$$' -bench HostileInput -benchmem -benchtime 5x ./harvester/config
+	$(GO) test -run '^$$' -bench HostileInput -benchmem -benchtime 5x ./harvester/config ./cmd/docker-machine-driver-harvester
 
 release-snapshot: ## build the release archives into dist/ with goreleaser (built by hack/tools.sh) and print their checksums
 	@goreleaser=$$(hack/tools.sh goreleaser)/goreleaser && GOFLAGS=-buildvcs=false $$goreleaser release --snapshot --clean --skip=publish

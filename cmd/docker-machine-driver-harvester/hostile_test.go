@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hostileRender is the worst input of one kind, given to the plugin's render verb, and the flag the refusal names.
+type hostileRender struct {
+	name string
+	args []string
+	flag string
+}
+
+// hostileRenders are the worst inputs of each kind: file flags that block or never end, user data that inflates
+// far past its size, numbers past what their objects hold, JSON nested past reason.
+func hostileRenders(tb testing.TB) []hostileRender {
+	dir := tb.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write([]byte("#cloud-config\n#" + strings.Repeat("x", 40<<10) + "\n"))
+	zw.Close()
+	var parts strings.Builder
+	parts.WriteString("Content-Type: multipart/mixed; boundary=\"B\"\nMIME-Version: 1.0\n\n")
+	for i := 0; i < 250; i++ {
+		fmt.Fprintf(&parts, "--B\nContent-Type: application/x-gzip\nContent-Transfer-Encoding: base64\n\n%s\n", base64.StdEncoding.EncodeToString(zipped.Bytes()))
+	}
+	parts.WriteString("--B--\n")
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	return []hostileRender{
+		{"cloud-config FIFO", []string{"--harvester-cloud-config", fifo}, "harvester-cloud-config"},
+		{"cloud-config socket", []string{"--harvester-cloud-config", sock}, "harvester-cloud-config"},
+		{"cloud-config /dev/zero", []string{"--harvester-cloud-config", "/dev/zero"}, "harvester-cloud-config"},
+		{"private key FIFO", []string{"--harvester-ssh-private-key-path", fifo}, "harvester-ssh-private-key-path"},
+		{"private key /dev/zero", []string{"--harvester-ssh-private-key-path", "/dev/zero"}, "harvester-ssh-private-key-path"},
+		{"250 gzip parts", []string{"--harvester-user-data", parts.String()}, "harvester-user-data"},
+		{"cores past uint32", []string{"--harvester-cpu-count", "1099511627776"}, "harvester-cpu-count"},
+		{"memory past int64 bytes", []string{"--harvester-memory-size", "1099511627776"}, "harvester-memory-size"},
+		{"timeout past a Duration", []string{"--harvester-create-timeout", "1152921504606846976"}, "harvester-create-timeout"},
+		{"JSON size past 2^53", []string{"--harvester-disk-info", `{"disks":[{"imageName":"a","size":9007199254740993}]}`}, "harvester-disk-info"},
+		{"deep JSON", []string{"--harvester-vm-affinity", deep}, "harvester-vm-affinity"},
+		{"deep YAML", []string{"--harvester-user-data", "#cloud-config\na: " + strings.Repeat("[", 20000)}, "harvester-user-data"},
+	}
+}
+
+// renderHostile runs the plugin's render verb on one hostile input and returns its exit code, its stderr, how
+// long it ran and its peak resident memory. The plugin is killed after 30 s: an input that hangs it fails.
+func renderHostile(tb testing.TB, h hostileRender) (code int, stderr string, took time.Duration, peakRSS int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	args := append([]string{"render", "--machine-name", "m1", "--harvester-image-name", "default/ubuntu",
+		"--harvester-disk-size", "40", "--harvester-network-name", "default/vlan1"}, h.args...)
+	cmd := exec.CommandContext(ctx, pluginBin, args...)
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	start := time.Now()
+	err := cmd.Run()
+	took = time.Since(start)
+	if ctx.Err() != nil {
+		tb.Fatalf("%s: the plugin still ran after 30 s: the input hangs it", h.name)
+	}
+	if exit, ok := err.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	} else if err != nil {
+		tb.Fatal(err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		peakRSS = ru.Maxrss << 10 // KiB on Linux
+	}
+	return code, errOut.String(), took, peakRSS
+}
+
+// No input hangs the plugin or grows it past 100 MB: the worst of each kind is refused, naming its flag.
+func TestHostileInputNeitherHangsNorGrowsThePlugin(t *testing.T) {
+	const maxRSS = 100 << 20
+	for _, h := range hostileRenders(t) {
+		code, stderr, _, rss := renderHostile(t, h)
+		if code != 1 || !strings.Contains(stderr, "--"+h.flag+": ") {
+			t.Errorf("%s: want exit 1 and a problem of --%s, got exit %d:\n%s", h.name, h.flag, code, stderr)
+		}
+		if rss > maxRSS {
+			t.Errorf("%s: the plugin grew to %d MB, more than %d MB", h.name, rss>>20, maxRSS>>20)
+		}
+	}
+}
+
+// BenchmarkHostileInput reports, for the worst input of each kind, how long the plugin takes to refuse it and its
+// peak resident memory meanwhile (peak-RSS-MB; a render of a valid machine is the baseline).
+func BenchmarkHostileInput(b *testing.B) {
+	cases := append([]hostileRender{{name: "valid machine (baseline)"}}, hostileRenders(b)...)
+	for _, h := range cases {
+		b.Run(strings.ReplaceAll(h.name, " ", "_"), func(b *testing.B) {
+			var peak int64
+			for i := 0; i < b.N; i++ {
+				_, _, _, rss := renderHostile(b, h)
+				peak = max(peak, rss)
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
+		})
+	}
+}
