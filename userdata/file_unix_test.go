@@ -4,13 +4,13 @@ package userdata
 
 import (
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harvester/docker-machine-driver-harvester/internal/hostile"
 )
 
 // readWithin runs ReadRegularFile in a goroutine and fails the test if it has not returned within a few
@@ -41,16 +41,7 @@ func TestReadRegularFile(t *testing.T) {
 	if err := os.WriteFile(regular, []byte("key"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	fifo, sock := hostile.SpecialFiles(t)
 	link := filepath.Join(dir, "link")
 	if err := os.Symlink(regular, link); err != nil {
 		t.Fatal(err)

@@ -2,17 +2,14 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
-	"fmt"
-	"net"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harvester/docker-machine-driver-harvester/internal/hostile"
 )
 
 // hostileRender is the worst input of one kind, given to the plugin's render verb, and the flag the refusal names.
@@ -25,35 +22,15 @@ type hostileRender struct {
 // hostileRenders are the worst inputs of each kind: file flags that block or never end, user data that inflates
 // far past its size, numbers past what their objects hold, JSON nested past reason.
 func hostileRenders(tb testing.TB) []hostileRender {
-	dir := tb.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	sock := filepath.Join(dir, "sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { l.Close() })
-	var zipped bytes.Buffer
-	zw := gzip.NewWriter(&zipped)
-	zw.Write([]byte("#cloud-config\n#" + strings.Repeat("x", 40<<10) + "\n"))
-	zw.Close()
-	var parts strings.Builder
-	parts.WriteString("Content-Type: multipart/mixed; boundary=\"B\"\nMIME-Version: 1.0\n\n")
-	for i := 0; i < 250; i++ {
-		fmt.Fprintf(&parts, "--B\nContent-Type: application/x-gzip\nContent-Transfer-Encoding: base64\n\n%s\n", base64.StdEncoding.EncodeToString(zipped.Bytes()))
-	}
-	parts.WriteString("--B--\n")
-	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	fifo, sock := hostile.SpecialFiles(tb)
+	deep := hostile.DeepJSON(20000)
 	return []hostileRender{
 		{"cloud-config FIFO", []string{"--harvester-cloud-config", fifo}, "harvester-cloud-config"},
 		{"cloud-config socket", []string{"--harvester-cloud-config", sock}, "harvester-cloud-config"},
 		{"cloud-config /dev/zero", []string{"--harvester-cloud-config", "/dev/zero"}, "harvester-cloud-config"},
 		{"private key FIFO", []string{"--harvester-ssh-private-key-path", fifo}, "harvester-ssh-private-key-path"},
 		{"private key /dev/zero", []string{"--harvester-ssh-private-key-path", "/dev/zero"}, "harvester-ssh-private-key-path"},
-		{"250 gzip parts", []string{"--harvester-user-data", parts.String()}, "harvester-user-data"},
+		{"250 gzip parts", []string{"--harvester-user-data", hostile.GzipParts(250, 40<<10)}, "harvester-user-data"},
 		{"cores past uint32", []string{"--harvester-cpu-count", "1099511627776"}, "harvester-cpu-count"},
 		{"memory past int64 bytes", []string{"--harvester-memory-size", "1099511627776"}, "harvester-memory-size"},
 		{"timeout past a Duration", []string{"--harvester-create-timeout", "1152921504606846976"}, "harvester-create-timeout"},

@@ -2,20 +2,16 @@ package config_test
 
 import (
 	"bytes"
-	"compress/gzip"
-	"encoding/base64"
-	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	. "github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
+	"github.com/harvester/docker-machine-driver-harvester/internal/hostile"
 )
 
 // hostileCase is one input of the worst kind for its class, and what the refusal must say.
@@ -28,24 +24,15 @@ type hostileCase struct {
 // hostileCases are the worst input of each class: files that block or never end, user data that inflates far
 // past its size, numbers past what their objects hold, JSON nested past reason, values of megabytes.
 func hostileCases(t testing.TB) []hostileCase {
+	fifo, sock := hostile.SpecialFiles(t)
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
 	big := filepath.Join(dir, "big")
 	if err := os.WriteFile(big, bytes.Repeat([]byte("#"), 3<<20), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	min := configtest.MinimalOptions
 	w := configtest.With
-	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	deep := hostile.DeepJSON(20000)
 	return []hostileCase{
 		{"cloud-config names a FIFO", w(min(), FlagCloudConfig, fifo), "--harvester-cloud-config: "},
 		{"cloud-config names a socket", w(min(), FlagCloudConfig, sock), "--harvester-cloud-config: "},
@@ -55,7 +42,7 @@ func hostileCases(t testing.TB) []hostileCase {
 		{"private key names a FIFO", w(min(), FlagSSHPrivateKeyPath, fifo), "--harvester-ssh-private-key-path: cannot read"},
 		{"private key names /dev/zero", w(min(), FlagSSHPrivateKeyPath, "/dev/zero"), "--harvester-ssh-private-key-path: cannot read"},
 		{"private key of 3 MiB", w(min(), FlagSSHPrivateKeyPath, big), "--harvester-ssh-private-key-path: cannot read"},
-		{"user data of many gzip parts", w(min(), FlagUserData, gzipParts(t, 250, 40<<10)), "over the 1 MiB limit"},
+		{"user data of many gzip parts", w(min(), FlagUserData, hostile.GzipParts(250, 40<<10)), "over the 1 MiB limit"},
 		{"user data of 5 MiB", w(min(), FlagUserData, "#cloud-config\n#"+strings.Repeat("x", 5<<20)), "--harvester-user-data: is 5 MiB long"},
 		{"a JSON flag of 1 MiB", w(min(), FlagDiskInfo, strings.Repeat(" ", 1<<20)), "--harvester-disk-info: is 1 MiB long"},
 		{"cores past uint32", w(min(), FlagCPUCount, 1<<40), "--harvester-cpu-count: must be at most 4294967295"},
@@ -75,22 +62,6 @@ func hostileCases(t testing.TB) []hostileCase {
 		{"newline in the CPU model", w(min(), FlagCPUModel, "host-passthrough\nevil: 1"), `--harvester-cpu-model: must be a CPU model name`},
 		{"newline in a vGPU device", w(min(), FlagVGPUInfo, `{"vGPURequests":[{"name":"g","deviceName":"nvidia.com/A2\nx"}]}`), "deviceName must be a resource name"},
 	}
-}
-
-// gzipParts is a MIME multipart of n gzip parts, each inflating to size bytes of cloud-config comment.
-func gzipParts(t testing.TB, n, size int) string {
-	var b strings.Builder
-	b.WriteString("Content-Type: multipart/mixed; boundary=\"B\"\nMIME-Version: 1.0\n\n")
-	var zipped bytes.Buffer
-	zw := gzip.NewWriter(&zipped)
-	zw.Write([]byte("#cloud-config\n#" + strings.Repeat("x", size-16) + "\n"))
-	zw.Close()
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, "--B\nContent-Type: application/x-gzip\nContent-Transfer-Encoding: base64\n\n%s\n",
-			base64.StdEncoding.EncodeToString(zipped.Bytes()))
-	}
-	b.WriteString("--B--\n")
-	return b.String()
 }
 
 // No input can hang the parser or make it allocate more than 100 MB: each worst case is refused, naming its

@@ -1,0 +1,53 @@
+// Package hostile makes the worst inputs of each kind for the tests that prove the driver refuses them: special
+// files that block or never end, user data that inflates far past its size, nesting past reason. Only tests
+// import it.
+package hostile
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// SpecialFiles makes a FIFO (whose open blocks until a writer comes) and a listening unix socket in a temporary
+// directory, removed with the test, and returns their paths.
+func SpecialFiles(tb testing.TB) (fifo, socket string) {
+	tb.Helper()
+	dir := tb.TempDir()
+	fifo = filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	socket = filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", socket)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	return fifo, socket
+}
+
+// GzipParts is user data as a MIME multipart of n gzip parts, each inflating to about size bytes of cloud-config.
+func GzipParts(n, size int) string {
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write([]byte("#cloud-config\n#" + strings.Repeat("x", size-16) + "\n")) // a bytes.Buffer never fails
+	zw.Close()
+	part := base64.StdEncoding.EncodeToString(zipped.Bytes())
+	var b strings.Builder
+	b.WriteString("Content-Type: multipart/mixed; boundary=\"B\"\nMIME-Version: 1.0\n\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "--B\nContent-Type: application/x-gzip\nContent-Transfer-Encoding: base64\n\n%s\n", part)
+	}
+	b.WriteString("--B--\n")
+	return b.String()
+}
+
+// DeepJSON is a JSON list nested depth deep.
+func DeepJSON(depth int) string { return strings.Repeat("[", depth) + strings.Repeat("]", depth) }
