@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,6 +103,10 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, vm *kubevirtv1.
 			return err
 		}
 		logging.Infof("Removing VM %s/%s and its volumes %s", ns, name, strings.Join(claims, ", "))
+		for _, claim := range keptClaims(vm) {
+			logging.Infof("Keeping volume %s of VM %s/%s (\"autoDelete\": false in --%s); delete it when it is no longer needed: kubectl -n %s delete pvc %s",
+				claim, ns, name, config.FlagDiskInfo, ns, claim)
+		}
 		if err := annotateRemovedClaims(ctx, c, ns, name, vm.UID, claims); err != nil {
 			return err
 		}
@@ -142,14 +147,32 @@ func (d *Driver) claimsToRemove(ctx context.Context, c kube.Interface, vm *kubev
 	return lists.SortedUnique(names), nil
 }
 
+// keptClaims returns the claim names of the VM's volumes that Remove leaves ("autoDelete": false).
+func keptClaims(vm *kubevirtv1.VirtualMachine) []string {
+	var names []string
+	if vm.Spec.Template == nil || vm.Annotations[config.AnnotationKeptVolumes] == "" {
+		return names
+	}
+	kept := strings.Split(vm.Annotations[config.AnnotationKeptVolumes], ",")
+	for _, v := range vm.Spec.Template.Spec.Volumes {
+		if slices.Contains(kept, v.Name) && v.PersistentVolumeClaim != nil {
+			names = append(names, v.PersistentVolumeClaim.ClaimName)
+		}
+	}
+	return names
+}
+
 // vmClaims returns the claim names of a VM's volumes; hot-plugged ones only when all is set.
 func vmClaims(vm *kubevirtv1.VirtualMachine, all bool) []string {
 	var names []string
 	if vm.Spec.Template == nil {
 		return names
 	}
+	kept := strings.Split(vm.Annotations[config.AnnotationKeptVolumes], ",")
 	for _, v := range vm.Spec.Template.Spec.Volumes {
 		switch {
+		case slices.Contains(kept, v.Name):
+			// "autoDelete": false: the user keeps this volume, even when Rancher deletes the whole cluster.
 		case v.PersistentVolumeClaim != nil && (all || !v.PersistentVolumeClaim.Hotpluggable):
 			names = append(names, v.PersistentVolumeClaim.ClaimName)
 		case v.DataVolume != nil && (all || !v.DataVolume.Hotpluggable):

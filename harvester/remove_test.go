@@ -58,6 +58,24 @@ func (fc *fakeCluster) recordRemovedClaims() *string {
 	return &got
 }
 
+// A disk given "autoDelete": false keeps its volume, even when Rancher deletes the whole cluster, and rm names it.
+func TestRemoveKeepsVolumesNotToBeDeleted(t *testing.T) {
+	fc := newFakeCluster(t)
+	logs := captureLog(t)
+	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false, "m1-disk-1-abcde": false},
+		map[string]string{config.AnnotationKeptVolumes: "m1-disk-1-abcde", config.AnnotationRemoveAllPVCs: "true"})
+	removed := fc.recordRemovedClaims()
+	if err := rmDriver(fc, "m1", "gc8").Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if *removed != "m1-disk-0-abcde" {
+		t.Errorf("removedPersistentVolumeClaims = %q; the kept volume must not be in it", *removed)
+	}
+	if want := "Keeping volume m1-disk-1-abcde of VM default/m1"; !strings.Contains(logs.String(), want) {
+		t.Errorf("rm does not say %q:\n%s", want, logs.String())
+	}
+}
+
 func TestRemoveSparesHotpluggedVolumes(t *testing.T) {
 	fc := newFakeCluster(t)
 	captureLog(t)

@@ -3,6 +3,7 @@ package build
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -47,6 +48,15 @@ func VirtualMachine(cfg *config.Config, facts Facts, claimSuffix string) (*kubev
 	annotations := map[string]string{config.AnnotationVolumeClaimTemplates: claimsJSON}
 	if cfg.ReservedMemoryMiB > 0 {
 		annotations[config.AnnotationReservedMemory] = fmt.Sprintf("%dMi", cfg.ReservedMemoryMiB)
+	}
+	var kept []string
+	for _, d := range cfg.Disks {
+		if d.KeepOnRemove {
+			kept = append(kept, d.Name)
+		}
+	}
+	if len(kept) > 0 {
+		annotations[config.AnnotationKeptVolumes] = strings.Join(kept, ",")
 	}
 	// harvesterhci.io/sshNames lists the KeyPairs (namespace/name) installed in the guest, as Harvester's own VM
 	// builder records them (harvester/harvester pkg/builder/cloudinit.go SSHKey, pkg/builder/vm.go) and its UI

@@ -35,6 +35,10 @@ var vmCases = []struct {
 	// The zone joins every required term of the user's affinity; preferred terms and pod rules stay as given.
 	{"zone-region-merged-with-affinity", "gc8-pool1-q99l7-6ndw9", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc8", config.FlagZone, "zone-a", config.FlagRegion, "us-east",
 		config.FlagVMAffinity, `{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"gpu","operator":"Exists"}]},{"matchExpressions":[{"key":"tier","operator":"In","values":["fast"]}]}]},"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":10,"preference":{"matchExpressions":[{"key":"ssd","operator":"Exists"}]}}]},"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{"matchLabels":{"app":"db"}},"topologyKey":"kubernetes.io/hostname"}]}}`)},
+	// A data disk given "autoDelete": false is named on the VM, so Remove leaves its volume.
+	{"kept-data-disk", "m1", configtest.With(config.DefaultOptions(),
+		config.FlagDiskInfo, `{"disks":[{"imageName":"default/image-8854n","size":40,"bootOrder":1},{"storageClassName":"longhorn","size":100,"autoDelete":false},{"storageClassName":"longhorn","size":10,"autoDelete":true}]}`,
+		config.FlagNetworkName, "default/vm-untag")},
 	{"efi-secureboot-tpm", "m1", configtest.With(configtest.MinimalOptions(), config.FlagEnableEFI, true, config.FlagEnableSecureBoot, true, config.FlagEnableTPM, true)},
 	// Persistent TPM (its state in KubeVirt's backend storage), the machine type, disk cache modes and a NIC that
 	// network-boots between the disks: boot orders are unique across disks and NICs.

@@ -114,6 +114,8 @@ type Disk struct {
 	AccessMode   corev1.PersistentVolumeAccessMode
 	VolumeMode   corev1.PersistentVolumeMode
 	Cache        string // KubeVirt's disk cache mode: none, writethrough, writeback; "" for KubeVirt's choice
+	// KeepOnRemove leaves the disk's volume in Harvester when the machine is removed ("autoDelete": false).
+	KeepOnRemove bool
 
 	Flag string // the flag that defined the disk, for problems found later (PreCreateCheck)
 }

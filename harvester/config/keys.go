@@ -83,3 +83,7 @@ const (
 // same name when the machine's state lacks the VM's UID (a create that was killed before the state was saved
 // again). This driver's own; nothing in Harvester reads it.
 const AnnotationCreateID = "node-driver.harvesterhci.io/create-id"
+
+// AnnotationKeptVolumes, on the VM, lists (comma-separated) the volumes whose claims Remove leaves in Harvester:
+// the disks given "autoDelete": false in --harvester-disk-info. The driver's own; nothing in Harvester reads it.
+const AnnotationKeptVolumes = "node-driver.harvesterhci.io/kept-volumes"

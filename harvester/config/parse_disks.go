@@ -52,6 +52,9 @@ type diskJSON struct {
 	AccessMode       string  `json:"accessMode"`
 	VolumeMode       string  `json:"volumeMode"`
 	Cache            string  `json:"cache"`
+	// AutoDelete false keeps the disk's volume when the machine is removed, as
+	// harvester/terraform-provider-harvester's disk auto_delete does; absent or true deletes it.
+	AutoDelete *bool `json:"autoDelete"`
 }
 
 // parseDisks reads --harvester-disk-info, or the legacy single-disk flags when it is empty.
@@ -113,6 +116,7 @@ func diskFromJSON(p *Problems, index int, dj diskJSON, namespace string) Disk {
 	d.SizeGiB = int(dj.Size)
 	d.Bus = orDefault(dj.Bus, d.Bus)
 	d.HotPlug = dj.HotPlugAble
+	d.KeepOnRemove = dj.AutoDelete != nil && !*dj.AutoDelete
 	d.AccessMode = corev1.PersistentVolumeAccessMode(orDefault(dj.AccessMode, string(d.AccessMode)))
 	d.VolumeMode = corev1.PersistentVolumeMode(orDefault(dj.VolumeMode, string(d.VolumeMode)))
 	if dj.ImageName != "" {
