@@ -73,6 +73,7 @@ func (d *Driver) PreCreateCheck() error {
 	d.checkNetworks(ctx, c, &p)
 	d.checkTopology(ctx, c, &p)
 	d.checkHostDevices(ctx, c, &p)
+	d.checkDeviceCapacity(ctx, c, &p)
 	ippool.Check(ctx, c, d.cfg, &p)
 	if err := p.ErrTitled("cannot create the machine on Harvester"); err != nil {
 		return err

@@ -2,12 +2,14 @@ package scenarios
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/crds"
@@ -18,7 +20,7 @@ import (
 const (
 	gpuResource = "nvidia.com/GA102GL_A10"
 	nicResource = "intel.com/ETHERNET_CONTROLLER_X710_FOR_10GBE_SFP"
-	usbResource = "kubevirt.io/e2e-node-0951-1666-001002"
+	usbResource = "kubevirt.io/harvester-node-0-0951-1666-001002"
 )
 
 // Host devices, labels and strategies through the real rancher-machine: without the pcidevices-controller
@@ -62,7 +64,7 @@ func TestHostDevicesLabelsAndStrategies(t *testing.T) {
 		refused(t, []string{"--harvester-host-device-info", hostDevices("nvidia.com/TU104GL_T4", nicResource)},
 			"hostDevices[0] (deva): no PCI or USB device in Harvester has resource name nvidia.com/TU104GL_T4 (passthrough is enabled for "+
 				usbResource+" and "+gpuResource+")",
-			"hostDevices[1] (devb): "+nicResource+" is the resource name of PCI e2e-node/0000:3b:00.0, but passthrough is enabled on none")
+			"hostDevices[1] (devb): "+nicResource+" is the resource name of PCI harvester-node-0/0000:3b:00.0, but passthrough is enabled on none")
 	})
 	t.Run("bad labels and strategies", func(t *testing.T) {
 		refused(t, []string{"--harvester-vm-labels", "harvesterhci.io/creator=me,team=m l",
@@ -107,6 +109,37 @@ func TestHostDevicesLabelsAndStrategies(t *testing.T) {
 	nothingLeft(t, b, ns)
 }
 
+// Two machines ask for the only device of a kind: the first is created and its VMI placed on the device's host;
+// the second is refused before anything is made, naming the device, its host's count and the VM that holds it.
+func TestDeviceCapacity(t *testing.T) {
+	b := testbed.Shared(t)
+	installDeviceAddOn(t, b)
+	gpu := []string{"--harvester-host-device-info", `{"hostDevices":[{"name":"gpu","deviceName":"` + gpuResource + `"}]}`}
+
+	ns := b.Namespace(t)
+	first := newCLI(t, b.AdminKubeconfig())
+	first.must(append(createArgs(t, ns, gpu...), "gpu-first")...)
+	if vmi := vmiRunning(t, b, ns, "gpu-first"); vmi.Status.NodeName != deviceHost {
+		t.Errorf("the VMI is on %s, want the device's host %s", vmi.Status.NodeName, deviceHost)
+	}
+
+	ns2 := b.Namespace(t)
+	r := newCLI(t, b.AdminKubeconfig()).run(append(createArgs(t, ns2, gpu...), "gpu-second")...)
+	if r.Err == nil {
+		t.Fatalf("create succeeded: %s", r)
+	}
+	t.Logf("what the user sees:\n%s", r.Output)
+	want := "--harvester-host-device-info: " + gpuResource + ": 1 requested, none free (" + deviceHost + ": 1 allocatable, 1 in use by " + ns +
+		"/gpu-first; harvester-node-1: 0; harvester-node-2: 0); stop a VM that holds one"
+	if !strings.Contains(r.Output, want) {
+		t.Errorf("the error does not say %q:\n%s", want, r.Output)
+	}
+	nothingLeft(t, b, ns2)
+
+	first.must("rm", "-y", "gpu-first")
+	nothingLeft(t, b, ns)
+}
+
 // installDeviceAddOn gives the shared bed the add-on's CRDs (crds.DeviceAddOn) until the test ends, with what
 // the add-on would have found on a host: a GPU with passthrough enabled (its PCIDeviceClaim), a NIC without, and
 // a USB stick enabled.
@@ -139,13 +172,13 @@ func installDeviceAddOn(t *testing.T, b *testbed.Bed) {
 	// The add-on writes devices' and claims' status through the status subresource, as these do: each object is
 	// made first, then its status is set.
 	for _, obj := range []*unstructured.Unstructured{
-		object("PCIDevice", "e2e-node-000017000", map[string]any{"status": map[string]any{"address": "0000:17:00.0", "nodeName": "e2e-node",
+		object("PCIDevice", "harvester-node-0-000017000", map[string]any{"status": map[string]any{"address": "0000:17:00.0", "nodeName": "harvester-node-0",
 			"resourceName": gpuResource, "vendorId": "10de", "deviceId": "2236", "description": "3D controller: NVIDIA Corporation GA102GL [A10]"}}),
-		object("PCIDevice", "e2e-node-00003b000", map[string]any{"status": map[string]any{"address": "0000:3b:00.0", "nodeName": "e2e-node",
+		object("PCIDevice", "harvester-node-0-00003b000", map[string]any{"status": map[string]any{"address": "0000:3b:00.0", "nodeName": "harvester-node-0",
 			"resourceName": nicResource, "vendorId": "8086", "deviceId": "1572"}}),
-		object("PCIDeviceClaim", "e2e-node-000017000", map[string]any{"spec": map[string]any{"address": "0000:17:00.0", "nodeName": "e2e-node", "userName": "admin"},
+		object("PCIDeviceClaim", "harvester-node-0-000017000", map[string]any{"spec": map[string]any{"address": "0000:17:00.0", "nodeName": "harvester-node-0", "userName": "admin"},
 			"status": map[string]any{"passthroughEnabled": true, "kernelDriverToUnbind": "nvidia"}}),
-		object("USBDevice", "e2e-node-0951-1666-001002", map[string]any{"status": map[string]any{"nodeName": "e2e-node", "resourceName": usbResource,
+		object("USBDevice", "harvester-node-0-0951-1666-001002", map[string]any{"status": map[string]any{"nodeName": "harvester-node-0", "resourceName": usbResource,
 			"vendorID": "0951", "productID": "1666", "enabled": true}}),
 	} {
 		if _, err := a.Apply(ctx, obj); err != nil {
@@ -154,5 +187,24 @@ func installDeviceAddOn(t *testing.T, b *testbed.Bed) {
 		if _, err := a.ApplyStatus(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The device plugins the add-on runs for enabled devices register them with kubelet, which reports one of
+	// each on the host's status; the NIC, without passthrough, has none.
+	setDeviceAllocatable(t, b, map[string]any{gpuResource: "1", usbResource: "1"})
+	t.Cleanup(func() { setDeviceAllocatable(t, b, map[string]any{gpuResource: nil, usbResource: nil}) })
+}
+
+// deviceHost is the host the add-on's devices are on.
+const deviceHost = "harvester-node-0"
+
+// setDeviceAllocatable sets (or, with nil, removes) device resources in deviceHost's capacity and allocatable.
+func setDeviceAllocatable(t *testing.T, b *testbed.Bed, resources map[string]any) {
+	t.Helper()
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"capacity": resources, "allocatable": resources}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Kube.CoreV1().Nodes().Patch(context.Background(), deviceHost, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
 	}
 }

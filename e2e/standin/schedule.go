@@ -3,6 +3,7 @@ package standin
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -10,27 +11,91 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
 
-// pickNode returns a node that satisfies the VMI's nodeSelector and required node affinity, chosen by a hash of
-// the VMI's name among those that fit (so placement is stable), or "" and kube-scheduler's message.
-// Preferred terms, pod (anti-)affinity, taints and resources are not modelled.
+// pickNode returns a node that satisfies the VMI's nodeSelector and required node affinity and has its host
+// devices and vGPUs free, chosen by a hash of the VMI's name among those that fit (so placement is stable), or ""
+// and kube-scheduler's message. The launcher pod requests one of a device's resource per entry (KubeVirt
+// pkg/virt-controller/services/rendergpus.go, renderresources.go), counted against the node's allocatable as
+// kube-scheduler's NodeResourcesFit does, the other VMIs placed on the node holding theirs. Preferred terms, pod
+// (anti-)affinity, taints, CPU and memory are not modelled.
 func (s *StandIn) pickNode(vmi *kubevirtv1.VirtualMachineInstance) (string, string) {
 	nodes, _ := s.nodes.List(labels.Everything())
 	if len(nodes) == 0 {
 		return "", "no nodes available to schedule pods"
 	}
 	var fit []string
+	unmatched, short := 0, map[string]int{}
 	for _, n := range nodes {
-		if nodeMatches(n, vmi.Spec.NodeSelector, vmi.Spec.Affinity) {
+		switch {
+		case !nodeMatches(n, vmi.Spec.NodeSelector, vmi.Spec.Affinity):
+			unmatched++
+		case s.devicesShort(vmi, n) != "":
+			short[s.devicesShort(vmi, n)]++
+		default:
 			fit = append(fit, n.Name)
 		}
 	}
 	if len(fit) == 0 {
 		n := len(nodes)
-		return "", fmt.Sprintf("0/%d nodes are available: %d node(s) didn't match Pod's node affinity/selector. "+
-			"preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.", n, n, n, n)
+		if len(short) == 0 {
+			return "", fmt.Sprintf("0/%d nodes are available: %d node(s) didn't match Pod's node affinity/selector. "+
+				"preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.", n, n, n, n)
+		}
+		var reasons []string
+		if unmatched > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d node(s) didn't match Pod's node affinity/selector", unmatched))
+		}
+		for res, count := range short {
+			reasons = append(reasons, fmt.Sprintf("%d Insufficient %s", count, res))
+		}
+		sort.Strings(reasons)
+		return "", fmt.Sprintf("0/%d nodes are available: %s. preemption: 0/%d nodes are available: %d No preemption victims found for incoming pod.",
+			n, strings.Join(reasons, ", "), n, n)
 	}
 	sort.Strings(fit)
 	return fit[hash(vmi.Namespace+"/"+vmi.Name)%uint32(len(fit))], ""
+}
+
+// devicesShort names a device resource the VMI asks for of which node has too few free, or "".
+func (s *StandIn) devicesShort(vmi *kubevirtv1.VirtualMachineInstance, node *corev1.Node) string {
+	want := deviceRequests(vmi)
+	if len(want) == 0 {
+		return ""
+	}
+	held := map[string]int64{}
+	for _, obj := range s.vmis.GetStore().List() {
+		other, ok := obj.(*kubevirtv1.VirtualMachineInstance)
+		if !ok || other.Status.NodeName != node.Name || other.UID == vmi.UID ||
+			other.Status.Phase == kubevirtv1.Succeeded || other.Status.Phase == kubevirtv1.Failed {
+			continue
+		}
+		for res, n := range deviceRequests(other) {
+			held[res] += n
+		}
+	}
+	names := make([]string, 0, len(want))
+	for res := range want {
+		names = append(names, res)
+	}
+	sort.Strings(names)
+	for _, res := range names {
+		alloc := node.Status.Allocatable[corev1.ResourceName(res)]
+		if alloc.Value()-held[res] < want[res] {
+			return res
+		}
+	}
+	return ""
+}
+
+// deviceRequests counts the VMI's host devices and vGPUs by resource name.
+func deviceRequests(vmi *kubevirtv1.VirtualMachineInstance) map[string]int64 {
+	want := map[string]int64{}
+	for _, hd := range vmi.Spec.Domain.Devices.HostDevices {
+		want[hd.DeviceName]++
+	}
+	for _, g := range vmi.Spec.Domain.Devices.GPUs {
+		want[g.DeviceName]++
+	}
+	return want
 }
 
 func (s *StandIn) nodeCount() int {

@@ -1,0 +1,194 @@
+package harvester
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
+)
+
+// checkDeviceCapacity makes sure Harvester's hosts can still give every vGPU and host device the machine asks
+// for; otherwise the VM would be created and sit in ErrorUnschedulable until the timeout (harvester/harvester
+// #5774, #10906, #11591). It reads what Harvester's own device-capacity link computes for the Rancher UI: the
+// hosts' allocatable count of each device resource (node.status.allocatable, set by the device plugins the
+// pcidevices add-on runs) less one for each VM device entry that asks for it (harvester/harvester
+// pkg/api/cluster/formatter.go, calculateAllocation; the Rancher dashboard's machine-config form reads it through
+// the cluster's deviceCapacity link and refuses a vGPU whose allocatable count is below the count asked for:
+// rancher/dashboard pkg/harvester-manager/machine-config/harvester.vue, getAvailableVGpuDevices and
+// validatorVGpus). Unlike that link it counts per host and only VMIs, which hold their devices while they exist
+// (a stopped VM holds none), and it gives no count to a cordoned host or one outside the requested zones and
+// regions. A credential that may not list hosts or VMIs is not blocked: the check is skipped (debug log). It
+// creates nothing, and is skipped when the devices are already refused (checkHostDevices).
+func (d *Driver) checkDeviceCapacity(ctx context.Context, c kube.Interface, p *config.Problems) {
+	wanted, flags := requestedDevices(d.cfg)
+	if len(wanted) == 0 {
+		return
+	}
+	for _, pr := range p.List {
+		if pr.Flag == config.FlagHostDeviceInfo || pr.Flag == config.FlagVGPUInfo {
+			return
+		}
+	}
+	nodes, err := kube.List(ctx, c, kube.Nodes, "", metav1.ListOptions{})
+	if err != nil {
+		logging.Debugf("Cannot list Harvester hosts (%v); free devices not checked", errWording(err))
+		return
+	}
+	if len(nodes) == 0 {
+		return // a server that lists no hosts is no Harvester; nothing to tell
+	}
+	vmiList, err := c.VirtualMachineInstances("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		logging.Debugf("Cannot list VMIs in all namespaces (%v); free devices not checked", errWording(err))
+		return
+	}
+	nodes = slices.DeleteFunc(nodes, func(n corev1.Node) bool { return !inTopology(d.cfg, n) })
+	use := deviceUse(nodes, vmiList.Items)
+	names := make([]string, 0, len(wanted))
+	for name := range wanted {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if msg := use.shortage(name, wanted[name]); msg != "" {
+			p.Addf(flags[name], "%s; stop a VM that holds one or enable passthrough on another device (Advanced → PCI Devices, USB Devices or vGPU Devices)", msg)
+		}
+	}
+}
+
+// errWording is how a failed read is named in a debug line: forbidden reads are expected of scoped credentials.
+func errWording(err error) string {
+	if apierrors.IsForbidden(err) {
+		return "not allowed"
+	}
+	return err.Error()
+}
+
+// requestedDevices counts the machine's device requests by resource name, with the flag that asked for each.
+func requestedDevices(cfg *config.Config) (map[string]int, map[string]string) {
+	wanted, flags := map[string]int{}, map[string]string{}
+	for _, g := range cfg.VGPUs {
+		wanted[g.DeviceName]++
+		flags[g.DeviceName] = config.FlagVGPUInfo
+	}
+	for _, hd := range cfg.HostDevices {
+		wanted[hd.DeviceName]++
+		flags[hd.DeviceName] = config.FlagHostDeviceInfo
+	}
+	return wanted, flags
+}
+
+// inTopology says whether the machine may be placed on node: schedulable, and in its zones and regions.
+func inTopology(cfg *config.Config, n corev1.Node) bool {
+	return !n.Spec.Unschedulable &&
+		(len(cfg.Zones) == 0 || slices.Contains(cfg.Zones, n.Labels[corev1.LabelTopologyZone])) &&
+		(len(cfg.Regions) == 0 || slices.Contains(cfg.Regions, n.Labels[corev1.LabelTopologyRegion]))
+}
+
+// devicesInUse is, per device resource name, what each host has and who holds it.
+type devicesInUse struct {
+	hosts       []string                       // the hosts considered, sorted
+	allocatable map[string]map[string]int64    // resource → host → allocatable count
+	holders     map[string]map[string][]string // resource → host → VMIs (namespace/name) holding one each
+	waiting     map[string][]string            // resource → VMIs not placed yet, each to take one somewhere
+}
+
+// deviceUse tallies the hosts' allocatable device counts and the VMIs that hold or wait for devices. A VMI that
+// has finished (Succeeded, Failed) holds nothing.
+func deviceUse(nodes []corev1.Node, vmis []kubevirtv1.VirtualMachineInstance) devicesInUse {
+	u := devicesInUse{allocatable: map[string]map[string]int64{}, holders: map[string]map[string][]string{}, waiting: map[string][]string{}}
+	for _, n := range nodes {
+		u.hosts = append(u.hosts, n.Name)
+		for res, q := range n.Status.Allocatable {
+			if u.allocatable[string(res)] == nil {
+				u.allocatable[string(res)] = map[string]int64{}
+			}
+			u.allocatable[string(res)][n.Name] = q.Value()
+		}
+	}
+	sort.Strings(u.hosts)
+	for _, vmi := range vmis {
+		if vmi.Status.Phase == kubevirtv1.Succeeded || vmi.Status.Phase == kubevirtv1.Failed {
+			continue
+		}
+		var names []string
+		for _, g := range vmi.Spec.Domain.Devices.GPUs {
+			names = append(names, g.DeviceName)
+		}
+		for _, hd := range vmi.Spec.Domain.Devices.HostDevices {
+			names = append(names, hd.DeviceName)
+		}
+		who := vmi.Namespace + "/" + vmi.Name
+		for _, res := range names {
+			if vmi.Status.NodeName == "" {
+				u.waiting[res] = append(u.waiting[res], who)
+				continue
+			}
+			if u.holders[res] == nil {
+				u.holders[res] = map[string][]string{}
+			}
+			u.holders[res][vmi.Status.NodeName] = append(u.holders[res][vmi.Status.NodeName], who)
+		}
+	}
+	return u
+}
+
+// free is how many devices of resource the hosts can still give.
+func (u devicesInUse) free(res string) int64 {
+	var free int64
+	for _, h := range u.hosts {
+		free += max(0, u.allocatable[res][h]-int64(len(u.holders[res][h])))
+	}
+	return max(0, free-int64(len(u.waiting[res])))
+}
+
+// shortage words a request of n devices of resource that the hosts cannot give, or returns "" when they can:
+// "nvidia.com/GA102GL_A10: 1 requested, none free (node1: 1 allocatable, 1 in use by default/vm-a; node2: 0)".
+func (u devicesInUse) shortage(res string, n int) string {
+	free := u.free(res)
+	if free >= int64(n) {
+		return ""
+	}
+	freeWords := "none free"
+	if free > 0 {
+		freeWords = fmt.Sprintf("only %d free", free)
+	}
+	var hosts []string
+	for _, h := range u.hosts {
+		alloc, held := u.allocatable[res][h], u.holders[res][h]
+		switch {
+		case alloc == 0 && len(held) == 0:
+			hosts = append(hosts, h+": 0")
+		case len(held) == 0:
+			hosts = append(hosts, fmt.Sprintf("%s: %d allocatable, none in use", h, alloc))
+		default:
+			hosts = append(hosts, fmt.Sprintf("%s: %d allocatable, %d in use by %s", h, alloc, len(held), holderList(held)))
+		}
+	}
+	if len(hosts) == 0 {
+		hosts = append(hosts, "no schedulable host in the machine's zones and regions")
+	}
+	if w := u.waiting[res]; len(w) > 0 {
+		hosts = append(hosts, fmt.Sprintf("%d wanted by %s, not yet placed", len(w), holderList(w)))
+	}
+	return fmt.Sprintf("%s: %d requested, %s (%s)", res, n, freeWords, strings.Join(hosts, "; "))
+}
+
+// holderList names at most three VMIs.
+func holderList(who []string) string {
+	if len(who) <= 3 {
+		return lists.Join(who, "and")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(who[:3], ", "), len(who)-3)
+}
