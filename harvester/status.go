@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 )
 
 // snapshot is what is known of a machine at one moment: its VM and VMI, nil when absent. Every question the
@@ -89,6 +90,10 @@ func stuckError(s snapshot) (err error, grace time.Duration) {
 		// The scheduler also says Unschedulable while a volume is still being bound; that passes.
 		if strings.Contains(why, "unbound immediate PersistentVolumeClaims") {
 			return nil, 0
+		}
+		if short := devicesShort(s, why); len(short) > 0 {
+			return fmt.Errorf("no Harvester host has a free %s for the VM (%s)%s. Stop a VM that holds one, or enable passthrough "+
+				"on another device in Harvester (Advanced → PCI Devices, USB Devices or vGPU Devices)", lists.Join(short, "and"), status, orNothing(why)), 0
 		}
 		return fmt.Errorf("no Harvester host can run the VM (%s)%s. Free CPU or memory on the hosts, ask for less "+
 			"(--%s, --%s), or check the placement rules (--%s, zones)", status, orNothing(why), config.FlagCPUCount, config.FlagMemorySize, config.FlagVMAffinity), 0
@@ -192,6 +197,35 @@ func describe(s snapshot) string {
 }
 
 // conditionMessages collects the reasons KubeVirt gives on failing conditions of the VM and the VMI.
+// devicesShort names the VM's vGPU and host-device resources that kube-scheduler found too few of on every host:
+// its message then says "Insufficient <resource>" (NodeResourcesFit, k8s.io/kubernetes
+// pkg/scheduler/framework/plugins/noderesources/fit.go), the launcher pod requesting one per device entry.
+func devicesShort(s snapshot, why string) []string {
+	var devs *kubevirtv1.Devices
+	switch {
+	case s.VMI != nil:
+		devs = &s.VMI.Spec.Domain.Devices
+	case s.VM != nil && s.VM.Spec.Template != nil:
+		devs = &s.VM.Spec.Template.Spec.Domain.Devices
+	default:
+		return nil
+	}
+	var names []string
+	for _, g := range devs.GPUs {
+		names = append(names, g.DeviceName)
+	}
+	for _, hd := range devs.HostDevices {
+		names = append(names, hd.DeviceName)
+	}
+	var short []string
+	for _, name := range lists.SortedUnique(names) {
+		if strings.Contains(why, "Insufficient "+name) {
+			short = append(short, name)
+		}
+	}
+	return short
+}
+
 func conditionMessages(s snapshot) string {
 	var msgs []string
 	seen := map[string]bool{}
@@ -239,5 +273,5 @@ func orNothing(why string) string {
 	if why == "" {
 		return ""
 	}
-	return ": " + why
+	return ": " + strings.TrimSuffix(why, ".") // the sentence goes on; kube-scheduler's messages end in a period
 }

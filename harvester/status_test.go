@@ -104,6 +104,19 @@ func TestStuckError(t *testing.T) {
 		!strings.Contains(err.Error(), "3 Insufficient memory") || !strings.Contains(err.Error(), "--harvester-memory-size") {
 		t.Errorf("unschedulable: %v", err)
 	}
+	// A device taken on every host: kube-scheduler's reason, worded for the device.
+	devices := snapshot{VM: testVM(kubevirtv1.VirtualMachineStatusUnschedulable), VMI: testVMI(kubevirtv1.Scheduling)}
+	devices.VMI.Spec.Domain.Devices.HostDevices = []kubevirtv1.HostDevice{{Name: "gpu", DeviceName: "nvidia.com/GA102GL_A10"}}
+	devices.VMI.Spec.Domain.Devices.GPUs = []kubevirtv1.GPU{{Name: "vgpu", DeviceName: "nvidia.com/NVIDIA_A2-2Q"}}
+	devices.VMI.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{
+		Type: kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled), Status: corev1.ConditionFalse,
+		Reason: "Unschedulable", Message: "0/3 nodes are available: 1 Insufficient nvidia.com/GA102GL_A10, 2 node(s) didn't match Pod's node affinity/selector.",
+	}}
+	err, grace = stuckError(devices)
+	if want := "no Harvester host has a free nvidia.com/GA102GL_A10 for the VM (ErrorUnschedulable): PodScheduled Unschedulable: 0/3 nodes are available: " +
+		"1 Insufficient nvidia.com/GA102GL_A10, 2 node(s) didn't match Pod's node affinity/selector. Stop a VM that holds one"; grace != 0 || err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("device unschedulable: %v\nwant %q", err, want)
+	}
 	binding := snapshot{VM: testVM(kubevirtv1.VirtualMachineStatusUnschedulable), VMI: testVMI(kubevirtv1.Scheduling)}
 	binding.VMI.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{
 		Type: kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled), Status: corev1.ConditionFalse,
