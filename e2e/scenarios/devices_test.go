@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/crds"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/apply"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 )
 
@@ -138,6 +140,43 @@ func TestDeviceCapacity(t *testing.T) {
 
 	first.must("rm", "-y", "gpu-first")
 	nothingLeft(t, b, ns)
+
+	// Two at once may both pass the pre-flight check; then the later VMI is unschedulable for the device and its
+	// create fails at once, naming the device, and is rolled back. Either way exactly one machine is made.
+	t.Run("two at once", func(t *testing.T) {
+		ns := b.Namespace(t)
+		names := []string{"gpu-a", "gpu-b"}
+		cli := []*machineCLI{newCLI(t, b.AdminKubeconfig()), newCLI(t, b.AdminKubeconfig())}
+		results := make([]rmachine.Result, 2)
+		var wg sync.WaitGroup
+		for i := range names {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = cli[i].runWithin(3*time.Minute, append(createArgs(t, ns, gpu...), names[i])...)
+			}()
+		}
+		wg.Wait()
+		made, refused := -1, -1
+		for i, r := range results {
+			if r.Err == nil {
+				made = i
+			} else {
+				refused = i
+			}
+		}
+		if made < 0 || refused < 0 {
+			t.Fatalf("want one machine made and one refused:\n%s\n%s", results[0], results[1])
+		}
+		out := results[refused].Output
+		t.Logf("what the refused user sees:\n%s", out)
+		if !strings.Contains(out, gpuResource+": 1 requested, none free") && !strings.Contains(out, "no Harvester host has a free "+gpuResource+" for the VM (ErrorUnschedulable)") {
+			t.Errorf("the error does not name the device:\n%s", out)
+		}
+		vmiGone(t, b, ns, names[refused])
+		cli[made].must("rm", "-y", names[made])
+		nothingLeft(t, b, ns)
+	})
 }
 
 // installDeviceAddOn gives the shared bed the add-on's CRDs (crds.DeviceAddOn) until the test ends, with what
