@@ -185,8 +185,20 @@ func (u devicesInUse) shortage(res string, n int) string {
 	return fmt.Sprintf("%s: %d requested, %s (%s)", res, n, freeWords, strings.Join(hosts, "; "))
 }
 
-// holderList names at most three VMIs.
-func holderList(who []string) string {
+// holderList names at most three VMIs, one holding several devices once with its count: "team/vm-b (2)".
+func holderList(held []string) string {
+	count := map[string]int{}
+	var who []string
+	for _, w := range held {
+		if count[w]++; count[w] == 1 {
+			who = append(who, w)
+		}
+	}
+	for i, w := range who {
+		if count[w] > 1 {
+			who[i] = fmt.Sprintf("%s (%d)", w, count[w])
+		}
+	}
 	if len(who) <= 3 {
 		return lists.Join(who, "and")
 	}

@@ -59,7 +59,7 @@ func TestDeviceUseShortage(t *testing.T) {
 	}{
 		{gpuResource, 1, "nvidia.com/GA102GL_A10: 1 requested, none free (node1: 1 allocatable, 1 in use by default/vm-a; node2: 0)"},
 		// 4 allocatable, 3 held, 1 wanted by a VMI not placed yet.
-		{vgpuResource, 1, "nvidia.com/NVIDIA_A2-2Q: 1 requested, none free (node1: 4 allocatable, 3 in use by default/vm-a, team/vm-b and team/vm-b; node2: 0; " +
+		{vgpuResource, 1, "nvidia.com/NVIDIA_A2-2Q: 1 requested, none free (node1: 4 allocatable, 3 in use by default/vm-a and team/vm-b (2); node2: 0; " +
 			"1 wanted by team/vm-c, not yet placed)"},
 		{usbResource, 1, "kubevirt.io/node1-0951-1666-001002: 1 requested, none free (node1: 0; node2: 0)"},
 	} {
