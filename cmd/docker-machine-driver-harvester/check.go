@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rancher/machine/libmachine/log"
+
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
@@ -28,6 +30,8 @@ func check(args []string, lookupEnv func(string) (string, bool), stdout, stderr 
 		fmt.Fprintln(stderr, "check: --machine-name is required: the name of the machine, which names its VM")
 		return 2
 	}
+	// The driver's progress lines go to stderr: stdout is the checks.
+	log.SetOutWriter(stderr)
 	checks, err := harvester.Preflight(context.Background(), machineName, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
