@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -10,12 +11,14 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
 	"k8s.io/client-go/rest"
 
+	"github.com/harvester/docker-machine-driver-harvester/e2e/credential"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 )
 
@@ -53,24 +56,9 @@ func TestCheckVerbWritesNothing(t *testing.T) {
 
 	verb := func(args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(filepath.Join(binDir, "docker-machine-driver-harvester"), append([]string{"check", "--machine-name", "checked"}, args...)...)
-		cmd.Env = []string{"HARVESTER_KUBECONFIG_CONTENT=" + base64.StdEncoding.EncodeToString([]byte(kubeconfig))}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		var exit *exec.ExitError
-		code := 0
-		switch {
-		case errors.As(err, &exit):
-			code = exit.ExitCode()
-		case err != nil:
-			t.Fatalf("check: %v\n%s", err, stderr.String())
-		}
-		t.Logf("check %s → exit %d\n%s%s", strings.Join(args, " "), code, out, stderr.String())
-		return string(out), code
+		return runCheck(t, []byte(kubeconfig), args...)
 	}
-	good := []string{"--harvester-vm-namespace", ns, "--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "10",
-		"--harvester-network-name", "default/vm-untag", "--harvester-cpu-count", "2", "--harvester-memory-size", "4"}
+	good := checkArgs(ns)
 
 	out, code := verb(good...)
 	if code != 0 {
@@ -117,4 +105,57 @@ func TestCheckVerbWritesNothing(t *testing.T) {
 		t.Errorf("the proxy saw %d requests, %d reviews: %v", len(requests), reviews, requests)
 	}
 	t.Logf("%d requests through the proxy (%d reviews) for two checks", len(requests), reviews)
+}
+
+// checkArgs are a good small machine's flags in namespace ns.
+func checkArgs(ns string) []string {
+	return []string{"--harvester-vm-namespace", ns, "--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "10",
+		"--harvester-network-name", "default/vm-untag", "--harvester-cpu-count", "2", "--harvester-memory-size", "4"}
+}
+
+// runCheck runs the check verb for machine "checked" with kubeconfig in HARVESTER_KUBECONFIG_CONTENT (base64, as
+// Rancher passes the cloud credential) and returns its stdout and exit code.
+func runCheck(t *testing.T, kubeconfig []byte, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "docker-machine-driver-harvester"), append([]string{"check", "--machine-name", "checked"}, args...)...)
+	cmd.Env = []string{"HARVESTER_KUBECONFIG_CONTENT=" + base64.StdEncoding.EncodeToString(kubeconfig)}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	code := 0
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("check: %v\n%s", err, stderr.String())
+	}
+	t.Logf("check %s → exit %d\n%s%s", strings.Join(args, " "), code, out, stderr.String())
+	return string(out), code
+}
+
+// The permissions are read from one SelfSubjectRulesReview of the real API server's RBAC: a credential that may
+// only view the namespace is told what it may not do; one bound to cluster-admin by a RoleBinding in the
+// namespace (Rancher's project members) may do everything a machine's life needs there.
+func TestCheckVerbPermissions(t *testing.T) {
+	b := testbed.Shared(t)
+	ns := b.Namespace(t)
+	newCLI(t, b.AdminKubeconfig()) // builds the plugin
+	ctx := context.Background()
+	viewer, err := b.Credential(ctx, credential.Spec{Namespace: ns, Name: "viewer", NamespaceRoles: []string{"view"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code := runCheck(t, viewer.Kubeconfig, checkArgs(ns)...)
+	if code != 1 || !regexp.MustCompile(`problem  permissions +--harvester-kubeconfig-content: the credential may not create secrets`).MatchString(out) {
+		t.Errorf("a viewer: exit %d, want 1 and the permissions problem", code)
+	}
+	owner, err := b.Credential(ctx, credential.Spec{Namespace: ns, Name: "owner", NamespaceRoles: []string{"cluster-admin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (It may not read the images in namespace default: that is the images check's problem.)
+	if out, _ := runCheck(t, owner.Kubeconfig, checkArgs(ns)...); !strings.Contains(out, "ok       permissions") {
+		t.Errorf("a namespace owner: permissions not ok")
+	}
 }
