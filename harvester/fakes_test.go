@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	kvfake "kubevirt.io/client-go/kubevirt/fake"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
@@ -38,7 +40,9 @@ type fakeCluster struct {
 	dyn    *dynamicfake.FakeDynamicClient
 	c      kube.Interface
 	uids   atomic.Int64
-	denied map[string]bool // "verb resource" the access reviews deny
+	denied map[string]bool // "verb resource" the rules and access reviews deny
+	// rulesIncomplete makes the rules reviews answer incomplete, as with an authorizer that cannot list rules.
+	rulesIncomplete bool
 }
 
 var fakeListKinds = map[schema.GroupVersionResource]string{
@@ -56,6 +60,7 @@ var fakeListKinds = map[schema.GroupVersionResource]string{
 	{Group: "harvesterhci.io", Version: "v1beta1", Resource: "keypairs"}:                  "KeyPairList",
 	{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}: "NetworkAttachmentDefinitionList",
 	{Group: "authorization.k8s.io", Version: "v1", Resource: "selfsubjectaccessreviews"}:  "SelfSubjectAccessReviewList",
+	{Group: "authorization.k8s.io", Version: "v1", Resource: "selfsubjectrulesreviews"}:   "SelfSubjectRulesReviewList",
 	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "pcidevices"}:        "PCIDeviceList",
 	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "pcideviceclaims"}:   "PCIDeviceClaimList",
 	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "usbdevices"}:        "USBDeviceList",
@@ -112,10 +117,48 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 		out, _ := kube.ToUnstructured(kube.AccessReviews, &review)
 		return true, out, nil
 	})
+	fc.dyn.PrependReactor("create", "selfsubjectrulesreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		var review authorizationv1.SelfSubjectRulesReview
+		u := a.(k8stesting.CreateAction).GetObject()
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.(runtime.Unstructured).UnstructuredContent(), &review); err != nil {
+			return true, nil, err
+		}
+		review.Status = fc.rules()
+		out, _ := kube.ToUnstructured(kube.RulesReviews, &review)
+		return true, out, nil
+	})
 	installListThenWatch(fc.kv)
 	fc.c = kube.New(fc.kv.KubevirtV1(), fc.dyn, "harvester.test:6443", renewCredential)
 	fc.seed()
 	return fc
+}
+
+// rules is what the rules reviews answer: everything, or, when some "verb resource" is denied, every verb on every
+// resource the driver asks about but those.
+func (fc *fakeCluster) rules() authorizationv1.SubjectRulesReviewStatus {
+	if fc.rulesIncomplete {
+		return authorizationv1.SubjectRulesReviewStatus{Incomplete: true, EvaluationError: "webhook authorizer does not support user rule resolution"}
+	}
+	if len(fc.denied) == 0 {
+		return authorizationv1.SubjectRulesReviewStatus{ResourceRules: []authorizationv1.ResourceRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}}}
+	}
+	verbs := []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+	var status authorizationv1.SubjectRulesReviewStatus
+	seen := map[string]bool{}
+	for _, a := range slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, cloudProviderAccess, tokenAccess, ippool.Access, hostDeviceAccess) {
+		if seen[a.Resource] {
+			continue
+		}
+		seen[a.Resource] = true
+		rule := authorizationv1.ResourceRule{APIGroups: []string{"*"}, Resources: []string{a.Resource}}
+		for _, v := range verbs {
+			if !fc.denied[v+" "+a.Resource] {
+				rule.Verbs = append(rule.Verbs, v)
+			}
+		}
+		status.ResourceRules = append(status.ResourceRules, rule)
+	}
+	return status
 }
 
 // seed creates a namespace, a ready cloud image with its storage class, a blank-disk storage class, a network.

@@ -3,6 +3,7 @@ package harvester
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -28,58 +29,159 @@ var errNoConfig = errors.New("the driver has no machine configuration: SetConfig
 // may create what a create creates, the namespace exists, the VM name is free, every image exists, is fully
 // imported and is a cloud image, storage classes, networks and the key pairs (--harvester-key-pair-name,
 // --harvester-ssh-keypairs) exist, host devices can be passed through. Every problem is reported at once; an API
-// failure is reported as what it is, never as "does not exist".
+// failure is reported as what it is, never as "does not exist". It is the checks of preflight, as one error.
 func (d *Driver) PreCreateCheck() error {
 	if d.cfg == nil {
 		return errNoConfig
 	}
-	cfg := d.cfg
 	// The create's id goes into the state rancher-machine saves right after this check, before Create: with it a
 	// later rm knows the machine's VM even if the create dies before the VM's UID is saved.
 	d.ensureCreateID()
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
+	var p config.Problems
+	for _, check := range d.preflight(ctx) {
+		if check.err != nil {
+			return check.err
+		}
+		p.List = append(p.List, check.Problems...)
+	}
+	if err := p.ErrTitled("cannot create the machine on Harvester"); err != nil {
+		return err
+	}
+	logging.Debugf("Harvester accepts VM %s/%s", d.cfg.Namespace, d.cfg.MachineName)
+	return nil
+}
+
+// Check is one pre-flight check and what it found: it passed when Problems is empty and Skipped is "".
+type Check struct {
+	Name string
+	// Detail is what a passed check saw worth telling ("" for nothing).
+	Detail string
+	// Skipped says why the check was not made (it depends on one that failed, or on nothing configured).
+	Skipped  string
+	Problems []config.Problem
+	// err ends the pre-flight: a failure that makes every further check pointless (the credential is refused,
+	// Harvester cannot be reached). It is also in Problems.
+	err error
+}
+
+// The pre-flight's checks, in their order.
+const (
+	CheckCredential     = "credential"
+	CheckNamespace      = "namespace"
+	CheckPermissions    = "permissions"
+	CheckMachineName    = "machine name"
+	CheckImagesKeyPairs = "images and key pairs"
+	CheckStorageClasses = "storage classes"
+	CheckNetworks       = "networks"
+	CheckZones          = "zones and regions"
+	CheckHostDevices    = "host devices" // and their free capacity
+	CheckIPPool         = "IP pool"
+)
+
+// Preflight runs a create's pre-flight (PreCreateCheck) for machine machineName configured by opts (the flags and
+// environment of a create, see config.ParseArgs) and returns every check, in order, creating and changing
+// nothing: it only reads, and asks the API server what the credential may do (SelfSubject*Reviews, which store
+// nothing). An invalid configuration is the error, a *config.ConfigError.
+func Preflight(ctx context.Context, machineName string, opts config.Options) ([]Check, error) {
+	d := NewDriver(machineName, "")
+	if err := d.SetConfigFromFlags(opts); err != nil {
+		return nil, err
+	}
+	if d.credentialErr != nil && d.kubeconfig == nil {
+		return []Check{failed(CheckCredential, config.FlagKubeconfigContent, d.credentialErr)}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	return d.preflight(ctx), nil
+}
+
+// failed is a check that ended the pre-flight with err.
+func failed(name, flag string, err error) Check {
+	return Check{Name: name, Problems: []config.Problem{{Flag: flag, Message: config.Redact(err.Error())}}, err: err}
+}
+
+// preflight makes the checks of PreCreateCheck; a check with err set is the last.
+func (d *Driver) preflight(ctx context.Context) []Check {
+	cfg := d.cfg
+	var checks []Check
+	run := func(name string, check func(p *config.Problems)) {
+		var p config.Problems
+		check(&p)
+		checks = append(checks, Check{Name: name, Problems: p.List})
+	}
 	c, err := d.api()
 	if err != nil {
-		return err
+		return []Check{failed(CheckCredential, config.FlagKubeconfigContent, err)}
 	}
 	logging.Infof("Checking Harvester (%s) for VM %s/%s", c.Server(), cfg.Namespace, cfg.MachineName)
 
 	// The first read also proves the credential; when it fails for any reason but absence, nothing else would
 	// work either, so that one error is the whole answer.
-	var p config.Problems
+	var ns config.Problems
 	if _, err := kube.Get(ctx, c, kube.Namespaces, "", cfg.Namespace); err != nil {
 		switch {
 		case kube.IsGone(err, "namespaces", cfg.Namespace):
-			p.Addf(config.FlagVMNamespace, "namespace %s does not exist in Harvester", cfg.Namespace)
+			ns.Addf(config.FlagVMNamespace, "namespace %s does not exist in Harvester", cfg.Namespace)
 		case apierrors.IsForbidden(err):
 			// Users scoped to a namespace may not read namespaces; the access review below covers them.
 		default:
-			return c.Explain("read namespace", cfg.Namespace, err)
+			return []Check{failed(CheckCredential, config.FlagKubeconfigContent, c.Explain("read namespace", cfg.Namespace, err))}
 		}
 	}
-	if len(p.List) == 0 {
-		d.checkAccess(ctx, c, &p)
-		d.checkNameFree(ctx, c, &p)
+	checks = append(checks, Check{Name: CheckCredential, Detail: credentialDetail(d.credentialExpiry, time.Now())},
+		Check{Name: CheckNamespace, Detail: cfg.Namespace, Problems: ns.List})
+	if len(ns.List) == 0 {
+		run(CheckPermissions, func(p *config.Problems) { d.checkAccess(ctx, c, p) })
+		run(CheckMachineName, func(p *config.Problems) { d.checkNameFree(ctx, c, p) })
+	} else {
+		why := "namespace " + cfg.Namespace + " does not exist"
+		checks = append(checks, Check{Name: CheckPermissions, Skipped: why}, Check{Name: CheckMachineName, Skipped: why})
 	}
 	if _, err := d.lookUp(ctx, c); err != nil {
 		var cerr *config.ConfigError
 		if !errors.As(err, &cerr) {
-			return err
+			return append(checks, failed(CheckImagesKeyPairs, "", err))
 		}
-		p.List = append(p.List, cerr.Problems...)
+		checks = append(checks, Check{Name: CheckImagesKeyPairs, Problems: cerr.Problems})
+	} else {
+		checks = append(checks, Check{Name: CheckImagesKeyPairs})
 	}
-	d.checkStorageClasses(ctx, c, &p)
-	d.checkNetworks(ctx, c, &p)
-	d.checkTopology(ctx, c, &p)
-	d.checkHostDevices(ctx, c, &p)
-	d.checkDeviceCapacity(ctx, c, &p)
-	ippool.Check(ctx, c, d.cfg, &p)
-	if err := p.ErrTitled("cannot create the machine on Harvester"); err != nil {
-		return err
+	run(CheckStorageClasses, func(p *config.Problems) { d.checkStorageClasses(ctx, c, p) })
+	run(CheckNetworks, func(p *config.Problems) { d.checkNetworks(ctx, c, p) })
+	unset := func(name, flags string) { checks = append(checks, Check{Name: name, Skipped: flags + " not given"}) }
+	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
+		unset(CheckZones, "--"+config.FlagZone+" and --"+config.FlagRegion)
+	} else {
+		run(CheckZones, func(p *config.Problems) { d.checkTopology(ctx, c, p) })
 	}
-	logging.Debugf("Harvester accepts VM %s/%s", cfg.Namespace, cfg.MachineName)
-	return nil
+	if len(cfg.HostDevices) == 0 && len(cfg.VGPUs) == 0 {
+		unset(CheckHostDevices, "--"+config.FlagHostDeviceInfo+" and --"+config.FlagVGPUInfo)
+	} else {
+		// One check: the capacity is asked only of devices the first part found usable.
+		run(CheckHostDevices, func(p *config.Problems) {
+			d.checkHostDevices(ctx, c, p)
+			d.checkDeviceCapacity(ctx, c, p)
+		})
+	}
+	if cfg.IPPool == nil {
+		unset(CheckIPPool, "--"+config.FlagIPPool)
+	} else {
+		run(CheckIPPool, func(p *config.Problems) { ippool.Check(ctx, c, d.cfg, p) })
+	}
+	return checks
+}
+
+// credentialDetail says when a working credential's token expires, with the create's warning when that is soon.
+func credentialDetail(expiry, now time.Time) string {
+	if w := expiryWarning(expiry, now); w != "" {
+		return w
+	}
+	if expiry.IsZero() {
+		return "accepted by Harvester"
+	}
+	return fmt.Sprintf("accepted by Harvester; its token expires at %s, in %s", expiry.Format(time.RFC3339), roundDuration(expiry.Sub(now)))
 }
 
 // neededAccess is what a create, the readiness watch and a later remove need in the machine's namespace; each

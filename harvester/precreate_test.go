@@ -30,7 +30,7 @@ func TestPreCreateCheckCreatesNothing(t *testing.T) {
 		switch a.GetVerb() {
 		case "get", "list", "watch":
 		case "create":
-			if a.GetResource().Resource != "selfsubjectaccessreviews" {
+			if !strings.HasPrefix(a.GetResource().Resource, "selfsubject") {
 				t.Errorf("PreCreateCheck wrote: %s %s", a.GetVerb(), a.GetResource().Resource)
 			}
 		default:
@@ -192,6 +192,36 @@ func TestIsISO(t *testing.T) {
 	for _, tt := range tests {
 		if got := isISO(tt.img); got != tt.want {
 			t.Errorf("%s: isISO = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// The pre-flight asks its permissions with one SelfSubjectRulesReview, and falls back to SelfSubjectAccessReviews
+// when the server cannot list the rules (incomplete); either way a denied permission is reported.
+func TestPreCreateCheckAsksPermissionsOnce(t *testing.T) {
+	for _, incomplete := range []bool{false, true} {
+		fc := newFakeCluster(t)
+		captureLog(t)
+		fc.rulesIncomplete = incomplete
+		fc.denied["delete virtualmachines"] = true
+		d := newTestDriver(t, fc, "m1", createOptions())
+		fc.dyn.ClearActions()
+		err := d.PreCreateCheck()
+		if err == nil || !strings.Contains(err.Error(), "the credential may not delete virtualmachines in namespace default") {
+			t.Errorf("incomplete %v: want the denied delete, got %v", incomplete, err)
+		}
+		reviews := map[string]int{}
+		for _, a := range fc.dyn.Actions() {
+			if a.GetVerb() == "create" {
+				reviews[a.GetResource().Resource]++
+			}
+		}
+		wantAccess := 0
+		if incomplete {
+			wantAccess = len(d.neededAccess())
+		}
+		if reviews["selfsubjectrulesreviews"] != 1 || reviews["selfsubjectaccessreviews"] != wantAccess {
+			t.Errorf("incomplete %v: want 1 rules review and %d access reviews, got %v", incomplete, wantAccess, reviews)
 		}
 	}
 }

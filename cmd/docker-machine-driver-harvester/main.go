@@ -37,6 +37,8 @@ func run(cmd string, args []string, lookupEnv func(string) (string, bool), stdou
 		return 0
 	case "render":
 		return render(args, lookupEnv, stdout, stderr)
+	case "check":
+		return check(args, lookupEnv, stdout, stderr)
 	case "cloud-provider-config":
 		return cloudProviderConfig(args, lookupEnv, stdout, stderr)
 	case "help", "--help", "-h":
@@ -55,6 +57,9 @@ It is started by them as a plugin (driver name "harvester"); by hand it offers:
 
   render --machine-name NAME [--harvester-... flags]
         print the cloud-init Secret and the VirtualMachine a create would make, without touching a cluster
+  check --machine-name NAME [--harvester-... flags]
+        run a create's pre-flight against Harvester with these flags and environment, one line per check (ok,
+        problem with its reason, skipped); it creates and changes nothing; exit code 1 on any problem
   cloud-provider-config --namespace NS --cluster-name NAME [--server https://VIP:6443]
         create the guest cluster's scoped cloud provider / CSI account in Harvester and print its kubeconfig
   version

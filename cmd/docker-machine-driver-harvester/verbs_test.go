@@ -118,3 +118,25 @@ current-context: h
 		})
 	}
 }
+
+func TestCheckVerbExitCodes(t *testing.T) {
+	unreachable := "apiVersion: v1\nkind: Config\nclusters:\n- name: h\n  cluster:\n    server: http://127.0.0.1:1\n" +
+		"contexts:\n- name: h\n  context:\n    cluster: h\n    user: u\nusers:\n- name: u\n  user: {}\ncurrent-context: h\n"
+	env := func(k string) (string, bool) {
+		v, ok := map[string]string{"HARVESTER_KUBECONFIG_CONTENT": unreachable}[k]
+		return v, ok
+	}
+	if _, stderr, code := runVerb(t, env, "check", "--harvester-disk-size", "10"); code != 2 || !strings.Contains(stderr, "--machine-name is required") {
+		t.Errorf("without a machine name: exit %d, stderr %q", code, stderr)
+	}
+	if _, _, code := runVerb(t, env, "check", "--machine-name", "m1", "--harvester-cpu-count"); code != 2 {
+		t.Errorf("a malformed command line: exit %d", code)
+	}
+	if _, stderr, code := runVerb(t, env, "check", "--machine-name", "m1", "--harvester-disk-size", "-1"); code != 1 || !strings.Contains(stderr, "--harvester-disk-size") {
+		t.Errorf("an invalid flag: exit %d, stderr %q", code, stderr)
+	}
+	stdout, _, code := runVerb(t, env, "check", "--machine-name", "m1", "--harvester-image-name", "img", "--harvester-disk-size", "10", "--harvester-network-name", "net")
+	if code != 1 || !strings.HasPrefix(stdout, "problem  credential") || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("an unreachable Harvester: exit %d, stdout %q", code, stdout)
+	}
+}

@@ -43,6 +43,7 @@ var (
 	ClusterRoleBindings = kind[rbacv1.ClusterRoleBinding](rbacv1.SchemeGroupVersion, "ClusterRoleBinding", "clusterrolebindings")
 	StorageClasses      = kind[storagev1.StorageClass](storagev1.SchemeGroupVersion, "StorageClass", "storageclasses")
 	AccessReviews       = kind[authorizationv1.SelfSubjectAccessReview](authorizationv1.SchemeGroupVersion, "SelfSubjectAccessReview", "selfsubjectaccessreviews")
+	RulesReviews        = kind[authorizationv1.SelfSubjectRulesReview](authorizationv1.SchemeGroupVersion, "SelfSubjectRulesReview", "selfsubjectrulesreviews")
 	Images              = kind[VirtualMachineImage](HarvesterGroupVersion, "VirtualMachineImage", "virtualmachineimages")
 	KeyPairs            = kind[KeyPair](HarvesterGroupVersion, "KeyPair", "keypairs")
 	// Networks are Harvester's VM networks: Multus NetworkAttachmentDefinitions, of which only the name matters.
