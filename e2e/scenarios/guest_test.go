@@ -20,6 +20,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // guestInstallScript stands in for Rancher's installer in a real guest. It records that it ran, whether the user's
@@ -117,7 +118,7 @@ func testRealGuestRancherFlow(t *testing.T) {
 			t.Errorf("%s: `%s` gave %q (%v), want %q", check.what, check.command, got, err, check.want)
 		}
 	}
-	token, err := b.Kube.CoreV1().Secrets(ns).Get(ctx, "rg1-token", metav1.GetOptions{})
+	token, err := b.Kube.CoreV1().Secrets(ns).Get(ctx, config.CloudProviderAccountName("rg1")+"-token", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
