@@ -133,9 +133,9 @@ func checkGuestKubeconfig(data, credential []byte) error {
 	cfg, _ := clientcmd.Load(data)
 	if len(credential) > 0 {
 		if own, err := clientcmd.Load(credential); err == nil {
-			if user := sharedCredential(cfg, own); user != "" {
+			if user, what := sharedCredential(cfg, own); user != "" {
 				return fmt.Errorf("is the Harvester credential of the driver itself (its user %q holds the same %s); give the guest a scoped kubeconfig (docker-machine-driver-harvester cloud-provider-config makes one) or use --%s",
-					user, sharedWhat(cfg.AuthInfos[user], own), FlagGenerateCloudProviderConfig)
+					user, what, FlagGenerateCloudProviderConfig)
 			}
 		}
 	}
@@ -149,23 +149,24 @@ func checkGuestKubeconfig(data, credential []byte) error {
 	return nil
 }
 
-// sharedCredential returns the name of a user of guest that authenticates as one of own's users, or "". The
+// sharedCredential returns the name of a user of guest that authenticates as one of own's users and what they
+// share (see sharedWhat), or "" and "". The
 // whole file goes into the guest, so every user in it counts, not only the current context's. Identity is
 // judged on what the server authenticates (a token, a client certificate, a user name and password, an exec or
 // auth-provider plugin), as parsed: the same credential written another way (quoted differently, in another
 // context or under another name, addressed to another server name) is still the same credential.
-func sharedCredential(guest, own *clientcmdapi.Config) string {
+func sharedCredential(guest, own *clientcmdapi.Config) (user, what string) {
 	names := make([]string, 0, len(guest.AuthInfos))
 	for name := range guest.AuthInfos {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if sharedWhat(guest.AuthInfos[name], own) != "" {
-			return name
+		if what := sharedWhat(guest.AuthInfos[name], own); what != "" {
+			return name, what
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // sharedWhat names the credential a guest user shares with one of own's users ("token", "client certificate",
