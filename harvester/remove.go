@@ -147,13 +147,22 @@ func (d *Driver) claimsToRemove(ctx context.Context, c kube.Interface, vm *kubev
 	return lists.SortedUnique(names), nil
 }
 
-// keptClaims returns the claim names of the VM's volumes that Remove leaves ("autoDelete": false).
+// keptVolumes are the names of the VM's volumes that Remove leaves ("autoDelete": false), from the annotation the
+// builder sets.
+func keptVolumes(vm *kubevirtv1.VirtualMachine) []string {
+	if v := vm.Annotations[config.AnnotationKeptVolumes]; v != "" {
+		return strings.Split(v, ",")
+	}
+	return nil
+}
+
+// keptClaims returns the claim names of the VM's volumes that Remove leaves.
 func keptClaims(vm *kubevirtv1.VirtualMachine) []string {
 	var names []string
-	if vm.Spec.Template == nil || vm.Annotations[config.AnnotationKeptVolumes] == "" {
+	if vm.Spec.Template == nil {
 		return names
 	}
-	kept := strings.Split(vm.Annotations[config.AnnotationKeptVolumes], ",")
+	kept := keptVolumes(vm)
 	for _, v := range vm.Spec.Template.Spec.Volumes {
 		if slices.Contains(kept, v.Name) && v.PersistentVolumeClaim != nil {
 			names = append(names, v.PersistentVolumeClaim.ClaimName)
@@ -168,7 +177,7 @@ func vmClaims(vm *kubevirtv1.VirtualMachine, all bool) []string {
 	if vm.Spec.Template == nil {
 		return names
 	}
-	kept := strings.Split(vm.Annotations[config.AnnotationKeptVolumes], ",")
+	kept := keptVolumes(vm)
 	for _, v := range vm.Spec.Template.Spec.Volumes {
 		switch {
 		case slices.Contains(kept, v.Name):
