@@ -311,7 +311,7 @@ func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *config.
 	for _, n := range nodes {
 		z, r := n.Labels[corev1.LabelTopologyZone], n.Labels[corev1.LabelTopologyRegion]
 		zones[z], regions[r] = true, true
-		if (len(cfg.Zones) == 0 || slices.Contains(cfg.Zones, z)) && (len(cfg.Regions) == 0 || slices.Contains(cfg.Regions, r)) {
+		if inZones(cfg, z, r) {
 			return // one host fits
 		}
 	}

@@ -91,9 +91,12 @@ func requestedDevices(cfg *config.Config) (map[string]int, map[string]string) {
 
 // inTopology says whether the machine may be placed on node: schedulable, and in its zones and regions.
 func inTopology(cfg *config.Config, n corev1.Node) bool {
-	return !n.Spec.Unschedulable &&
-		(len(cfg.Zones) == 0 || slices.Contains(cfg.Zones, n.Labels[corev1.LabelTopologyZone])) &&
-		(len(cfg.Regions) == 0 || slices.Contains(cfg.Regions, n.Labels[corev1.LabelTopologyRegion]))
+	return !n.Spec.Unschedulable && inZones(cfg, n.Labels[corev1.LabelTopologyZone], n.Labels[corev1.LabelTopologyRegion])
+}
+
+// inZones reports whether a host in zone and region may run the VM (--harvester-zone, --harvester-region).
+func inZones(cfg *config.Config, zone, region string) bool {
+	return (len(cfg.Zones) == 0 || slices.Contains(cfg.Zones, zone)) && (len(cfg.Regions) == 0 || slices.Contains(cfg.Regions, region))
 }
 
 // devicesInUse is, per device resource name, what each host has and who holds it.
