@@ -34,7 +34,9 @@ func TestInstall(t *testing.T) {
 	}
 
 	want := map[string][]string{ // group/version -> resource names
-		"kubevirt.io/v1":          {"virtualmachines", "virtualmachines/status", "virtualmachineinstances"},
+		"kubevirt.io/v1": {"virtualmachines", "virtualmachines/status", "virtualmachineinstances", "kubevirts", "kubevirts/status"},
+		"instancetype.kubevirt.io/v1beta1": {"virtualmachineinstancetypes", "virtualmachineclusterinstancetypes",
+			"virtualmachinepreferences", "virtualmachineclusterpreferences"},
 		"harvesterhci.io/v1beta1": {"virtualmachineimages", "keypairs", "settings"},
 		"k8s.cni.cncf.io/v1":      {"network-attachment-definitions"},
 	}

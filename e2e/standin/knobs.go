@@ -26,7 +26,8 @@ const (
 	// virt-launcher image cannot be pulled): printableStatus ErrImagePull.
 	InjectImagePullError = "image-pull-error"
 	// InjectCrashLoop makes every VMI fail right after it is scheduled; with runStrategy Always or RerunOnFailure
-	// the VM records status.startFailure and shows CrashLoopBackOff between attempts.
+	// KubeVirt's controller records status.startFailure and shows CrashLoopBackOff between attempts (its back-off
+	// starts at 10 s).
 	InjectCrashLoop = "crash-loop"
 	// InjectNoAgent leaves the guest agent unconnected: Running, interfaces without IPs, no AgentConnected.
 	InjectNoAgent = "no-agent"
@@ -49,20 +50,17 @@ const (
 	// (pkg/controller/master/virtualmachine/register.go: "VMController.CleanupPVCAndSnapshot"), which deletes
 	// the PVCs listed in removedPersistentVolumeClaims.
 	finalizerHarvesterVM = "wrangler.cattle.io/VMController.CleanupPVCAndSnapshot"
-	// finalizerKubeVirtVM keeps a VM until its VMI is gone (virt-controller).
-	finalizerKubeVirtVM = kubevirtv1.VirtualMachineControllerFinalizer
 	// finalizerVMI keeps a VMI until its guest has stopped (virt-handler).
 	finalizerVMI = kubevirtv1.VirtualMachineInstanceFinalizer
 )
 
 // Options tunes the imitated latencies. Zero values take the defaults in brackets.
 type Options struct {
-	PhaseDelay     time.Duration // each VMI step Pending → Scheduling → Scheduled → Running [50ms]
-	IPDelay        time.Duration // Running → guest agent connected, addresses reported [200ms]
-	BindDelay      time.Duration // PVC Pending → Bound [50ms]
-	StopDelay      time.Duration // VMI deleted → guest stopped, when its grace period is not 0 [100ms]
-	CrashLoopDelay time.Duration // first crash-loop back-off, doubled per failure up to 16× [500ms]
-	Workers        int           // reconcile workers [4]
+	PhaseDelay time.Duration // each VMI step Pending → Scheduling → Scheduled → Running [50ms]
+	IPDelay    time.Duration // Running → guest agent connected, addresses reported [200ms]
+	BindDelay  time.Duration // PVC Pending → Bound [50ms]
+	StopDelay  time.Duration // VMI deleted → guest stopped, when its grace period is not 0 [100ms]
+	Workers    int           // reconcile workers [4]
 	// Logf receives errors and one line per notable action; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -77,7 +75,6 @@ func (o Options) withDefaults() Options {
 	def(&o.IPDelay, 200*time.Millisecond)
 	def(&o.BindDelay, 50*time.Millisecond)
 	def(&o.StopDelay, 100*time.Millisecond)
-	def(&o.CrashLoopDelay, 500*time.Millisecond)
 	if o.Workers == 0 {
 		o.Workers = 4
 	}

@@ -1,18 +1,22 @@
-// Package standin imitates, in-process, the controllers KubeVirt and Harvester run around a VirtualMachine,
-// to the extent the node driver relies on them and nothing more:
+// Package standin imitates, in-process, the controllers around a VirtualMachine that the test bed cannot run
+// from upstream code, to the extent the node driver relies on them and nothing more. KubeVirt's own
+// VirtualMachine controller runs beside it (package virtcontroller): it creates and deletes VMIs for the
+// runStrategy and writes the VM's status; the stand-in plays
 //
-//   - Harvester's VM controller: PVCs from the harvesterhci.io/volumeClaimTemplates annotation (not owned by
-//     the VM), and on deletion the PVCs named in harvesterhci.io/removedPersistentVolumeClaims; the
-//     node-topology annotations on VMIs of VMs the node driver created.
-//   - KubeVirt's virt-controller and virt-handler: runStrategy (Always, RerunOnFailure, Halted, Manual, Once),
-//     the VMI and its phases Pending → Scheduling → Scheduled → Running, guest-agent interfaces and conditions,
-//     stop on deletion, VM status.printableStatus/created/ready/conditions as virt-controller derives them.
+//   - Harvester's VM controller: its finalizer on VMs, PVCs from the harvesterhci.io/volumeClaimTemplates
+//     annotation (not owned by the VM), and on deletion the PVCs named in
+//     harvesterhci.io/removedPersistentVolumeClaims; the node-topology annotations on VMIs of VMs the node driver
+//     created.
+//   - KubeVirt's VMI controller with kube-scheduler, and virt-handler: the VMI's phases Pending → Scheduling →
+//     Scheduled → Running, placement on a node (or the scheduler's Unschedulable message), the conditions KubeVirt
+//     derives from the launcher pod, guest-agent interfaces and conditions, the guest's shutdown when the VMI is
+//     deleted, and the VMI's finalizers once it is final.
 //   - a storage provisioner: PVCs of an existing storage class become Bound.
 //
 // There are no pods and no virt-launcher. Guests are simulated, with latencies imitated by small delays (Options)
 // and failures injected with annotations (AnnotationInject), or, for VMs annotated AnnotationGuest, real Linux
-// guests under qemu (realguest.go). Garbage collection of the VMI and of VM-owned
-// Secrets is left to the real kube-controller-manager.
+// guests under qemu (realguest.go). Garbage collection of the VMI and of VM-owned Secrets is left to the real
+// kube-controller-manager.
 package standin
 
 import (

@@ -161,25 +161,42 @@ func TestHaltedStopsAndAlwaysStarts(t *testing.T) {
 	}
 }
 
-// Deleting the VMI of a RerunOnFailure VM is a restart: a new VMI (new UID) comes up.
-func TestDeletedVMIIsReplaced(t *testing.T) {
+// Deleting the VMI of a RerunOnFailure VM stops the VM: the guest shuts down (Succeeded), and KubeVirt reruns only
+// a failed VMI (pkg/virt-controller/watch/vm/vm.go, RunStrategyRerunOnFailure). With runStrategy Always a deleted
+// VMI is replaced by a new one (new UID, same address).
+func TestDeletedVMI(t *testing.T) {
 	bed, ns, ctx := setup(t)
 	create(t, ctx, bed, vmspec.VM(ns, "vm1", "default/vlan100", ubuntu(bed)))
 	first, err := bed.WaitVMI(ctx, ns, "vm1", "running with an address", hasIP)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bed.Virt.KubevirtV1().VirtualMachineInstances(ns).Delete(ctx, "vm1", metav1.DeleteOptions{}); err != nil {
+	vmis := bed.Virt.KubevirtV1().VirtualMachineInstances(ns)
+	if err := vmis.Delete(ctx, "vm1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	second, err := bed.WaitVMI(ctx, ns, "vm1", "a new VMI running", func(vmi *kubevirtv1.VirtualMachineInstance, ok bool) bool {
-		return ok && vmi.UID != first.UID && hasIP(vmi, ok)
+	if _, err := bed.WaitVMI(ctx, ns, "vm1", "gone", testbed.Gone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bed.WaitVM(ctx, ns, "vm1", "Stopped", printable(kubevirtv1.VirtualMachineStatusStopped)); err != nil {
+		t.Fatal(err)
+	}
+	setRunStrategy(t, ctx, bed, ns, "vm1", kubevirtv1.RunStrategyAlways)
+	second, err := bed.WaitVMI(ctx, ns, "vm1", "started by runStrategy Always", hasIP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vmis.Delete(ctx, "vm1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	third, err := bed.WaitVMI(ctx, ns, "vm1", "a new VMI running", func(vmi *kubevirtv1.VirtualMachineInstance, ok bool) bool {
+		return ok && vmi.UID != second.UID && hasIP(vmi, ok)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.Status.Interfaces[0].IP != first.Status.Interfaces[0].IP {
-		t.Errorf("address changed across restart: %s -> %s", first.Status.Interfaces[0].IP, second.Status.Interfaces[0].IP)
+	if third.Status.Interfaces[0].IP != first.Status.Interfaces[0].IP {
+		t.Errorf("address changed across restart: %s -> %s", first.Status.Interfaces[0].IP, third.Status.Interfaces[0].IP)
 	}
 }
 
@@ -359,7 +376,7 @@ func updateVM(t *testing.T, ctx context.Context, bed *testbed.Bed, ns, name stri
 	}
 }
 
-// A guest that shuts itself down: RerunOnFailure leaves the VM Stopped with the Succeeded VMI in place;
+// A guest that shuts itself down: RerunOnFailure leaves the VM Stopped (KubeVirt removes the Succeeded VMI);
 // Always starts a new VMI.
 func TestGuestShutdown(t *testing.T) {
 	bed, ns, ctx := setup(t)
@@ -381,9 +398,18 @@ func TestGuestShutdown(t *testing.T) {
 	if _, err := bed.WaitVM(ctx, ns, "rerun", "Stopped", printable(kubevirtv1.VirtualMachineStatusStopped)); err != nil {
 		t.Fatal(err)
 	}
-	vmi, err := bed.Virt.KubevirtV1().VirtualMachineInstances(ns).Get(ctx, "rerun", metav1.GetOptions{})
-	if err != nil || vmi.UID != first["rerun"].UID || vmi.Status.Phase != kubevirtv1.Succeeded {
-		t.Errorf("RerunOnFailure after guest shutdown: VMI %v (err %v), want the first one, Succeeded", vmi.Status.Phase, err)
+	// KubeVirt removes the Succeeded VMI of a RerunOnFailure VM and starts none
+	// (pkg/virt-controller/watch/vm/vm.go, RunStrategyRerunOnFailure).
+	if _, err := bed.WaitVMI(ctx, ns, "rerun", "gone, not replaced", testbed.Gone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bed.WaitVM(ctx, ns, "rerun", "Stopped with no VMI", func(vm *kubevirtv1.VirtualMachine, ok bool) bool {
+		return ok && vm.Status.PrintableStatus == kubevirtv1.VirtualMachineStatusStopped && !vm.Status.Created
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := bed.StandIn.Calls()["POST virtualmachineinstances"]; n != 0 {
+		t.Errorf("the stand-in created %d VMIs", n)
 	}
 	if _, err := bed.WaitVMI(ctx, ns, "always", "replaced by a new VMI", func(vmi *kubevirtv1.VirtualMachineInstance, ok bool) bool {
 		return ok && vmi.UID != first["always"].UID

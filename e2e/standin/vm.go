@@ -12,8 +12,11 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
 
-// syncVM reconciles one VM and its VMI. It writes the VM at most once per call (finalizers, spec or status) and
-// returns how soon it wants to run again for a pending delay.
+// syncVM plays, for one VM and its VMI, the parts KubeVirt's own VirtualMachine controller (run beside the
+// stand-in by the test bed) leaves to others: Harvester's VM controller (its finalizer, the PVCs of
+// volumeClaimTemplates, their removal on delete), and, for the VMI that controller creates, virt-api's VMI
+// mutator, the VMI controller and virt-handler (advanceVMI, settleVMI). It returns how soon it wants to run again
+// for a pending delay.
 func (s *StandIn) syncVM(ctx context.Context, namespace, name string) (time.Duration, error) {
 	vm, err := cached[*kubevirtv1.VirtualMachine](s.vms, namespace, name)
 	if err != nil {
@@ -24,9 +27,8 @@ func (s *StandIn) syncVM(ctx context.Context, namespace, name string) (time.Dura
 		return 0, err
 	}
 	var next wait
-	// virt-handler: a VMI being deleted stops its guest, whether or not its VM still exists.
-	if vmi != nil && vmi.DeletionTimestamp != nil {
-		after, err := s.stopGuest(ctx, vmi)
+	if vmi != nil {
+		after, err := s.syncVMI(ctx, vm, vmi)
 		if err != nil {
 			return 0, err
 		}
@@ -39,170 +41,43 @@ func (s *StandIn) syncVM(ctx context.Context, namespace, name string) (time.Dura
 		return next.d, nil
 	}
 	if vm.DeletionTimestamp != nil {
-		return next.d, s.syncDeletingVM(ctx, vm, vmi)
+		return next.d, s.syncDeletingVM(ctx, vm)
 	}
-	if missing := missingFinalizers(vm); len(missing) > 0 {
+	if !slices.Contains(vm.Finalizers, finalizerHarvesterVM) {
 		upd := vm.DeepCopy()
-		upd.Finalizers = append(upd.Finalizers, missing...)
+		upd.Finalizers = append(upd.Finalizers, finalizerHarvesterVM)
 		_, err := s.virt.KubevirtV1().VirtualMachines(namespace).Update(ctx, upd, metav1.UpdateOptions{})
 		return 0, err // the update's watch event brings the VM back
 	}
-	if err := s.ensurePVCs(ctx, vm); err != nil {
-		return 0, err
-	}
-	vmi, startFailure, after, done, err := s.syncRunStrategy(ctx, vm, vmi)
-	if err != nil || done {
-		return 0, err
-	}
-	next.add(after)
-	if vmi != nil && vmi.DeletionTimestamp == nil && !vmi.IsFinal() {
-		if vmi, after, err = s.advanceVMI(ctx, vm, vmi); err != nil {
-			return 0, err
-		}
-		next.add(after)
-		if vmi.IsRunning() {
-			startFailure = nil // it started: the crash loop, if any, is over
-		}
-	}
-	return next.d, s.updateVMStatus(ctx, vm, vmi, startFailure)
+	return next.d, s.ensurePVCs(ctx, vm)
 }
 
-// syncRunStrategy does what virt-controller does for the VM's runStrategy: create the VMI, delete it, or
-// leave it. It returns the VMI as it now is (nil when there is none or it is being removed), the
-// status.startFailure to record, a delay before the next start attempt, and done=true when it updated the VM
-// itself (the caller must not write the VM again in this round). A VMI it deletes is returned as it was: it
-// counts as Stopping until it is gone.
-func (s *StandIn) syncRunStrategy(ctx context.Context, vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) (
-	_ *kubevirtv1.VirtualMachineInstance, startFailure *kubevirtv1.VirtualMachineStartFailure, after time.Duration, done bool, err error,
-) {
-	startFailure = vm.Status.StartFailure
-	rs, err := vm.RunStrategy()
-	if err != nil {
-		s.opts.Logf("standin: vm %s/%s: %v", vm.Namespace, vm.Name, err)
-		return vmi, startFailure, 0, false, nil
+// syncVMI moves the VMI of vm (nil when the VM is gone) along: settling one being deleted or final, advancing a
+// live one.
+func (s *StandIn) syncVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) (time.Duration, error) {
+	switch {
+	case vmi.DeletionTimestamp != nil || vmi.IsFinal():
+		return s.settleVMI(ctx, vm, vmi) // whether or not its VM still exists
+	case vm == nil:
+		return 0, nil // its VM is gone: the garbage collector deletes it, then settleVMI stops it
 	}
-	if vmi != nil && vmi.DeletionTimestamp != nil {
-		return vmi, startFailure, 0, false, nil // stopping; decide again once it is gone
-	}
-	switch rs {
-	case kubevirtv1.RunStrategyHalted:
-		if vmi != nil && !vmi.IsFinal() {
-			return vmi, startFailure, 0, false, s.deleteVMI(ctx, vmi, "runStrategy Halted")
-		}
-		return vmi, startFailure, 0, false, nil
-	case kubevirtv1.RunStrategyManual:
-		return vmi, startFailure, 0, false, nil // started and stopped only through subresources, which do not exist here
-	case kubevirtv1.RunStrategyOnce:
-		if vmi != nil && vmi.IsFinal() {
-			// KubeVirt turns Once into Halted when the single run is over.
-			upd := vm.DeepCopy()
-			halted := kubevirtv1.RunStrategyHalted
-			upd.Spec.RunStrategy = &halted
-			_, err := s.virt.KubevirtV1().VirtualMachines(vm.Namespace).Update(ctx, upd, metav1.UpdateOptions{})
-			return vmi, startFailure, 0, true, err
-		}
-	case kubevirtv1.RunStrategyAlways, kubevirtv1.RunStrategyRerunOnFailure:
-		if vmi != nil && vmi.IsFinal() {
-			failed := vmi.Status.Phase == kubevirtv1.Failed
-			if !failed && rs == kubevirtv1.RunStrategyRerunOnFailure {
-				return vmi, startFailure, 0, false, nil // the guest shut itself down: stays Stopped
-			}
-			if failed {
-				startFailure = recordFailure(startFailure, vmi, s.opts.CrashLoopDelay)
-			}
-			return vmi, startFailure, 0, false, s.deleteVMI(ctx, vmi, "restart after "+string(vmi.Status.Phase))
-		}
-	}
-	if vmi != nil {
-		return vmi, startFailure, 0, false, nil
-	}
-	if startFailure != nil && startFailure.RetryAfterTimestamp != nil {
-		if wait := time.Until(startFailure.RetryAfterTimestamp.Time); wait > 0 {
-			return nil, startFailure, wait, false, nil // crash-loop back-off
-		}
-	}
-	created, err := s.virt.KubevirtV1().VirtualMachineInstances(vm.Namespace).Create(ctx, newVMI(vm), metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		return nil, startFailure, 0, false, fmt.Errorf("VMI %s/%s exists but is not in the cache yet", vm.Namespace, vm.Name)
-	}
-	if err != nil {
-		return nil, startFailure, 0, false, err
-	}
-	s.opts.Logf("standin: vm %s/%s: created VMI (uid %s)", vm.Namespace, vm.Name, created.UID)
-	return created, startFailure, 0, false, nil
+	_, after, err := s.advanceVMI(ctx, vm, vmi)
+	return after, err
 }
 
-// syncDeletingVM runs the removal handlers in order, one write per round: status Terminating; Harvester's
-// OnRemove (delete the PVCs named in removedPersistentVolumeClaims, drop its finalizer); virt-controller (stop
-// the VMI, drop its finalizer once the VMI is gone). The garbage collector does the rest.
-func (s *StandIn) syncDeletingVM(ctx context.Context, vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) error {
-	vms := s.virt.KubevirtV1().VirtualMachines(vm.Namespace)
-	if vm.Status.PrintableStatus != kubevirtv1.VirtualMachineStatusTerminating {
-		upd := vm.DeepCopy()
-		upd.Status.PrintableStatus = kubevirtv1.VirtualMachineStatusTerminating
-		_, err := vms.UpdateStatus(ctx, upd, metav1.UpdateOptions{})
-		return ignoreNotFound(err)
+// syncDeletingVM runs Harvester's OnRemove: delete the PVCs named in removedPersistentVolumeClaims, then drop its
+// finalizer. KubeVirt's controller stops the VMI and drops its own finalizer; the garbage collector does the rest.
+func (s *StandIn) syncDeletingVM(ctx context.Context, vm *kubevirtv1.VirtualMachine) error {
+	if !slices.Contains(vm.Finalizers, finalizerHarvesterVM) {
+		return nil
 	}
-	if slices.Contains(vm.Finalizers, finalizerHarvesterVM) {
-		if err := s.removePVCs(ctx, vm); err != nil {
-			return err
-		}
-		return ignoreNotFound(s.dropFinalizer(ctx, vm, finalizerHarvesterVM))
+	if err := s.removePVCs(ctx, vm); err != nil {
+		return err
 	}
-	if vmi != nil {
-		if vmi.DeletionTimestamp == nil {
-			return s.deleteVMI(ctx, vmi, "its VM is being deleted")
-		}
-		return nil // stopGuest runs on the VMI's events
-	}
-	if slices.Contains(vm.Finalizers, finalizerKubeVirtVM) {
-		return ignoreNotFound(s.dropFinalizer(ctx, vm, finalizerKubeVirtVM))
-	}
-	return nil
-}
-
-func (s *StandIn) dropFinalizer(ctx context.Context, vm *kubevirtv1.VirtualMachine, f string) error {
 	upd := vm.DeepCopy()
-	upd.Finalizers = slices.DeleteFunc(upd.Finalizers, func(x string) bool { return x == f })
+	upd.Finalizers = slices.DeleteFunc(upd.Finalizers, func(x string) bool { return x == finalizerHarvesterVM })
 	_, err := s.virt.KubevirtV1().VirtualMachines(vm.Namespace).Update(ctx, upd, metav1.UpdateOptions{})
-	return err
-}
-
-func (s *StandIn) deleteVMI(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, why string) error {
-	s.opts.Logf("standin: vm %s/%s: deleting VMI (uid %s): %s", vmi.Namespace, vmi.Name, vmi.UID, why)
-	uid := vmi.UID
-	err := s.virt.KubevirtV1().VirtualMachineInstances(vmi.Namespace).Delete(ctx, vmi.Name,
-		metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if apierrors.IsConflict(err) {
-		return nil // a newer VMI already replaced this one
-	}
 	return ignoreNotFound(err)
-}
-
-// missingFinalizers lists the finalizers Harvester and KubeVirt put on every VM that it lacks.
-func missingFinalizers(vm *kubevirtv1.VirtualMachine) []string {
-	var out []string
-	for _, f := range []string{finalizerHarvesterVM, finalizerKubeVirtVM} {
-		if !slices.Contains(vm.Finalizers, f) {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// recordFailure counts a failed VMI once and sets the back-off before the next start: CrashLoopDelay doubled per
-// consecutive failure, at most 16 times it (KubeVirt backs off from 10 s to 5 min).
-func recordFailure(prev *kubevirtv1.VirtualMachineStartFailure, vmi *kubevirtv1.VirtualMachineInstance, base time.Duration) *kubevirtv1.VirtualMachineStartFailure {
-	if prev != nil && prev.LastFailedVMIUID == vmi.UID {
-		return prev
-	}
-	n := 1
-	if prev != nil {
-		n = prev.ConsecutiveFailCount + 1
-	}
-	backoff := base << min(n-1, 4)
-	retry := metav1.NewTime(time.Now().Add(backoff))
-	return &kubevirtv1.VirtualMachineStartFailure{ConsecutiveFailCount: n, LastFailedVMIUID: vmi.UID, RetryAfterTimestamp: &retry}
 }
 
 // wait keeps the shortest positive delay added to it.

@@ -3,7 +3,6 @@ package standin
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -12,30 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
-
-// newVMI builds the VMI virt-controller creates for a VM: named after it, owned by it (controller, blocking
-// the owner's foreground deletion), the template's labels, annotations and spec, and phase Pending.
-func newVMI(vm *kubevirtv1.VirtualMachine) *kubevirtv1.VirtualMachineInstance {
-	now := metav1.Now()
-	vmi := &kubevirtv1.VirtualMachineInstance{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            vm.Name,
-			Namespace:       vm.Namespace,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vm, kubevirtv1.VirtualMachineGroupVersionKind)},
-			Finalizers:      []string{finalizerVMI},
-		},
-		Status: kubevirtv1.VirtualMachineInstanceStatus{
-			Phase:                     kubevirtv1.Pending,
-			PhaseTransitionTimestamps: []kubevirtv1.VirtualMachineInstancePhaseTransitionTimestamp{{Phase: kubevirtv1.Pending, PhaseTransitionTimestamp: now}},
-		},
-	}
-	if t := vm.Spec.Template; t != nil {
-		vmi.Labels = maps.Clone(t.ObjectMeta.Labels)
-		vmi.Annotations = maps.Clone(t.ObjectMeta.Annotations)
-		vmi.Spec = *t.Spec.DeepCopy()
-	}
-	return vmi
-}
 
 // advanceVMI moves a live VMI one step along Pending → Scheduling → Scheduled → Running → guest agent
 // connected, each step after its delay, or holds it where an injected fault or a missing/unbound PVC holds a real
@@ -50,6 +25,15 @@ func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine,
 			return false
 		}
 		return true
+	}
+	if vmi.Status.Phase == "" {
+		// A new VMI, as KubeVirt's VirtualMachine controller creates it. virt-api's VMI mutator would have added
+		// virt-handler's finalizer at creation (pkg/virt-api/webhooks/mutating-webhook/mutators/vmi-mutator.go);
+		// the VMI controller then reports it Pending.
+		if !slices.Contains(upd.Finalizers, finalizerVMI) {
+			upd.Finalizers = append(upd.Finalizers, finalizerVMI)
+		}
+		setPhase(upd, kubevirtv1.Pending)
 	}
 	switch vmi.Status.Phase {
 	case "", kubevirtv1.Pending:
@@ -148,37 +132,43 @@ func (s *StandIn) schedule(vm *kubevirtv1.VirtualMachine, upd *kubevirtv1.Virtua
 	}
 }
 
-// stopGuest is virt-handler shutting down the guest of a VMI being deleted: after the grace period (capped at
-// Options.StopDelay; 0 means at once, as does a VMI that is not running) it marks the VMI Succeeded and drops
-// its finalizer, and the VMI is gone.
-func (s *StandIn) stopGuest(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (time.Duration, error) {
-	if !slices.Contains(vmi.Finalizers, finalizerVMI) {
-		return 0, nil
-	}
-	grace := kubevirtv1.DefaultGracePeriodSeconds
-	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
-		grace = *g
-	}
-	if !s.stopRealGuest(vmi, time.Duration(grace)*time.Second) {
-		return 500 * time.Millisecond, nil
-	}
-	delay := s.opts.StopDelay
-	if grace == 0 || vmi.IsFinal() || !vmi.IsRunning() || vmi.Annotations[AnnotationGuestSSH] != "" {
-		delay = 0 // a real guest has just stopped for real
-	}
-	if wait := delay - s.elapsed(vmi.UID, "deleting"); wait > 0 {
-		return wait, nil
-	}
+// settleVMI handles a VMI being deleted or in a final phase. Being deleted, it is virt-handler shutting the guest
+// down: after the grace period (capped at Options.StopDelay; 0 means at once, as does a VMI that is not running)
+// the VMI is marked Succeeded. Final, it is the VMI controller (kubevirt/kubevirt
+// pkg/virt-controller/watch/vmi/lifecycle.go, case vmi.IsFinal()): with no launcher pod left, virt-handler's
+// finalizer goes, and, when no VM owns the VMI any more, the VM controller's too; an owning VM's controller drops
+// its own.
+func (s *StandIn) settleVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) (time.Duration, error) {
 	upd := vmi.DeepCopy()
-	if !upd.IsFinal() {
+	if !vmi.IsFinal() {
+		grace := kubevirtv1.DefaultGracePeriodSeconds
+		if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
+			grace = *g
+		}
+		if !s.stopRealGuest(vmi, time.Duration(grace)*time.Second) {
+			return 500 * time.Millisecond, nil
+		}
+		delay := s.opts.StopDelay
+		if grace == 0 || !vmi.IsRunning() || vmi.Annotations[AnnotationGuestSSH] != "" {
+			delay = 0 // a real guest has just stopped for real
+		}
+		if wait := delay - s.elapsed(vmi.UID, "deleting"); wait > 0 {
+			return wait, nil
+		}
 		setPhase(upd, kubevirtv1.Succeeded)
 	}
-	upd.Finalizers = slices.DeleteFunc(upd.Finalizers, func(f string) bool { return f == finalizerVMI })
-	_, err := s.virt.KubevirtV1().VirtualMachineInstances(vmi.Namespace).Update(ctx, upd, metav1.UpdateOptions{})
-	if err == nil {
+	drop := []string{finalizerVMI}
+	if vm == nil || !metav1.IsControlledBy(vmi, vm) {
+		drop = append(drop, kubevirtv1.VirtualMachineControllerFinalizer)
+	}
+	upd.Finalizers = slices.DeleteFunc(upd.Finalizers, func(f string) bool { return slices.Contains(drop, f) })
+	if _, err := s.writeVMI(ctx, vmi, upd); err != nil {
+		return 0, ignoreNotFound(err)
+	}
+	if vmi.DeletionTimestamp != nil && len(upd.Finalizers) == 0 {
 		s.forget(vmi.UID)
 	}
-	return 0, ignoreNotFound(err)
+	return 0, nil
 }
 
 // writeVMI updates the VMI when upd differs from old. VirtualMachineInstance has no status subresource: status

@@ -1,6 +1,7 @@
 // Package testbed composes the simulated Harvester the end-to-end tests and `make demo` run against: a real
 // control plane, Harvester's and KubeVirt's own CRDs (package upstream), KubeVirt's and Harvester's own
-// VirtualMachine admission (package admission), a seeded cluster state and the stand-in controllers.
+// VirtualMachine admission (package admission), a seeded cluster state, KubeVirt's own VirtualMachine controller
+// (package virtcontroller) and the stand-in controllers for what it leaves to others (package standin).
 package testbed
 
 import (
@@ -22,6 +23,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/e2e/fixtures"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/upstream"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/virtcontroller"
 )
 
 // Options configures Start. The zero value gives the default bed.
@@ -32,8 +34,8 @@ type Options struct {
 	Fixtures *fixtures.Spec
 	// StandIn options (latencies, workers).
 	StandIn standin.Options
-	// NoStandIn starts the bed without the stand-in controllers: VMs then never progress. Start one later with
-	// StartStandIn.
+	// NoStandIn starts the bed without the controllers (KubeVirt's VirtualMachine controller and the stand-in):
+	// VMs then never progress. Start them later with StartStandIn.
 	NoStandIn bool
 	// Logf receives progress lines of all parts; nil discards them.
 	Logf func(format string, args ...any)
@@ -47,8 +49,10 @@ type Bed struct {
 	// HarvesterAdmission is Harvester's VirtualMachine validator, which every VM create and update (status
 	// updates included) passes through.
 	HarvesterAdmission *admission.Webhook
-	// StandIn is nil when started with NoStandIn or after StopStandIn.
-	StandIn *standin.StandIn
+	// VMController is KubeVirt's VirtualMachine controller; StandIn plays the rest. Both are nil when started with
+	// NoStandIn or after StopStandIn.
+	VMController *virtcontroller.Controller
+	StandIn      *standin.StandIn
 	// Seeded reports what seeding produced (image storage class names).
 	Seeded *fixtures.Seeded
 	// KubeconfigPath is a file holding the admin kubeconfig (removed by Stop).
@@ -58,7 +62,8 @@ type Bed struct {
 	Virt    kubevirt.Interface
 	Dynamic dynamic.Interface
 
-	opts Options
+	opts         Options
+	kubevirtTool string
 }
 
 // Start brings up the whole bed; on error nothing is left running. Callers need not bound it: building the
@@ -100,7 +105,7 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	// The rest of the start-up (clients, seeding, the stand-in) gets a bound of its own.
 	ctx, cancel := context.WithTimeout(ctx, controlplane.DefaultStartTimeout)
 	defer cancel()
-	started := &Bed{ControlPlane: cp, opts: opts}
+	started := &Bed{ControlPlane: cp, opts: opts, kubevirtTool: kubevirtTool}
 	b = started
 	defer func() {
 		if err != nil {
@@ -158,29 +163,40 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	return b, nil
 }
 
-// StartStandIn starts the stand-in controllers (after NoStandIn or StopStandIn).
+// StartStandIn starts KubeVirt's VirtualMachine controller and the stand-in controllers (after NoStandIn or
+// StopStandIn).
 func (b *Bed) StartStandIn(ctx context.Context) error {
 	if b.StandIn != nil {
 		return fmt.Errorf("the stand-in is already running")
 	}
+	t0 := time.Now()
+	vmc, err := virtcontroller.Start(ctx, virtcontroller.Options{Tool: b.kubevirtTool, Dir: b.ControlPlane.Dir(), Kubeconfig: b.KubeconfigPath})
+	if err != nil {
+		return err
+	}
+	b.opts.Logf("testbed: KubeVirt's VirtualMachine controller running after %v", time.Since(t0).Round(time.Millisecond))
 	so := b.opts.StandIn
 	if so.Logf == nil {
 		so.Logf = b.opts.Logf
 	}
 	s, err := standin.Start(ctx, b.ControlPlane.AdminConfig(), so)
 	if err != nil {
+		vmc.Stop()
 		return fmt.Errorf("start the stand-in controllers: %w", err)
 	}
-	b.StandIn = s
+	b.VMController, b.StandIn = vmc, s
 	return nil
 }
 
-// StopStandIn stops the stand-in controllers; VMs keep their state and stop progressing.
+// StopStandIn stops the stand-in and KubeVirt's VirtualMachine controller; VMs keep their state and stop
+// progressing.
 func (b *Bed) StopStandIn() {
 	if b.StandIn != nil {
 		b.StandIn.Stop()
 		b.StandIn = nil
 	}
+	b.VMController.Stop()
+	b.VMController = nil
 }
 
 // Stop stops the stand-in, the admission servers and the control plane, and removes their files.
@@ -195,7 +211,7 @@ func (b *Bed) Stop() {
 
 // Logs returns the last n lines of each server's log, for failure messages.
 func (b *Bed) Logs(n int) string {
-	return b.ControlPlane.Logs(n) + b.Admission.Logs(n) + b.HarvesterAdmission.Logs(n)
+	return b.ControlPlane.Logs(n) + b.Admission.Logs(n) + b.HarvesterAdmission.Logs(n) + b.VMController.Logs(n)
 }
 
 // AdminConfig returns a fresh admin client configuration.

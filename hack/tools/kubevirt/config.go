@@ -39,9 +39,9 @@ network:
 // KubeVirt falls back to its defaults, with only a log line, when a configuration does not apply; that is
 // checked here.
 func clusterConfig() (*virtconfig.ClusterConfig, error) {
-	var want v1.KubeVirtConfiguration
-	if err := yaml.UnmarshalStrict([]byte(harvesterKubeVirtConfiguration), &want); err != nil {
-		return nil, fmt.Errorf("Harvester's KubeVirt configuration: %w", err)
+	want, err := harvesterConfiguration()
+	if err != nil {
+		return nil, err
 	}
 	cfg, _, _ := testutils.NewFakeClusterConfigUsingKVConfig(want.DeepCopy())
 	got := cfg.GetConfig()
@@ -55,4 +55,13 @@ func clusterConfig() (*virtconfig.ClusterConfig, error) {
 		return nil, fmt.Errorf("KubeVirt did not take Harvester's configuration: vmRolloutStrategy is not LiveUpdate")
 	}
 	return cfg, nil
+}
+
+// harvesterConfiguration decodes harvesterKubeVirtConfiguration, refusing unknown fields.
+func harvesterConfiguration() (*v1.KubeVirtConfiguration, error) {
+	var c v1.KubeVirtConfiguration
+	if err := yaml.UnmarshalStrict([]byte(harvesterKubeVirtConfiguration), &c); err != nil {
+		return nil, fmt.Errorf("Harvester's KubeVirt configuration: %w", err)
+	}
+	return &c, nil
 }

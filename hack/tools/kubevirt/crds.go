@@ -11,13 +11,20 @@ import (
 	"kubevirt.io/kubevirt/pkg/virt-operator/resource/generate/components"
 )
 
-// printCRDs writes the VirtualMachine and VirtualMachineInstance CRDs that virt-operator installs
-// (kubevirt/kubevirt pkg/virt-operator/resource/generate/components/crds.go), each a YAML document. Their
-// schemas come from components/validations_generated.go; a CRD without one is an error, not a permissive CRD.
+// printCRDs writes the CRDs the test bed needs as virt-operator installs them (kubevirt/kubevirt
+// pkg/virt-operator/resource/generate/components/crds.go), each a YAML document: VirtualMachine and
+// VirtualMachineInstance, and for the VirtualMachine controller (controller.go) KubeVirt (its configuration) and
+// the four instancetype and preference kinds (its instancetype controller watches them). Their schemas come from
+// components/validations_generated.go; a CRD without one is an error, not a permissive CRD.
 func printCRDs(w io.Writer) error {
 	for _, gen := range []func() (*extv1.CustomResourceDefinition, error){
 		components.NewVirtualMachineCrd,
 		components.NewVirtualMachineInstanceCrd,
+		components.NewKubeVirtCrd,
+		components.NewVirtualMachineInstancetypeCrd,
+		components.NewVirtualMachineClusterInstancetypeCrd,
+		components.NewVirtualMachinePreferenceCrd,
+		components.NewVirtualMachineClusterPreferenceCrd,
 	} {
 		crd, err := gen()
 		if err != nil {

@@ -6,6 +6,7 @@
 //	kubevirt webhook [flags]      serve virt-api's VirtualMachine validating admission over HTTPS
 //	kubevirt admit FILE...        run virt-api's VirtualMachine admitter on the VirtualMachines in YAML files,
 //	                              without a server; one JSON verdict per VirtualMachine on stdout
+//	kubevirt controller [flags]   run virt-controller's VirtualMachine controller against a cluster (controller.go)
 //
 // The cluster configuration the admitter sees is Harvester's (see config.go).
 package main
@@ -25,7 +26,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: kubevirt crds | webhook [flags] | admit FILE...")
+		return fmt.Errorf("usage: kubevirt crds | webhook [flags] | admit FILE... | controller [flags]")
 	}
 	switch args[0] {
 	case "crds":
@@ -34,7 +35,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return serveWebhook(args[1:], stderr)
 	case "admit":
 		return admitFiles(args[1:], stdout)
+	case "controller":
+		return runController(args[1:], stderr)
 	default:
-		return fmt.Errorf("unknown subcommand %q: want crds, webhook or admit", args[0])
+		return fmt.Errorf("unknown subcommand %q: want crds, webhook, admit or controller", args[0])
 	}
 }

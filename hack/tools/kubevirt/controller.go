@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	k8sv1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	k8scorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	v1 "kubevirt.io/api/core/v1"
+	"kubevirt.io/client-go/kubecli"
+
+	instancetypecontroller "kubevirt.io/kubevirt/pkg/instancetype/controller/vm"
+	netcontrollers "kubevirt.io/kubevirt/pkg/network/controllers"
+	"kubevirt.io/kubevirt/pkg/controller"
+	virtconfig "kubevirt.io/kubevirt/pkg/virt-config"
+	"kubevirt.io/kubevirt/pkg/virt-controller/watch/vm"
+)
+
+// runController runs virt-controller's VirtualMachine controller (kubevirt/kubevirt
+// pkg/virt-controller/watch/vm) out of cluster against -kubeconfig, wired as virt-controller wires it
+// (pkg/virt-controller/watch/application.go initVirtualMachines): the same informers, the network and firmware
+// synchronizers, the instancetype controller and an event recorder. CDI is absent, as on Harvester, so the
+// DataVolume and DataSource informers are KubeVirt's own dummies.
+//
+// The cluster configuration is read, as virt-controller reads it, from the KubeVirt resource in -namespace.
+// Playing virt-operator's part, the command first makes sure that resource exists with Harvester's
+// configuration (config.go) and reports it Deployed: virt-config ignores a KubeVirt without a phase.
+//
+// It runs until SIGTERM or SIGINT. Once its caches are synced it writes "ready" to -ready-file.
+func runController(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	kubeconfig := fs.String("kubeconfig", "", "cluster to run against (required)")
+	namespace := fs.String("namespace", "harvester-system", "namespace of the KubeVirt resource (Harvester installs KubeVirt there)")
+	workers := fs.Int("workers", 3, "VirtualMachine workers (virt-controller's default is 3)")
+	readyFile := fs.String("ready-file", "", "write \"ready\" to this file once the caches are synced")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *kubeconfig == "" {
+		return errors.New("controller needs -kubeconfig")
+	}
+	client, err := kubecli.GetKubevirtClientFromFlags("", *kubeconfig)
+	if err != nil {
+		return fmt.Errorf("client for %s: %w", *kubeconfig, err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := ensureKubeVirt(ctx, client, *namespace); err != nil {
+		return err
+	}
+
+	factory := controller.NewKubeInformerFactory(client.RestClient(), client, client, nil, *namespace)
+	crdInformer, kubeVirtInformer := factory.CRD(), factory.KubeVirt()
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), crdInformer.HasSynced, kubeVirtInformer.HasSynced) {
+		return fmt.Errorf("the CRD and KubeVirt caches did not sync: %w", ctx.Err())
+	}
+	clusterConfig, err := virtconfig.NewClusterConfig(crdInformer, kubeVirtInformer, *namespace)
+	if err != nil {
+		return err
+	}
+	if err := checkHarvesterConfig(clusterConfig); err != nil {
+		return err
+	}
+
+	vmiInformer, vmInformer := factory.VMI(), factory.VirtualMachine()
+	revisions := factory.ControllerRevision()
+	instancetypes, clusterInstancetypes := factory.VirtualMachineInstancetype(), factory.VirtualMachineClusterInstancetype()
+	preferences, clusterPreferences := factory.VirtualMachinePreference(), factory.VirtualMachineClusterPreference()
+	recorder := newRecorder(client, "virtualmachine-controller")
+	vmController, err := vm.NewController(
+		vmiInformer,
+		vmInformer,
+		factory.DummyDataVolume(),
+		factory.DummyDataSource(),
+		kubeVirtInformer,
+		factory.Namespace(),
+		factory.PersistentVolumeClaim(),
+		revisions,
+		recorder,
+		client,
+		clusterConfig,
+		netcontrollers.NewVMController(client.GeneratedKubeVirtClient()),
+		vm.NewFirmwareController(client.GeneratedKubeVirtClient()),
+		instancetypecontroller.New(
+			instancetypes.GetStore(), clusterInstancetypes.GetStore(),
+			preferences.GetStore(), clusterPreferences.GetStore(),
+			revisions.GetStore(), client, clusterConfig, recorder,
+		),
+		nil, nil, // additionalLauncherAnnotationsSync, additionalLauncherLabelsSync: virt-controller's flags, unset by Harvester
+	)
+	if err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	synced := []cache.InformerSynced{vmiInformer.HasSynced, vmInformer.HasSynced, revisions.HasSynced,
+		instancetypes.HasSynced, clusterInstancetypes.HasSynced, preferences.HasSynced, clusterPreferences.HasSynced}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return fmt.Errorf("the VirtualMachine controller's caches did not sync: %w", ctx.Err())
+	}
+	go vmController.Run(*workers, ctx.Done())
+	if *readyFile != "" {
+		if err := writeAtomic(*readyFile, "ready"); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "kubevirt controller: VirtualMachine controller running (%d workers)\n", *workers)
+	<-ctx.Done()
+	fmt.Fprintln(stderr, "kubevirt controller: stopping")
+	return nil
+}
+
+// ensureKubeVirt creates the KubeVirt resource virt-operator would, named kubevirt as Harvester's chart names it,
+// with Harvester's configuration, unless one exists; and reports it Deployed. An existing resource is left as it
+// is but for a missing phase.
+func ensureKubeVirt(ctx context.Context, client kubecli.KubevirtClient, namespace string) error {
+	conf, err := harvesterConfiguration()
+	if err != nil {
+		return err
+	}
+	api := client.KubeVirt(namespace)
+	kv := &v1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt", Namespace: namespace},
+		Spec: v1.KubeVirtSpec{Configuration: *conf}}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var got *v1.KubeVirt
+		got, err = api.Create(ctx, kv, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			got, err = api.Get(ctx, kv.Name, metav1.GetOptions{})
+		}
+		if err == nil && got.Status.Phase == "" {
+			got.Status.Phase = v1.KubeVirtPhaseDeployed
+			_, err = api.UpdateStatus(ctx, got, metav1.UpdateOptions{})
+		}
+		// The namespace or the CRD may still be on its way; anything else is final.
+		if err == nil || !(apierrors.IsNotFound(err) || apierrors.IsConflict(err)) || time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("KubeVirt resource %s/kubevirt: %w", namespace, err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// checkHarvesterConfig fails when the configuration the controller reads is not Harvester's: KubeVirt falls back
+// to its defaults, with only a log line, when a KubeVirt resource's configuration does not apply.
+func checkHarvesterConfig(cfg *virtconfig.ClusterConfig) error {
+	want, err := harvesterConfiguration()
+	if err != nil {
+		return err
+	}
+	got := cfg.GetConfig()
+	for _, gate := range want.DeveloperConfiguration.FeatureGates {
+		if !slices.Contains(got.DeveloperConfiguration.FeatureGates, gate) {
+			return fmt.Errorf("the controller did not take Harvester's KubeVirt configuration: feature gate %s is off (gates on: %v)",
+				gate, got.DeveloperConfiguration.FeatureGates)
+		}
+	}
+	return nil
+}
+
+// newRecorder records events through the API server, as virt-controller's newRecorder does.
+func newRecorder(client kubecli.KubevirtClient, component string) record.EventRecorder {
+	b := record.NewBroadcaster()
+	b.StartRecordingToSink(&k8scorev1.EventSinkImpl{Interface: client.CoreV1().Events(k8sv1.NamespaceAll)})
+	return b.NewRecorder(scheme.Scheme, k8sv1.EventSource{Component: component})
+}
