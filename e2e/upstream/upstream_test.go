@@ -30,6 +30,11 @@ func TestLoad(t *testing.T) {
 		"CustomResourceDefinition/network-attachment-definitions.k8s.cni.cncf.io",
 		"CustomResourceDefinition/virtualmachines.kubevirt.io",
 		"CustomResourceDefinition/virtualmachineinstances.kubevirt.io",
+		"CustomResourceDefinition/kubevirts.kubevirt.io",
+		"CustomResourceDefinition/virtualmachineinstancetypes.instancetype.kubevirt.io",
+		"CustomResourceDefinition/virtualmachineclusterinstancetypes.instancetype.kubevirt.io",
+		"CustomResourceDefinition/virtualmachinepreferences.instancetype.kubevirt.io",
+		"CustomResourceDefinition/virtualmachineclusterpreferences.instancetype.kubevirt.io",
 		"ClusterRole/harvesterhci.io:cloudprovider",
 		"ClusterRole/harvesterhci.io:csi-driver",
 	} {
@@ -37,8 +42,8 @@ func TestLoad(t *testing.T) {
 			t.Errorf("%s is missing (loaded %d objects)", want, len(objs))
 		}
 	}
-	if len(objs) != 8 {
-		t.Errorf("loaded %d objects, want 8", len(objs))
+	if len(objs) != 13 {
+		t.Errorf("loaded %d objects, want 13", len(objs))
 	}
 	if role := got["ClusterRole/harvesterhci.io:cloudprovider"]; role != nil {
 		rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
