@@ -1,5 +1,6 @@
 // Command demo runs the driver's main job on one machine: it starts a simulated Harvester (a real control
-// plane with Harvester's and KubeVirt's CRDs, a seeded cluster and stand-ins for their controllers), creates one
+// plane with Harvester's and KubeVirt's CRDs and webhooks, a seeded cluster, KubeVirt's VirtualMachine controller
+// and stand-ins for the other controllers), creates one
 // machine through the real rancher-machine CLI the way Rancher does, shows what Harvester then holds, removes
 // the machine and stops everything. `make demo` runs it.
 //

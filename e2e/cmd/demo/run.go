@@ -37,7 +37,7 @@ func run(ctx context.Context, plugin string, realGuest bool, out io.Writer) erro
 	if err != nil {
 		return err
 	}
-	say("Starting a simulated Harvester: etcd, kube-apiserver and kube-controller-manager on 127.0.0.1, Harvester's and KubeVirt's CRDs, stand-ins for their controllers (a first run builds the servers: tens of minutes on 2 cores)")
+	say("Starting a simulated Harvester: etcd, kube-apiserver and kube-controller-manager on 127.0.0.1, Harvester's and KubeVirt's CRDs, webhooks and KubeVirt's VirtualMachine controller, stand-ins for the other controllers (a first run builds the servers: tens of minutes on 2 cores)")
 	t0 := time.Now()
 	bed, err := testbed.Start(ctx, testbed.Options{Logf: func(format string, args ...any) {
 		fmt.Fprintf(out, "   "+format+"\n", args...)
