@@ -39,6 +39,9 @@ func machineState(s snapshot) state.State {
 	if s.VM == nil {
 		return state.None
 	}
+	if st, ok := runningVMIState(s); ok {
+		return st
+	}
 	switch s.printableStatus() {
 	case kubevirtv1.VirtualMachineStatusStopped:
 		return state.Stopped
@@ -74,6 +77,28 @@ func machineState(s snapshot) state.State {
 		return state.Error
 	}
 	return state.None
+}
+
+// runningVMIState decides for a VMI that runs and is not being deleted, whatever the VM's printableStatus says,
+// unless that is Stopping, Terminating or Paused. KubeVirt writes the VM's status after the VMI's, on the
+// VMI's next informer event and again after a conflict (kubevirt/kubevirt pkg/virt-controller/watch/vm/vm.go,
+// updateStatus), so right after a start or restart the VMI may run while printableStatus still says Stopped,
+// Starting or CrashLoopBackOff; with a running VMI KubeVirt itself prints Running, Paused, Migrating, Stopping or
+// Terminating (setPrintableStatus checks those first).
+func runningVMIState(s snapshot) (state.State, bool) {
+	if s.VMI == nil || s.VMI.DeletionTimestamp != nil || s.vmiPhase() != kubevirtv1.Running {
+		return state.None, false
+	}
+	switch s.printableStatus() {
+	case kubevirtv1.VirtualMachineStatusStopping, kubevirtv1.VirtualMachineStatusTerminating:
+		return state.Stopping, true
+	case kubevirtv1.VirtualMachineStatusPaused:
+		return state.Paused, true
+	}
+	if hasCondition(s.VMI.Status.Conditions, kubevirtv1.VirtualMachineInstancePaused, corev1.ConditionTrue) {
+		return state.Paused, true
+	}
+	return state.Running, true
 }
 
 // stuckError says why the VM will not become ready by itself, or returns nil while it may still, and for how

@@ -40,8 +40,18 @@ var (
 		kubevirtv1.Running, kubevirtv1.Succeeded, kubevirtv1.Failed, kubevirtv1.WaitingForSync, kubevirtv1.Unknown}
 )
 
-// wantState is the mapping, written out: printableStatus decides where it is specific; otherwise the VMI.
+// wantState is the mapping, written out: a running VMI decides but for Stopping, Terminating and Paused;
+// otherwise printableStatus decides where it is specific, and then the VMI.
 func wantState(ps kubevirtv1.VirtualMachinePrintableStatus, phase kubevirtv1.VirtualMachineInstancePhase) state.State {
+	if phase == "Running" { // a running VMI: KubeVirt's VM status may lag it (see runningVMIState)
+		switch ps {
+		case "Stopping", "Terminating":
+			return state.Stopping
+		case "Paused":
+			return state.Paused
+		}
+		return state.Running
+	}
 	switch ps {
 	case "Stopped":
 		return state.Stopped
