@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,7 +59,8 @@ type Check struct {
 	Name string
 	// Detail is what a passed check saw worth telling ("" for nothing).
 	Detail string
-	// Skipped says why the check was not made (it depends on one that failed, or on nothing configured).
+	// Skipped says why the check, or part of it, was not made: it depends on one that failed, nothing is
+	// configured for it, or the credential may not make a read it needs (the unchecked parts, "; "-joined).
 	Skipped  string
 	Problems []config.Problem
 	// err ends the pre-flight: a failure that makes every further check pointless (the credential is refused,
@@ -106,10 +108,11 @@ func failed(name, flag string, err error) Check {
 func (d *Driver) preflight(ctx context.Context) []Check {
 	cfg := d.cfg
 	var checks []Check
-	run := func(name string, check func(p *config.Problems)) {
+	run := func(name string, check func(p *config.Problems, u *unchecked)) {
 		var p config.Problems
-		check(&p)
-		checks = append(checks, Check{Name: name, Problems: p.List})
+		var u unchecked
+		check(&p, &u)
+		checks = append(checks, Check{Name: name, Problems: p.List, Skipped: u.String()})
 	}
 	c, err := d.api()
 	if err != nil {
@@ -120,21 +123,23 @@ func (d *Driver) preflight(ctx context.Context) []Check {
 	// The first read also proves the credential; when it fails for any reason but absence, nothing else would
 	// work either, so that one error is the whole answer.
 	var ns config.Problems
+	var nsUnchecked unchecked
 	if _, err := kube.Get(ctx, c, kube.Namespaces, "", cfg.Namespace); err != nil {
 		switch {
 		case kube.IsGone(err, "namespaces", cfg.Namespace):
 			ns.Addf(config.FlagVMNamespace, "namespace %s does not exist in Harvester", cfg.Namespace)
 		case apierrors.IsForbidden(err):
 			// Users scoped to a namespace may not read namespaces; the access review below covers them.
+			nsUnchecked.addf("the credential may not get namespaces: cannot tell whether namespace %s exists", cfg.Namespace)
 		default:
 			return []Check{failed(CheckCredential, config.FlagKubeconfigContent, c.Explain("read namespace", cfg.Namespace, err))}
 		}
 	}
 	checks = append(checks, Check{Name: CheckCredential, Detail: credentialDetail(d.credentialExpiry, time.Now())},
-		Check{Name: CheckNamespace, Detail: cfg.Namespace, Problems: ns.List})
+		Check{Name: CheckNamespace, Detail: cfg.Namespace, Problems: ns.List, Skipped: nsUnchecked.String()})
 	if len(ns.List) == 0 {
-		run(CheckPermissions, func(p *config.Problems) { d.checkAccess(ctx, c, p) })
-		run(CheckMachineName, func(p *config.Problems) { d.checkNameFree(ctx, c, p) })
+		run(CheckPermissions, func(p *config.Problems, _ *unchecked) { d.checkAccess(ctx, c, p) })
+		run(CheckMachineName, func(p *config.Problems, _ *unchecked) { d.checkNameFree(ctx, c, p) })
 	} else {
 		why := "namespace " + cfg.Namespace + " does not exist"
 		checks = append(checks, Check{Name: CheckPermissions, Skipped: why}, Check{Name: CheckMachineName, Skipped: why})
@@ -148,30 +153,43 @@ func (d *Driver) preflight(ctx context.Context) []Check {
 	} else {
 		checks = append(checks, Check{Name: CheckImagesKeyPairs})
 	}
-	run(CheckStorageClasses, func(p *config.Problems) { d.checkStorageClasses(ctx, c, p) })
-	run(CheckNetworks, func(p *config.Problems) { d.checkNetworks(ctx, c, p) })
+	run(CheckStorageClasses, func(p *config.Problems, u *unchecked) { d.checkStorageClasses(ctx, c, p, u) })
+	run(CheckNetworks, func(p *config.Problems, u *unchecked) { d.checkNetworks(ctx, c, p, u) })
 	unset := func(name, flags string) { checks = append(checks, Check{Name: name, Skipped: flags + " not given"}) }
 	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
 		unset(CheckZones, "--"+config.FlagZone+" and --"+config.FlagRegion)
 	} else {
-		run(CheckZones, func(p *config.Problems) { d.checkTopology(ctx, c, p) })
+		run(CheckZones, func(p *config.Problems, u *unchecked) { d.checkTopology(ctx, c, p, u) })
 	}
 	if len(cfg.HostDevices) == 0 && len(cfg.VGPUs) == 0 {
 		unset(CheckHostDevices, "--"+config.FlagHostDeviceInfo+" and --"+config.FlagVGPUInfo)
 	} else {
 		// One check: the capacity is asked only of devices the first part found usable.
-		run(CheckHostDevices, func(p *config.Problems) {
-			d.checkHostDevices(ctx, c, p)
-			d.checkDeviceCapacity(ctx, c, p)
+		run(CheckHostDevices, func(p *config.Problems, u *unchecked) {
+			d.checkHostDevices(ctx, c, p, u)
+			d.checkDeviceCapacity(ctx, c, p, u)
 		})
 	}
 	if cfg.IPPool == nil {
 		unset(CheckIPPool, "--"+config.FlagIPPool)
 	} else {
-		run(CheckIPPool, func(p *config.Problems) { ippool.Check(ctx, c, d.cfg, p) })
+		run(CheckIPPool, func(p *config.Problems, _ *unchecked) { ippool.Check(ctx, c, d.cfg, p) })
 	}
 	return checks
 }
+
+// unchecked collects why parts of a check were not made: a read the credential may not make (or that failed
+// where failing blocks nothing). They block nothing — PreCreateCheck logs them at debug level — but the check
+// verb prints them as "skipped", never "ok": what was not looked at was not found fine.
+type unchecked []string
+
+func (u *unchecked) addf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	logging.Debugf("Not checked: %s", msg)
+	*u = append(*u, msg)
+}
+
+func (u unchecked) String() string { return strings.Join(u, "; ") }
 
 // credentialDetail says when a working credential's token expires, with the create's warning when that is soon.
 func credentialDetail(expiry, now time.Time) string {
@@ -234,12 +252,19 @@ func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.
 
 // checkStorageClasses makes sure every disk's storage class exists. Users who may not read storage classes
 // (they are cluster-scoped) are not blocked: Harvester will tell at create time.
-func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *config.Problems) {
+func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
 	looked := d.looked
 	seen := map[string]bool{}
 	for _, disk := range d.cfg.Disks {
 		class := disk.StorageClass
-		if disk.Image != nil && looked != nil {
+		if disk.Image != nil && looked == nil {
+			if !seen["image "+disk.Image.String()] {
+				seen["image "+disk.Image.String()] = true
+				u.addf("%s: the storage class of image %s is not known, the image could not be used", disk.Name, disk.Image)
+			}
+			continue
+		}
+		if disk.Image != nil {
 			class = looked.facts.ImageStorageClasses[*disk.Image]
 		}
 		if class == "" || seen[class] {
@@ -252,7 +277,7 @@ func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *c
 		case kube.IsGone(err, "storageclasses", class):
 			p.Addf(disk.Flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
 		case apierrors.IsForbidden(err):
-			logging.Debugf("Not allowed to read storage class %s; not checked", class)
+			u.addf("the credential may not get storageclasses: cannot tell whether storage class %s exists", class)
 		default:
 			p.Addf(disk.Flag, "%v", c.Explain("read storage class", class, err))
 		}
@@ -260,7 +285,7 @@ func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *c
 }
 
 // checkNetworks makes sure every bridge NIC's network (a NetworkAttachmentDefinition) exists.
-func (d *Driver) checkNetworks(ctx context.Context, c kube.Interface, p *config.Problems) {
+func (d *Driver) checkNetworks(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
 	for _, nic := range d.cfg.NICs {
 		if nic.Network == nil {
 			continue
@@ -271,7 +296,8 @@ func (d *Driver) checkNetworks(ctx context.Context, c kube.Interface, p *config.
 		case kube.IsMissing(err, nic.Network.Name):
 			p.Addf(nic.Flag, "%s: network %s does not exist in Harvester (Networks → VM Networks)", nic.Name, nic.Network)
 		case apierrors.IsForbidden(err):
-			logging.Debugf("Not allowed to read network %s; not checked", nic.Network)
+			u.addf("the credential may not get network-attachment-definitions in namespace %s: cannot tell whether network %s exists",
+				nic.Network.Namespace, nic.Network)
 		default:
 			p.Addf(nic.Flag, "%v", c.Explain("read network", nic.Network.String(), err))
 		}
@@ -293,7 +319,7 @@ func isStaleCloudInitSecret(labels map[string]string, owners []metav1.OwnerRefer
 
 // checkTopology makes sure some Harvester host is in one of the requested zones and regions: otherwise the VM
 // could never be scheduled and would sit in ErrorUnschedulable. Users who may not list hosts are not blocked.
-func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *config.Problems) {
+func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
 	cfg := d.cfg
 	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
 		return
@@ -301,7 +327,11 @@ func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *config.
 	nodes, err := kube.List(ctx, c, kube.Nodes, "", metav1.ListOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
-		logging.Debugf("Not allowed to list Harvester hosts; zones and regions not checked")
+		want := cfg.Zones
+		if len(want) == 0 {
+			want = cfg.Regions
+		}
+		u.addf("the credential may not list nodes: cannot tell whether a Harvester host is in %s%s", lists.Join(want, "or"), topologyAnd(cfg))
 		return
 	case err != nil:
 		p.Addf(config.FlagZone, "%v", c.Explain("list Harvester hosts to check", "zones and regions", err))

@@ -225,3 +225,58 @@ func TestPreCreateCheckAsksPermissionsOnce(t *testing.T) {
 		}
 	}
 }
+
+// A read the credential may not make blocks nothing (PreCreateCheck passes), but the check it belongs to is not
+// "ok": it says what it could not tell, and why, in Skipped — also beside a problem another part of it found.
+func TestPreflightSaysWhatItCouldNotRead(t *testing.T) {
+	forbidden := func(resource string) error {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", errors.New("RBAC: not allowed"))
+	}
+	deny := func(fc *fakeCluster) {
+		fc.failOn("get", "namespaces", forbidden("namespaces"))
+		fc.failOn("get", "storageclasses", forbidden("storageclasses"))
+		fc.failOn("get", "network-attachment-definitions", forbidden("network-attachment-definitions"))
+		fc.failOn("list", "nodes", forbidden("nodes"))
+	}
+	opts := configtest.With(createOptions(), config.FlagZone, "zone-a")
+
+	fc := newFakeCluster(t)
+	captureLog(t)
+	deny(fc)
+	if err := newTestDriver(t, fc, "m1", opts).PreCreateCheck(); err != nil {
+		t.Fatalf("PreCreateCheck is blocked by reads it may not make: %v", err)
+	}
+
+	fc = newFakeCluster(t)
+	deny(fc)
+	d := newTestDriver(t, fc, "m1", opts)
+	got := map[string]Check{}
+	for _, c := range d.preflight(context.Background()) {
+		got[c.Name] = c
+	}
+	for name, want := range map[string]string{
+		CheckNamespace:      "the credential may not get namespaces: cannot tell whether namespace default exists",
+		CheckStorageClasses: "the credential may not get storageclasses: cannot tell whether storage class longhorn-ubuntu exists",
+		CheckNetworks:       "the credential may not get network-attachment-definitions in namespace default: cannot tell whether network default/vlan1 exists",
+		CheckZones:          "the credential may not list nodes: cannot tell whether a Harvester host is in zone-a",
+	} {
+		if c := got[name]; c.Skipped != want || len(c.Problems) != 0 {
+			t.Errorf("%s: skipped %q, problems %v; want skipped %q", name, c.Skipped, c.Problems, want)
+		}
+	}
+	for _, name := range []string{CheckCredential, CheckPermissions, CheckMachineName, CheckImagesKeyPairs} {
+		if c := got[name]; c.Skipped != "" || len(c.Problems) != 0 {
+			t.Errorf("%s: %+v, want ok", name, c)
+		}
+	}
+
+	// Two networks: one missing (a problem), one the credential may not read (skipped), in one check.
+	fc = newFakeCluster(t)
+	fc.failOn("get", "network-attachment-definitions", forbidden("network-attachment-definitions"))
+	d = newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagNetworkInfo, `{"interfaces":[{"networkName":"vlan1"},{"networkName":"vlan-missing"}]}`))
+	for _, c := range d.preflight(context.Background()) {
+		if c.Name == CheckNetworks && (len(c.Problems) != 1 || !strings.Contains(c.Skipped, "network default/vlan1 exists")) {
+			t.Errorf("networks: %+v, want a problem and a skipped part", c)
+		}
+	}
+}
