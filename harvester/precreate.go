@@ -29,8 +29,9 @@ var errNoConfig = errors.New("the driver has no machine configuration: SetConfig
 // PreCreateCheck checks the configuration against the live cluster and creates nothing: the credential works and
 // may create what a create creates, the namespace exists, the VM name is free, every image exists, is fully
 // imported and is a cloud image, storage classes, networks and the key pairs (--harvester-key-pair-name,
-// --harvester-ssh-keypairs) exist, host devices can be passed through. Every problem is reported at once; an API
-// failure is reported as what it is, never as "does not exist". It is the checks of preflight, as one error.
+// --harvester-ssh-keypairs) exist, the machine fits the namespace's resource quotas, host devices can be passed
+// through. Every problem is reported at once; an API failure is reported as what it is, never as "does not
+// exist". It is the checks of preflight, as one error.
 func (d *Driver) PreCreateCheck() error {
 	if d.cfg == nil {
 		return errNoConfig
@@ -77,6 +78,7 @@ const (
 	CheckImagesKeyPairs = "images and key pairs"
 	CheckStorageClasses = "storage classes"
 	CheckNetworks       = "networks"
+	CheckQuota          = "quota"
 	CheckZones          = "zones and regions"
 	CheckHostDevices    = "host devices" // and their free capacity
 	CheckIPPool         = "IP pool"
@@ -155,6 +157,7 @@ func (d *Driver) preflight(ctx context.Context) []Check {
 	}
 	run(CheckStorageClasses, func(p *config.Problems, u *unchecked) { d.checkStorageClasses(ctx, c, p, u) })
 	run(CheckNetworks, func(p *config.Problems, u *unchecked) { d.checkNetworks(ctx, c, p, u) })
+	run(CheckQuota, func(p *config.Problems, u *unchecked) { d.checkQuota(ctx, c, p, u) })
 	unset := func(name, flags string) { checks = append(checks, Check{Name: name, Skipped: flags + " not given"}) }
 	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
 		unset(CheckZones, "--"+config.FlagZone+" and --"+config.FlagRegion)
