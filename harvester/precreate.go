@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -109,66 +110,110 @@ func failed(name, flag string, err error) Check {
 // preflight makes the checks of PreCreateCheck; a check with err set is the last.
 func (d *Driver) preflight(ctx context.Context) []Check {
 	cfg := d.cfg
-	var checks []Check
-	run := func(name string, check func(p *config.Problems, u *unchecked)) {
-		var p config.Problems
-		var u unchecked
-		check(&p, &u)
-		checks = append(checks, Check{Name: name, Problems: p.List, Skipped: u.String()})
-	}
 	c, err := d.api()
 	if err != nil {
 		return []Check{failed(CheckCredential, config.FlagKubeconfigContent, err)}
 	}
 	logging.Infof("Checking Harvester (%s) for VM %s/%s", c.Server(), cfg.Namespace, cfg.MachineName)
 
-	// The first read also proves the credential; when it fails for any reason but absence, nothing else would
-	// work either, so that one error is the whole answer.
-	var ns config.Problems
-	var nsUnchecked unchecked
-	if _, err := kube.Get(ctx, c, kube.Namespaces, "", cfg.Namespace); err != nil {
+	// The checks read different things, so they run at once (the pre-flight takes about as long as its longest
+	// chain of reads, not the sum of them) and are reported in this order. Only the storage classes and the
+	// quota's per-class figures need the images' storage classes: they wait for the images' lookup.
+	var (
+		slots      []*Check
+		running    sync.WaitGroup
+		imagesDone = make(chan struct{})
+	)
+	waitImages := func() { <-imagesDone }
+	start := func(name string, check func(p *config.Problems, u *unchecked)) *Check {
+		slot := &Check{Name: name}
+		slots = append(slots, slot)
+		running.Go(func() {
+			var p config.Problems
+			var u unchecked
+			check(&p, &u)
+			slot.Problems, slot.Skipped = p.List, u.String()
+		})
+		return slot
+	}
+	fixed := func(c Check) { slots = append(slots, &c) }
+	unset := func(name, flags string) { fixed(Check{Name: name, Skipped: flags + " not given"}) }
+
+	// The namespace's read also proves the credential; when it fails for any reason but absence, nothing else
+	// would work either, so that one error is the whole answer (what the other checks found is dropped).
+	var (
+		ns          config.Problems
+		nsUnchecked unchecked
+		nsFailure   error
+	)
+	running.Go(func() {
+		_, err := kube.Get(ctx, c, kube.Namespaces, "", cfg.Namespace)
 		switch {
+		case err == nil:
 		case kube.IsGone(err, "namespaces", cfg.Namespace):
 			ns.Addf(config.FlagVMNamespace, "namespace %s does not exist in Harvester", cfg.Namespace)
 		case apierrors.IsForbidden(err):
-			// Users scoped to a namespace may not read namespaces; the access review below covers them.
+			// Users scoped to a namespace may not read namespaces; the permissions check covers them.
 			nsUnchecked.addf("the credential may not get namespaces: cannot tell whether namespace %s exists", cfg.Namespace)
 		default:
-			return []Check{failed(CheckCredential, config.FlagKubeconfigContent, c.Explain("read namespace", cfg.Namespace, err))}
+			nsFailure = c.Explain("read namespace", cfg.Namespace, err)
 		}
-	}
-	checks = append(checks, Check{Name: CheckCredential, Detail: credentialDetail(d.credentialExpiry, time.Now())},
-		Check{Name: CheckNamespace, Detail: cfg.Namespace, Problems: ns.List, Skipped: nsUnchecked.String()})
-	if len(ns.List) == 0 {
-		run(CheckPermissions, func(p *config.Problems, _ *unchecked) { d.checkAccess(ctx, c, p) })
-		run(CheckMachineName, func(p *config.Problems, _ *unchecked) { d.checkNameFree(ctx, c, p) })
-	} else {
-		why := "namespace " + cfg.Namespace + " does not exist"
-		checks = append(checks, Check{Name: CheckPermissions, Skipped: why}, Check{Name: CheckMachineName, Skipped: why})
-	}
-	if _, err := d.lookUp(ctx, c); err != nil {
-		var cerr *config.ConfigError
-		if !errors.As(err, &cerr) {
-			return append(checks, failed(CheckImagesKeyPairs, "", err))
+	})
+	fixed(Check{Name: CheckCredential, Detail: credentialDetail(d.credentialExpiry, time.Now())})
+	nsCheck := &Check{Name: CheckNamespace, Detail: cfg.Namespace}
+	slots = append(slots, nsCheck)
+	// Both are skipped once the namespace's read says it does not exist.
+	permissions := start(CheckPermissions, func(p *config.Problems, _ *unchecked) { d.checkAccess(ctx, c, p) })
+	machineName := start(CheckMachineName, func(p *config.Problems, _ *unchecked) { d.checkNameFree(ctx, c, p) })
+	images := &Check{Name: CheckImagesKeyPairs}
+	slots = append(slots, images)
+	running.Go(func() {
+		defer close(imagesDone) // d.looked is set (or not) before the checks that wait read it
+		if _, err := d.lookUp(ctx, c); err != nil {
+			var cerr *config.ConfigError
+			if !errors.As(err, &cerr) {
+				*images = failed(CheckImagesKeyPairs, "", err)
+				return
+			}
+			images.Problems = cerr.Problems
 		}
-		checks = append(checks, Check{Name: CheckImagesKeyPairs, Problems: cerr.Problems})
-	} else {
-		checks = append(checks, Check{Name: CheckImagesKeyPairs})
-	}
-	run(CheckStorageClasses, func(p *config.Problems, u *unchecked) { d.checkStorageClasses(ctx, c, p, u) })
-	run(CheckNetworks, func(p *config.Problems, u *unchecked) { d.checkNetworks(ctx, c, p, u) })
-	run(CheckQuota, func(p *config.Problems, u *unchecked) { d.checkQuota(ctx, c, p, u) })
-	unset := func(name, flags string) { checks = append(checks, Check{Name: name, Skipped: flags + " not given"}) }
+	})
+	// The storage classes are listed at once, not read one by one once the images name theirs: one request
+	// either way, and the pre-flight does not wait for two reads in a row. A credential that may not list them
+	// reads each by name, as before.
+	var (
+		classes     map[string]bool
+		classesDone = make(chan struct{})
+	)
+	running.Go(func() {
+		defer close(classesDone)
+		list, err := kube.List(ctx, c, kube.StorageClasses, "", metav1.ListOptions{})
+		if err != nil {
+			logging.Debugf("Cannot list storage classes (%s); reading each by name", errWording(err))
+			return
+		}
+		classes = map[string]bool{}
+		for _, sc := range list {
+			classes[sc.Name] = true
+		}
+	})
+	start(CheckStorageClasses, func(p *config.Problems, u *unchecked) {
+		waitImages()
+		<-classesDone
+		d.checkStorageClasses(ctx, c, p, u, classes)
+	})
+	start(CheckNetworks, func(p *config.Problems, u *unchecked) { d.checkNetworks(ctx, c, p, u) })
+	start(CheckQuota, func(p *config.Problems, u *unchecked) { d.checkQuota(ctx, c, p, u, waitImages) })
 	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
 		unset(CheckZones, "--"+config.FlagZone+" and --"+config.FlagRegion)
 	} else {
-		run(CheckZones, func(p *config.Problems, u *unchecked) { d.checkTopology(ctx, c, p, u) })
+		start(CheckZones, func(p *config.Problems, u *unchecked) { d.checkTopology(ctx, c, p, u) })
 	}
 	if len(cfg.HostDevices) == 0 && len(cfg.VGPUs) == 0 {
 		unset(CheckHostDevices, "--"+config.FlagHostDeviceInfo+" and --"+config.FlagVGPUInfo)
 	} else {
 		// One check: the capacity is asked only of devices the first part found usable.
-		run(CheckHostDevices, func(p *config.Problems, u *unchecked) {
+		start(CheckHostDevices, func(p *config.Problems, u *unchecked) {
 			d.checkHostDevices(ctx, c, p, u)
 			d.checkDeviceCapacity(ctx, c, p, u)
 		})
@@ -176,7 +221,24 @@ func (d *Driver) preflight(ctx context.Context) []Check {
 	if cfg.IPPool == nil {
 		unset(CheckIPPool, "--"+config.FlagIPPool)
 	} else {
-		run(CheckIPPool, func(p *config.Problems, _ *unchecked) { ippool.Check(ctx, c, d.cfg, p) })
+		start(CheckIPPool, func(p *config.Problems, _ *unchecked) { ippool.Check(ctx, c, d.cfg, p) })
+	}
+	running.Wait()
+	var checks []Check
+	if nsFailure != nil {
+		return []Check{failed(CheckCredential, config.FlagKubeconfigContent, nsFailure)}
+	}
+	nsCheck.Problems, nsCheck.Skipped = ns.List, nsUnchecked.String()
+	if len(ns.List) > 0 {
+		why := "namespace " + cfg.Namespace + " does not exist"
+		*permissions = Check{Name: CheckPermissions, Skipped: why}
+		*machineName = Check{Name: CheckMachineName, Skipped: why}
+	}
+	for _, slot := range slots {
+		checks = append(checks, *slot)
+		if slot.err != nil {
+			break // the images' lookup failed for a reason that makes the later checks pointless
+		}
 	}
 	return checks
 }
@@ -235,16 +297,22 @@ func (d *Driver) checkAccess(ctx context.Context, c kube.Interface, p *config.Pr
 // Secret this driver left behind without its VM is in the way (see secretExists).
 func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.Problems) {
 	cfg := d.cfg
-	vm, err := c.VirtualMachines(cfg.Namespace).Get(ctx, cfg.MachineName, metav1.GetOptions{})
-	switch {
-	case err == nil:
-		p.Addf("", "a VirtualMachine named %s already exists in namespace %s (created by %s); choose another machine name or remove that VM",
-			cfg.MachineName, cfg.Namespace, creatorOf(vm.Labels))
-	case !kube.IsGone(err, "virtualmachines", cfg.MachineName):
-		p.Addf("", "%v", c.Explain("check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
-	}
+	var vmTaken config.Problems // the two reads run at once; the VM's problem is told first
+	var read sync.WaitGroup
+	read.Go(func() {
+		vm, err := c.VirtualMachines(cfg.Namespace).Get(ctx, cfg.MachineName, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			vmTaken.Addf("", "a VirtualMachine named %s already exists in namespace %s (created by %s); choose another machine name or remove that VM",
+				cfg.MachineName, cfg.Namespace, creatorOf(vm.Labels))
+		case !kube.IsGone(err, "virtualmachines", cfg.MachineName):
+			vmTaken.Addf("", "%v", c.Explain("check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
+		}
+	})
 	name := build.CloudInitSecretName(cfg.MachineName)
 	secret, err := kube.Get(ctx, c, kube.Secrets, cfg.Namespace, name)
+	read.Wait()
+	p.List = append(p.List, vmTaken.List...)
 	switch {
 	case err == nil:
 		p.Addf("", "%s", secretInTheWay(cfg.Namespace, name, cfg.MachineName, secret))
@@ -255,7 +323,9 @@ func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.
 
 // checkStorageClasses makes sure every disk's storage class exists. Users who may not read storage classes
 // (they are cluster-scoped) are not blocked: Harvester will tell at create time.
-func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
+//
+// listed is every storage class when the pre-flight could list them, else nil: then each is read by name.
+func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked, listed map[string]bool) {
 	looked := d.looked
 	seen := map[string]bool{}
 	for _, disk := range d.cfg.Disks {
@@ -274,6 +344,12 @@ func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *c
 			continue
 		}
 		seen[class] = true
+		if listed != nil {
+			if !listed[class] {
+				p.Addf(disk.Flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
+			}
+			continue
+		}
 		_, err := kube.Get(ctx, c, kube.StorageClasses, "", class)
 		switch {
 		case err == nil:

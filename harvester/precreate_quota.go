@@ -100,7 +100,10 @@ func (d *Driver) quotaNeeds() map[corev1.ResourceName]quotaNeed {
 // VM would wait until the timeout. One list of resourcequotas in the namespace; it creates nothing. A credential
 // that may not list them is not blocked (the check is skipped). Quotas with scopes (they select pods by QoS,
 // priority class, …) are left out: whether the launcher pod falls in them depends on Harvester's mutations.
-func (d *Driver) checkQuota(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
+//
+// The list is made at once; waitImages returns once the images' storage classes are known (d.looked), which the
+// per-class figures need.
+func (d *Driver) checkQuota(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked, waitImages func()) {
 	ns := d.cfg.Namespace
 	quotas, err := kube.List(ctx, c, kube.ResourceQuotas, ns, metav1.ListOptions{})
 	switch {
@@ -111,6 +114,7 @@ func (d *Driver) checkQuota(ctx context.Context, c kube.Interface, p *config.Pro
 		p.Addf("", "%v", c.Explain("list the resource quotas of namespace", ns, err))
 		return
 	}
+	waitImages()
 	needs := d.quotaNeeds()
 	names := make([]string, 0, len(needs))
 	for res := range needs {
