@@ -107,19 +107,22 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	// The pre-flight of the same machine as the cycles', by the plugin and (when given) by the reference driver.
 	machine := map[string]any{"harvester-vm-namespace": namespace, "harvester-image-name": "default/ubuntu-22.04",
 		"harvester-disk-size": 10, "harvester-network-name": "default/vm-untag"}
-	fmt.Fprintf(os.Stderr, "bench: %d pre-flights\n", o.preflights)
-	if rep.preflight, rep.preflightRequests, err = measurePreflight(pluginDir, proxy, kubeconfig, machine, o.preflights); err != nil {
-		return err
-	}
+	dirs := []string{pluginDir}
 	if o.referencePlugin != "" {
 		refDir, err := rmachine.PluginDir(o.referencePlugin)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "bench: %d pre-flights of the reference driver\n", o.preflights)
-		if rep.refPreflight, rep.refPreflightRequests, err = measurePreflight(refDir, proxy, kubeconfig, machine, o.preflights); err != nil {
-			return fmt.Errorf("the reference driver: %w", err)
-		}
+		dirs = append(dirs, refDir)
+	}
+	fmt.Fprintf(os.Stderr, "bench: %d pre-flights of each of %d plugins, taking turns\n", o.preflights, len(dirs))
+	runs, err := measurePreflight(dirs, proxy, kubeconfig, machine, o.preflights)
+	if err != nil {
+		return err
+	}
+	rep.preflight, rep.preflightRequests = runs[0].took, runs[0].requests
+	if len(runs) > 1 {
+		rep.refPreflight, rep.refPreflightRequests = runs[1].took, runs[1].requests
 	}
 	if err := measureHandshakes(pluginDir, o.handshakes, &rep); err != nil {
 		return err
