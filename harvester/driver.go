@@ -65,6 +65,15 @@ type Driver struct {
 	// credentialExpiry is when the credential's token expires, when it says (a JWT's exp); zero otherwise.
 	credentialExpiry time.Time
 	looked           *lookups // facts found by PreCreateCheck, reused by Create
+	// created is the machine's VM and VMI as the create's wait last saw them (running with an address), and when:
+	// the first GetState after the create answers from it (see GetState).
+	created *seenAt
+}
+
+// seenAt is a snapshot and the time it was current.
+type seenAt struct {
+	snapshot
+	at time.Time
 }
 
 // NewDriver returns a driver for machine hostName whose store lives under storePath.

@@ -51,6 +51,7 @@ func (d *Driver) Stop() error {
 
 // powerOff runs a power-off (off) on the machine's VM, within stopTimeout.
 func (d *Driver) powerOff(off func(context.Context, kube.Interface, snapshot) error) error {
+	d.created = nil // what the last create or start saw is past
 	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 	defer cancel()
 	s, c, err := d.observeVM(ctx)
@@ -65,6 +66,7 @@ func (d *Driver) Restart() error { return d.boot(true) }
 
 // boot starts the VM — with restart, after halting it — and waits until it runs with an IP.
 func (d *Driver) boot(restart bool) error {
+	d.created = nil
 	timeout := d.createTimeout()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+stopTimeout)
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rancher/machine/libmachine/state"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -190,5 +191,55 @@ func TestStateOfMissingVMSaysNotFound(t *testing.T) {
 		if err := op(); err == nil || !strings.Contains(err.Error(), "VirtualMachine default/ghost not found") {
 			t.Errorf("%s of a missing VM: %v", name, err)
 		}
+	}
+}
+
+// rancher-machine asks GetState right after Create: the first such call answers from what the create's watch saw
+// last (running with an address), with no request; later calls, stale views and any power command read again.
+func TestGetStateAfterCreateReadsNothing(t *testing.T) {
+	fc := newFakeCluster(t)
+	fc.kubeVirt(healthy("10.0.0.5"))
+	captureLog(t)
+	d := newTestDriver(t, fc, "m1", createOptions())
+	if err := d.Create(); err != nil {
+		t.Fatal(err)
+	}
+	reads := func() int {
+		n := 0
+		for _, a := range append(fc.kv.Actions(), fc.dyn.Actions()...) {
+			if a.GetVerb() == "get" {
+				n++
+			}
+		}
+		fc.kv.ClearActions()
+		fc.dyn.ClearActions()
+		return n
+	}
+	reads()
+	if s, err := d.GetState(); err != nil || s != state.Running {
+		t.Fatalf("GetState after Create = %v, %v", s, err)
+	}
+	if n := reads(); n != 0 {
+		t.Errorf("the first GetState after Create made %d reads, want 0", n)
+	}
+	if s, err := d.GetState(); err != nil || s != state.Running || reads() != 2 {
+		t.Errorf("a second GetState = %v, %v; want it read the VM and VMI", s, err)
+	}
+
+	d.created = &seenAt{at: time.Now().Add(-createdFresh)}
+	if _, _ = d.GetState(); reads() != 2 {
+		t.Errorf("a stale view was trusted")
+	}
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(); err != nil { // a start's wait leaves a view too; a stop must drop it
+		t.Fatal(err)
+	}
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := d.GetState(); s != state.Stopped {
+		t.Errorf("GetState after Stop = %v", s)
 	}
 }

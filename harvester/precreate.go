@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,8 +30,9 @@ var errNoConfig = errors.New("the driver has no machine configuration: SetConfig
 // PreCreateCheck checks the configuration against the live cluster and creates nothing: the credential works and
 // may create what a create creates, the namespace exists, the VM name is free, every image exists, is fully
 // imported and is a cloud image, storage classes, networks and the key pairs (--harvester-key-pair-name,
-// --harvester-ssh-keypairs) exist, host devices can be passed through. Every problem is reported at once; an API
-// failure is reported as what it is, never as "does not exist". It is the checks of preflight, as one error.
+// --harvester-ssh-keypairs) exist, the machine fits the namespace's resource quotas, host devices can be passed
+// through. Every problem is reported at once; an API failure is reported as what it is, never as "does not
+// exist". It is the checks of preflight, as one error.
 func (d *Driver) PreCreateCheck() error {
 	if d.cfg == nil {
 		return errNoConfig
@@ -58,7 +61,8 @@ type Check struct {
 	Name string
 	// Detail is what a passed check saw worth telling ("" for nothing).
 	Detail string
-	// Skipped says why the check was not made (it depends on one that failed, or on nothing configured).
+	// Skipped says why the check, or part of it, was not made: it depends on one that failed, nothing is
+	// configured for it, or the credential may not make a read it needs (the unchecked parts, "; "-joined).
 	Skipped  string
 	Problems []config.Problem
 	// err ends the pre-flight: a failure that makes every further check pointless (the credential is refused,
@@ -75,6 +79,7 @@ const (
 	CheckImagesKeyPairs = "images and key pairs"
 	CheckStorageClasses = "storage classes"
 	CheckNetworks       = "networks"
+	CheckQuota          = "quota"
 	CheckZones          = "zones and regions"
 	CheckHostDevices    = "host devices" // and their free capacity
 	CheckIPPool         = "IP pool"
@@ -105,73 +110,151 @@ func failed(name, flag string, err error) Check {
 // preflight makes the checks of PreCreateCheck; a check with err set is the last.
 func (d *Driver) preflight(ctx context.Context) []Check {
 	cfg := d.cfg
-	var checks []Check
-	run := func(name string, check func(p *config.Problems)) {
-		var p config.Problems
-		check(&p)
-		checks = append(checks, Check{Name: name, Problems: p.List})
-	}
 	c, err := d.api()
 	if err != nil {
 		return []Check{failed(CheckCredential, config.FlagKubeconfigContent, err)}
 	}
 	logging.Infof("Checking Harvester (%s) for VM %s/%s", c.Server(), cfg.Namespace, cfg.MachineName)
 
-	// The first read also proves the credential; when it fails for any reason but absence, nothing else would
-	// work either, so that one error is the whole answer.
-	var ns config.Problems
-	if _, err := kube.Get(ctx, c, kube.Namespaces, "", cfg.Namespace); err != nil {
+	// The checks read different things, so they run at once (the pre-flight takes about as long as its longest
+	// chain of reads, not the sum of them) and are reported in this order. Only the storage classes and the
+	// quota's per-class figures need the images' storage classes: they wait for the images' lookup.
+	var (
+		slots      []*Check
+		running    sync.WaitGroup
+		imagesDone = make(chan struct{})
+	)
+	waitImages := func() { <-imagesDone }
+	start := func(name string, check func(p *config.Problems, u *unchecked)) *Check {
+		slot := &Check{Name: name}
+		slots = append(slots, slot)
+		running.Go(func() {
+			var p config.Problems
+			var u unchecked
+			check(&p, &u)
+			slot.Problems, slot.Skipped = p.List, u.String()
+		})
+		return slot
+	}
+	fixed := func(c Check) { slots = append(slots, &c) }
+	unset := func(name, flags string) { fixed(Check{Name: name, Skipped: flags + " not given"}) }
+
+	// The namespace's read also proves the credential; when it fails for any reason but absence, nothing else
+	// would work either, so that one error is the whole answer (what the other checks found is dropped).
+	var (
+		ns          config.Problems
+		nsUnchecked unchecked
+		nsFailure   error
+	)
+	running.Go(func() {
+		_, err := kube.Get(ctx, c, kube.Namespaces, "", cfg.Namespace)
 		switch {
+		case err == nil:
 		case kube.IsGone(err, "namespaces", cfg.Namespace):
 			ns.Addf(config.FlagVMNamespace, "namespace %s does not exist in Harvester", cfg.Namespace)
 		case apierrors.IsForbidden(err):
-			// Users scoped to a namespace may not read namespaces; the access review below covers them.
+			// Users scoped to a namespace may not read namespaces; the permissions check covers them.
+			nsUnchecked.addf("the credential may not get namespaces: cannot tell whether namespace %s exists", cfg.Namespace)
 		default:
-			return []Check{failed(CheckCredential, config.FlagKubeconfigContent, c.Explain("read namespace", cfg.Namespace, err))}
+			nsFailure = c.Explain("read namespace", cfg.Namespace, err)
 		}
-	}
-	checks = append(checks, Check{Name: CheckCredential, Detail: credentialDetail(d.credentialExpiry, time.Now())},
-		Check{Name: CheckNamespace, Detail: cfg.Namespace, Problems: ns.List})
-	if len(ns.List) == 0 {
-		run(CheckPermissions, func(p *config.Problems) { d.checkAccess(ctx, c, p) })
-		run(CheckMachineName, func(p *config.Problems) { d.checkNameFree(ctx, c, p) })
-	} else {
-		why := "namespace " + cfg.Namespace + " does not exist"
-		checks = append(checks, Check{Name: CheckPermissions, Skipped: why}, Check{Name: CheckMachineName, Skipped: why})
-	}
-	if _, err := d.lookUp(ctx, c); err != nil {
-		var cerr *config.ConfigError
-		if !errors.As(err, &cerr) {
-			return append(checks, failed(CheckImagesKeyPairs, "", err))
+	})
+	fixed(Check{Name: CheckCredential, Detail: credentialDetail(d.credentialExpiry, time.Now())})
+	nsCheck := &Check{Name: CheckNamespace, Detail: cfg.Namespace}
+	slots = append(slots, nsCheck)
+	// Both are skipped once the namespace's read says it does not exist.
+	permissions := start(CheckPermissions, func(p *config.Problems, _ *unchecked) { d.checkAccess(ctx, c, p) })
+	machineName := start(CheckMachineName, func(p *config.Problems, _ *unchecked) { d.checkNameFree(ctx, c, p) })
+	images := &Check{Name: CheckImagesKeyPairs}
+	slots = append(slots, images)
+	running.Go(func() {
+		defer close(imagesDone) // d.looked is set (or not) before the checks that wait read it
+		if _, err := d.lookUp(ctx, c); err != nil {
+			var cerr *config.ConfigError
+			if !errors.As(err, &cerr) {
+				*images = failed(CheckImagesKeyPairs, "", err)
+				return
+			}
+			images.Problems = cerr.Problems
 		}
-		checks = append(checks, Check{Name: CheckImagesKeyPairs, Problems: cerr.Problems})
-	} else {
-		checks = append(checks, Check{Name: CheckImagesKeyPairs})
-	}
-	run(CheckStorageClasses, func(p *config.Problems) { d.checkStorageClasses(ctx, c, p) })
-	run(CheckNetworks, func(p *config.Problems) { d.checkNetworks(ctx, c, p) })
-	unset := func(name, flags string) { checks = append(checks, Check{Name: name, Skipped: flags + " not given"}) }
+	})
+	// The storage classes are listed at once, not read one by one once the images name theirs: one request
+	// either way, and the pre-flight does not wait for two reads in a row. A credential that may not list them
+	// reads each by name, as before.
+	var (
+		classes     map[string]bool
+		classesDone = make(chan struct{})
+	)
+	running.Go(func() {
+		defer close(classesDone)
+		list, err := kube.List(ctx, c, kube.StorageClasses, "", metav1.ListOptions{})
+		if err != nil {
+			logging.Debugf("Cannot list storage classes (%s); reading each by name", errWording(err))
+			return
+		}
+		classes = map[string]bool{}
+		for _, sc := range list {
+			classes[sc.Name] = true
+		}
+	})
+	start(CheckStorageClasses, func(p *config.Problems, u *unchecked) {
+		waitImages()
+		<-classesDone
+		d.checkStorageClasses(ctx, c, p, u, classes)
+	})
+	start(CheckNetworks, func(p *config.Problems, u *unchecked) { d.checkNetworks(ctx, c, p, u) })
+	start(CheckQuota, func(p *config.Problems, u *unchecked) { d.checkQuota(ctx, c, p, u, waitImages) })
 	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
 		unset(CheckZones, "--"+config.FlagZone+" and --"+config.FlagRegion)
 	} else {
-		run(CheckZones, func(p *config.Problems) { d.checkTopology(ctx, c, p) })
+		start(CheckZones, func(p *config.Problems, u *unchecked) { d.checkTopology(ctx, c, p, u) })
 	}
 	if len(cfg.HostDevices) == 0 && len(cfg.VGPUs) == 0 {
 		unset(CheckHostDevices, "--"+config.FlagHostDeviceInfo+" and --"+config.FlagVGPUInfo)
 	} else {
 		// One check: the capacity is asked only of devices the first part found usable.
-		run(CheckHostDevices, func(p *config.Problems) {
-			d.checkHostDevices(ctx, c, p)
-			d.checkDeviceCapacity(ctx, c, p)
+		start(CheckHostDevices, func(p *config.Problems, u *unchecked) {
+			d.checkHostDevices(ctx, c, p, u)
+			d.checkDeviceCapacity(ctx, c, p, u)
 		})
 	}
 	if cfg.IPPool == nil {
 		unset(CheckIPPool, "--"+config.FlagIPPool)
 	} else {
-		run(CheckIPPool, func(p *config.Problems) { ippool.Check(ctx, c, d.cfg, p) })
+		start(CheckIPPool, func(p *config.Problems, _ *unchecked) { ippool.Check(ctx, c, d.cfg, p) })
+	}
+	running.Wait()
+	var checks []Check
+	if nsFailure != nil {
+		return []Check{failed(CheckCredential, config.FlagKubeconfigContent, nsFailure)}
+	}
+	nsCheck.Problems, nsCheck.Skipped = ns.List, nsUnchecked.String()
+	if len(ns.List) > 0 {
+		why := "namespace " + cfg.Namespace + " does not exist"
+		*permissions = Check{Name: CheckPermissions, Skipped: why}
+		*machineName = Check{Name: CheckMachineName, Skipped: why}
+	}
+	for _, slot := range slots {
+		checks = append(checks, *slot)
+		if slot.err != nil {
+			break // the images' lookup failed for a reason that makes the later checks pointless
+		}
 	}
 	return checks
 }
+
+// unchecked collects why parts of a check were not made: a read the credential may not make (or that failed
+// where failing blocks nothing). They block nothing — PreCreateCheck logs them at debug level — but the check
+// verb prints them as "skipped", never "ok": what was not looked at was not found fine.
+type unchecked []string
+
+func (u *unchecked) addf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	logging.Debugf("Not checked: %s", msg)
+	*u = append(*u, msg)
+}
+
+func (u unchecked) String() string { return strings.Join(u, "; ") }
 
 // credentialDetail says when a working credential's token expires, with the create's warning when that is soon.
 func credentialDetail(expiry, now time.Time) string {
@@ -214,16 +297,22 @@ func (d *Driver) checkAccess(ctx context.Context, c kube.Interface, p *config.Pr
 // Secret this driver left behind without its VM is in the way (see secretExists).
 func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.Problems) {
 	cfg := d.cfg
-	vm, err := c.VirtualMachines(cfg.Namespace).Get(ctx, cfg.MachineName, metav1.GetOptions{})
-	switch {
-	case err == nil:
-		p.Addf("", "a VirtualMachine named %s already exists in namespace %s (created by %s); choose another machine name or remove that VM",
-			cfg.MachineName, cfg.Namespace, creatorOf(vm.Labels))
-	case !kube.IsGone(err, "virtualmachines", cfg.MachineName):
-		p.Addf("", "%v", c.Explain("check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
-	}
+	var vmTaken config.Problems // the two reads run at once; the VM's problem is told first
+	var read sync.WaitGroup
+	read.Go(func() {
+		vm, err := c.VirtualMachines(cfg.Namespace).Get(ctx, cfg.MachineName, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			vmTaken.Addf("", "a VirtualMachine named %s already exists in namespace %s (created by %s); choose another machine name or remove that VM",
+				cfg.MachineName, cfg.Namespace, creatorOf(vm.Labels))
+		case !kube.IsGone(err, "virtualmachines", cfg.MachineName):
+			vmTaken.Addf("", "%v", c.Explain("check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
+		}
+	})
 	name := build.CloudInitSecretName(cfg.MachineName)
 	secret, err := kube.Get(ctx, c, kube.Secrets, cfg.Namespace, name)
+	read.Wait()
+	p.List = append(p.List, vmTaken.List...)
 	switch {
 	case err == nil:
 		p.Addf("", "%s", secretInTheWay(cfg.Namespace, name, cfg.MachineName, secret))
@@ -234,25 +323,40 @@ func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.
 
 // checkStorageClasses makes sure every disk's storage class exists. Users who may not read storage classes
 // (they are cluster-scoped) are not blocked: Harvester will tell at create time.
-func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *config.Problems) {
+//
+// listed is every storage class when the pre-flight could list them, else nil: then each is read by name.
+func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked, listed map[string]bool) {
 	looked := d.looked
 	seen := map[string]bool{}
 	for _, disk := range d.cfg.Disks {
 		class := disk.StorageClass
-		if disk.Image != nil && looked != nil {
+		if disk.Image != nil && looked == nil {
+			if !seen["image "+disk.Image.String()] {
+				seen["image "+disk.Image.String()] = true
+				u.addf("%s: the storage class of image %s is not known, the image could not be used", disk.Name, disk.Image)
+			}
+			continue
+		}
+		if disk.Image != nil {
 			class = looked.facts.ImageStorageClasses[*disk.Image]
 		}
 		if class == "" || seen[class] {
 			continue
 		}
 		seen[class] = true
+		if listed != nil {
+			if !listed[class] {
+				p.Addf(disk.Flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
+			}
+			continue
+		}
 		_, err := kube.Get(ctx, c, kube.StorageClasses, "", class)
 		switch {
 		case err == nil:
 		case kube.IsGone(err, "storageclasses", class):
 			p.Addf(disk.Flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
 		case apierrors.IsForbidden(err):
-			logging.Debugf("Not allowed to read storage class %s; not checked", class)
+			u.addf("the credential may not get storageclasses: cannot tell whether storage class %s exists", class)
 		default:
 			p.Addf(disk.Flag, "%v", c.Explain("read storage class", class, err))
 		}
@@ -260,7 +364,7 @@ func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *c
 }
 
 // checkNetworks makes sure every bridge NIC's network (a NetworkAttachmentDefinition) exists.
-func (d *Driver) checkNetworks(ctx context.Context, c kube.Interface, p *config.Problems) {
+func (d *Driver) checkNetworks(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
 	for _, nic := range d.cfg.NICs {
 		if nic.Network == nil {
 			continue
@@ -271,7 +375,8 @@ func (d *Driver) checkNetworks(ctx context.Context, c kube.Interface, p *config.
 		case kube.IsMissing(err, nic.Network.Name):
 			p.Addf(nic.Flag, "%s: network %s does not exist in Harvester (Networks → VM Networks)", nic.Name, nic.Network)
 		case apierrors.IsForbidden(err):
-			logging.Debugf("Not allowed to read network %s; not checked", nic.Network)
+			u.addf("the credential may not get network-attachment-definitions in namespace %s: cannot tell whether network %s exists",
+				nic.Network.Namespace, nic.Network)
 		default:
 			p.Addf(nic.Flag, "%v", c.Explain("read network", nic.Network.String(), err))
 		}
@@ -293,7 +398,7 @@ func isStaleCloudInitSecret(labels map[string]string, owners []metav1.OwnerRefer
 
 // checkTopology makes sure some Harvester host is in one of the requested zones and regions: otherwise the VM
 // could never be scheduled and would sit in ErrorUnschedulable. Users who may not list hosts are not blocked.
-func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *config.Problems) {
+func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
 	cfg := d.cfg
 	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
 		return
@@ -301,7 +406,11 @@ func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *config.
 	nodes, err := kube.List(ctx, c, kube.Nodes, "", metav1.ListOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
-		logging.Debugf("Not allowed to list Harvester hosts; zones and regions not checked")
+		want := cfg.Zones
+		if len(want) == 0 {
+			want = cfg.Regions
+		}
+		u.addf("the credential may not list nodes: cannot tell whether a Harvester host is in %s%s", lists.Join(want, "or"), topologyAnd(cfg))
 		return
 	case err != nil:
 		p.Addf(config.FlagZone, "%v", c.Explain("list Harvester hosts to check", "zones and regions", err))

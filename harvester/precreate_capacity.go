@@ -15,7 +15,6 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
-	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
 
 // checkDeviceCapacity makes sure Harvester's hosts can still give every vGPU and host device the machine asks
@@ -30,7 +29,7 @@ import (
 // (a stopped VM holds none), and it gives no count to a cordoned host or one outside the requested zones and
 // regions. A credential that may not list hosts or VMIs is not blocked: the check is skipped (debug log). It
 // creates nothing, and is skipped when the devices are already refused (checkHostDevices).
-func (d *Driver) checkDeviceCapacity(ctx context.Context, c kube.Interface, p *config.Problems) {
+func (d *Driver) checkDeviceCapacity(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
 	wanted, flags := requestedDevices(d.cfg)
 	if len(wanted) == 0 {
 		return
@@ -42,7 +41,7 @@ func (d *Driver) checkDeviceCapacity(ctx context.Context, c kube.Interface, p *c
 	}
 	nodes, err := kube.List(ctx, c, kube.Nodes, "", metav1.ListOptions{})
 	if err != nil {
-		logging.Debugf("Cannot list Harvester hosts (%v); free devices not checked", errWording(err))
+		u.addf("cannot list nodes (%s): free devices not counted", errWording(err))
 		return
 	}
 	if len(nodes) == 0 {
@@ -50,7 +49,7 @@ func (d *Driver) checkDeviceCapacity(ctx context.Context, c kube.Interface, p *c
 	}
 	vmiList, err := c.VirtualMachineInstances("").List(ctx, metav1.ListOptions{})
 	if err != nil {
-		logging.Debugf("Cannot list VMIs in all namespaces (%v); free devices not checked", errWording(err))
+		u.addf("cannot list virtualmachineinstances in all namespaces (%s): free devices not counted", errWording(err))
 		return
 	}
 	nodes = slices.DeleteFunc(nodes, func(n corev1.Node) bool { return !inTopology(d.cfg, n) })
@@ -72,7 +71,7 @@ func errWording(err error) string {
 	if apierrors.IsForbidden(err) {
 		return "not allowed"
 	}
-	return err.Error()
+	return config.Redact(err.Error())
 }
 
 // requestedDevices counts the machine's device requests by resource name, with the flag that asked for each.

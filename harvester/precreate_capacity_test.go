@@ -144,7 +144,7 @@ func TestPreCreateCheckDeviceCapacityForbidden(t *testing.T) {
 			if err := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).PreCreateCheck(); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(logs.String(), "not allowed); free devices not checked") {
+			if !strings.Contains(logs.String(), "(not allowed): free devices not counted") {
 				t.Errorf("no debug line:\n%s", logs)
 			}
 		})

@@ -31,13 +31,13 @@ type deviceList[T any] struct {
 
 // listDevices lists the add-on's resources of kind k (access says which, for messages). Not being allowed is no
 // problem; any failure but absence is recorded when required, else only logged.
-func listDevices[T any](ctx context.Context, c kube.Interface, k kube.Kind[T], access kube.Access, required bool, p *config.Problems) (deviceList[T], bool) {
+func listDevices[T any](ctx context.Context, c kube.Interface, k kube.Kind[T], access kube.Access, required bool, p *config.Problems, u *unchecked) (deviceList[T], bool) {
 	items, err := kube.List(ctx, c, k, "", metav1.ListOptions{})
 	switch {
 	case err == nil:
 		return deviceList[T]{items: items, known: true}, true
 	case apierrors.IsForbidden(err):
-		logging.Debugf("Not allowed to %s.%s; host devices not checked against them", access, access.Group)
+		u.addf("the credential may not %s.%s: host devices not checked against them", access, access.Group)
 		return deviceList[T]{}, true
 	case apierrors.IsNotFound(err):
 		// A list is never "not found" but for a resource the API server does not serve.
@@ -46,7 +46,7 @@ func listDevices[T any](ctx context.Context, c kube.Interface, k kube.Kind[T], a
 		p.Addf(config.FlagHostDeviceInfo, "%v", c.Explain(access.Verb, access.Resource+"."+access.Group, err))
 		return deviceList[T]{}, false
 	default:
-		logging.Debugf("Cannot %s.%s (%v); not checked", access, access.Group, err)
+		u.addf("cannot %s.%s (%v): host devices not checked against them", access, access.Group, config.Redact(err.Error()))
 		return deviceList[T]{}, true
 	}
 }
@@ -55,12 +55,12 @@ func listDevices[T any](ctx context.Context, c kube.Interface, k kube.Kind[T], a
 // pcidevices-controller add-on is enabled (it serves devices.harvesterhci.io), some PCI or USB device has the
 // resource name, and passthrough is enabled on one of them (a PCIDeviceClaim with passthroughEnabled, or a USB
 // device's enabled). Otherwise the VM would be created and never scheduled. It creates nothing.
-func (d *Driver) checkHostDevices(ctx context.Context, c kube.Interface, p *config.Problems) {
+func (d *Driver) checkHostDevices(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
 	wanted := d.cfg.HostDevices
 	if len(wanted) == 0 {
 		return
 	}
-	pcis, ok := listDevices(ctx, c, kube.PCIDevices, hostDeviceAccess[0], true, p)
+	pcis, ok := listDevices(ctx, c, kube.PCIDevices, hostDeviceAccess[0], true, p, u)
 	if !ok {
 		return
 	}
@@ -69,12 +69,12 @@ func (d *Driver) checkHostDevices(ctx context.Context, c kube.Interface, p *conf
 			"enable it (Advanced → Add-ons), then enable passthrough on the devices (Advanced → PCI Devices or USB Devices)")
 		return
 	}
-	usbs, ok := listDevices(ctx, c, kube.USBDevices, hostDeviceAccess[1], true, p)
+	usbs, ok := listDevices(ctx, c, kube.USBDevices, hostDeviceAccess[1], true, p, u)
 	if !ok {
 		return
 	}
 	usbs.known = usbs.known || usbs.absent // add-on versions before USB passthrough have no USB devices
-	claims, _ := listDevices(ctx, c, kube.PCIDeviceClaims, hostDeviceAccess[2], false, p)
+	claims, _ := listDevices(ctx, c, kube.PCIDeviceClaims, hostDeviceAccess[2], false, p, u)
 	if !pcis.known && !usbs.known {
 		return
 	}

@@ -141,7 +141,7 @@ func TestPreCreateCheckHostDevicesReadFailures(t *testing.T) {
 		if err := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).PreCreateCheck(); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(logs.String(), "Not allowed to list pcidevices.devices.harvesterhci.io") {
+		if !strings.Contains(logs.String(), "the credential may not list pcidevices.devices.harvesterhci.io") {
 			t.Errorf("no debug line:\n%s", logs)
 		}
 	})

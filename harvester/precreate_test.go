@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
@@ -222,6 +226,117 @@ func TestPreCreateCheckAsksPermissionsOnce(t *testing.T) {
 		}
 		if reviews["selfsubjectrulesreviews"] != 1 || reviews["selfsubjectaccessreviews"] != wantAccess {
 			t.Errorf("incomplete %v: want 1 rules review and %d access reviews, got %v", incomplete, wantAccess, reviews)
+		}
+	}
+}
+
+// A read the credential may not make blocks nothing (PreCreateCheck passes), but the check it belongs to is not
+// "ok": it says what it could not tell, and why, in Skipped — also beside a problem another part of it found.
+func TestPreflightSaysWhatItCouldNotRead(t *testing.T) {
+	forbidden := func(resource string) error {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", errors.New("RBAC: not allowed"))
+	}
+	deny := func(fc *fakeCluster) {
+		fc.failOn("get", "namespaces", forbidden("namespaces"))
+		fc.failOn("list", "storageclasses", forbidden("storageclasses")) // then each is read by name
+		fc.failOn("get", "storageclasses", forbidden("storageclasses"))
+		fc.failOn("get", "network-attachment-definitions", forbidden("network-attachment-definitions"))
+		fc.failOn("list", "nodes", forbidden("nodes"))
+	}
+	opts := configtest.With(createOptions(), config.FlagZone, "zone-a")
+
+	fc := newFakeCluster(t)
+	captureLog(t)
+	deny(fc)
+	if err := newTestDriver(t, fc, "m1", opts).PreCreateCheck(); err != nil {
+		t.Fatalf("PreCreateCheck is blocked by reads it may not make: %v", err)
+	}
+
+	fc = newFakeCluster(t)
+	deny(fc)
+	d := newTestDriver(t, fc, "m1", opts)
+	got := map[string]Check{}
+	for _, c := range d.preflight(context.Background()) {
+		got[c.Name] = c
+	}
+	for name, want := range map[string]string{
+		CheckNamespace:      "the credential may not get namespaces: cannot tell whether namespace default exists",
+		CheckStorageClasses: "the credential may not get storageclasses: cannot tell whether storage class longhorn-ubuntu exists",
+		CheckNetworks:       "the credential may not get network-attachment-definitions in namespace default: cannot tell whether network default/vlan1 exists",
+		CheckZones:          "the credential may not list nodes: cannot tell whether a Harvester host is in zone-a",
+	} {
+		if c := got[name]; c.Skipped != want || len(c.Problems) != 0 {
+			t.Errorf("%s: skipped %q, problems %v; want skipped %q", name, c.Skipped, c.Problems, want)
+		}
+	}
+	for _, name := range []string{CheckCredential, CheckPermissions, CheckMachineName, CheckImagesKeyPairs} {
+		if c := got[name]; c.Skipped != "" || len(c.Problems) != 0 {
+			t.Errorf("%s: %+v, want ok", name, c)
+		}
+	}
+
+	// Two networks: one missing (a problem), one the credential may not read (skipped), in one check.
+	fc = newFakeCluster(t)
+	fc.failOn("get", "network-attachment-definitions", forbidden("network-attachment-definitions"))
+	d = newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagNetworkInfo, `{"interfaces":[{"networkName":"vlan1"},{"networkName":"vlan-missing"}]}`))
+	for _, c := range d.preflight(context.Background()) {
+		if c.Name == CheckNetworks && (len(c.Problems) != 1 || !strings.Contains(c.Skipped, "network default/vlan1 exists")) {
+			t.Errorf("networks: %+v, want a problem and a skipped part", c)
+		}
+	}
+}
+
+// The pre-flight's checks run at once: the VM is still being read (the machine name's check) when the image is
+// asked for. One after the other, the image's read would wait for the VM's and this test would time out. (The two
+// reads go through different fakes: each fake clientset runs one request at a time.)
+func TestPreflightReadsAtOnce(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	imageAsked := make(chan struct{})
+	var once sync.Once
+	fc.dyn.PrependReactor("get", "virtualmachineimages", func(k8stesting.Action) (bool, runtime.Object, error) {
+		once.Do(func() { close(imageAsked) })
+		return false, nil, nil
+	})
+	overlapped := false
+	fc.kv.PrependReactor("get", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
+		select {
+		case <-imageAsked:
+			overlapped = true
+		case <-time.After(5 * time.Second):
+		}
+		return false, nil, nil
+	})
+	if err := newTestDriver(t, fc, "m1", createOptions()).PreCreateCheck(); err != nil {
+		t.Fatal(err)
+	}
+	if !overlapped {
+		t.Errorf("the image was not asked for while the VM was being read: the checks ran one after the other")
+	}
+}
+
+// The storage classes are listed once, beside the other reads; a credential that may not list them has each read
+// by name after the images named theirs.
+func TestPreflightListsStorageClasses(t *testing.T) {
+	for _, mayList := range []bool{true, false} {
+		fc := newFakeCluster(t)
+		captureLog(t)
+		if !mayList {
+			fc.failOn("list", "storageclasses", apierrors.NewForbidden(schema.GroupResource{Resource: "storageclasses"}, "", errors.New("no")))
+		}
+		d := newTestDriver(t, fc, "m1", createOptions())
+		fc.dyn.ClearActions()
+		if err := d.PreCreateCheck(); err != nil {
+			t.Fatal(err)
+		}
+		n := map[string]int{}
+		for _, a := range fc.dyn.Actions() {
+			if a.GetResource().Resource == "storageclasses" {
+				n[a.GetVerb()]++
+			}
+		}
+		if want := map[bool]int{true: 0, false: 1}[mayList]; n["list"] != 1 || n["get"] != want {
+			t.Errorf("may list %v: %v requests on storage classes, want a list and %d gets", mayList, n, want)
 		}
 	}
 }

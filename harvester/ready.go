@@ -65,6 +65,7 @@ func (d *Driver) waitUntilReady(ctx context.Context, c kube.Interface, timeout t
 	switch {
 	case err == nil:
 		logging.Infof("VM %s/%s is running at %s", ns, name, strings.TrimSpace(d.IPAddress+" "+d.IPv6Address))
+		d.created = &seenAt{snapshot: last, at: time.Now()}
 		return nil
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("timed out after %s waiting for VM %s/%s to run and report an IP on %s; last seen: %s%s.%s",

@@ -40,6 +40,7 @@ const removeTimeout = 10 * time.Minute
 // rancher-machine's rm treats an error containing "not found" as success; every real failure is worded without
 // that phrase, so a failed remove is never mistaken for a done one and the VM is not leaked.
 func (d *Driver) Remove() error {
+	d.created = nil
 	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
 	defer cancel()
 	c, err := d.api()

@@ -15,6 +15,9 @@ import (
 // readTimeout bounds the single reads behind GetState, GetIP and GetIPv6.
 const readTimeout = 30 * time.Second
 
+// createdFresh is how long after a create GetState trusts what the create's watch saw last.
+const createdFresh = 10 * time.Second
+
 // namespace is the machine's namespace: from its flags, or its saved state (the reference driver's default when
 // a very old state has none).
 func (d *Driver) namespace() string {
@@ -61,7 +64,17 @@ func (d *Driver) observe(ctx context.Context) (snapshot, kube.Interface, error) 
 
 // GetState reports the machine's state from its VM's printableStatus and its VMI's phase. A VM that does not
 // exist is an error saying so in the words rancher-machine treats as "gone".
+//
+// The first call within createdFresh of a successful Create in the same process (rancher-machine's wait for
+// "Running", which comes right after Create) answers from the VM and VMI the create's watch saw last, when it
+// found the machine running with an address: reading them again would tell the same, for two more requests.
 func (d *Driver) GetState() (state.State, error) {
+	if s := d.created; s != nil {
+		d.created = nil
+		if age := time.Since(s.at); age >= 0 && age < createdFresh {
+			return machineState(s.snapshot), nil
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
 	s, _, err := d.observe(ctx)

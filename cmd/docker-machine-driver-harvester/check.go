@@ -15,7 +15,8 @@ import (
 
 // check runs `docker-machine-driver-harvester check --machine-name NAME [--harvester-… flags]`: the pre-flight of
 // a create with these flags and environment against the cluster (harvester.Preflight), one line per check —
-// "ok", "problem" (a line per problem) or "skipped" — creating and changing nothing. The exit code is 1 when a
+// "ok", "problem" (a line per problem) or "skipped" (with why: not configured, or a read the credential may not
+// make) — creating and changing nothing. The exit code is 1 when a
 // check found a problem or the flags are invalid, 2 for a malformed command line.
 func check(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	var machineName string
@@ -37,17 +38,24 @@ func check(args []string, lookupEnv func(string) (string, bool), stdout, stderr 
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	return printChecks(stdout, checks)
+}
+
+// printChecks writes one line per check (a line per problem) and returns the exit code: 1 when a check found a
+// problem, else 0 — a skipped check fails nothing.
+func printChecks(stdout io.Writer, checks []harvester.Check) int {
 	code := 0
 	for _, c := range checks {
-		switch {
-		case len(c.Problems) > 0:
+		// A check is ok only when it found nothing wrong and looked at everything: a part the credential may not
+		// read is "skipped" with why, also beside the problems another part found.
+		for _, p := range c.Problems {
 			code = 1
-			for _, p := range c.Problems {
-				fmt.Fprintf(stdout, "problem  %-20s  %s\n", c.Name, oneLine(p.String()))
-			}
-		case c.Skipped != "":
-			fmt.Fprintf(stdout, "skipped  %-20s  %s\n", c.Name, c.Skipped)
-		default:
+			fmt.Fprintf(stdout, "problem  %-20s  %s\n", c.Name, oneLine(p.String()))
+		}
+		if c.Skipped != "" {
+			fmt.Fprintf(stdout, "skipped  %-20s  %s\n", c.Name, oneLine(c.Skipped))
+		}
+		if len(c.Problems) == 0 && c.Skipped == "" {
 			fmt.Fprintln(stdout, strings.TrimRight(fmt.Sprintf("ok       %-20s  %s", c.Name, c.Detail), " "))
 		}
 	}

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
 // noEnv is an environment without any HARVESTER_* variable.
@@ -138,5 +141,26 @@ func TestCheckVerbExitCodes(t *testing.T) {
 	stdout, _, code := runVerb(t, env, "check", "--machine-name", "m1", "--harvester-image-name", "img", "--harvester-disk-size", "10", "--harvester-network-name", "net")
 	if code != 1 || !strings.HasPrefix(stdout, "problem  credential") || strings.Count(stdout, "\n") != 1 {
 		t.Errorf("an unreachable Harvester: exit %d, stdout %q", code, stdout)
+	}
+}
+
+// A check that could not look at everything is "skipped" with why, never "ok", and fails nothing; a problem
+// found beside it still does.
+func TestPrintChecksSkippedIsNotOK(t *testing.T) {
+	var out strings.Builder
+	code := printChecks(&out, []harvester.Check{
+		{Name: harvester.CheckCredential, Detail: "accepted by Harvester"},
+		{Name: harvester.CheckStorageClasses, Skipped: "the credential may not get storageclasses: cannot tell whether storage class sc1 exists"},
+	})
+	want := "ok       credential            accepted by Harvester\n" +
+		"skipped  storage classes       the credential may not get storageclasses: cannot tell whether storage class sc1 exists\n"
+	if code != 0 || out.String() != want {
+		t.Errorf("exit %d, output:\n%s\nwant exit 0 and:\n%s", code, out.String(), want)
+	}
+	out.Reset()
+	code = printChecks(&out, []harvester.Check{{Name: harvester.CheckNetworks, Skipped: "cannot tell whether network a/b exists",
+		Problems: []config.Problem{{Flag: config.FlagNetworkInfo, Message: "nic-1: network a/c does not exist"}}}})
+	if code != 1 || strings.Contains(out.String(), "ok ") || !strings.Contains(out.String(), "problem  networks") || !strings.Contains(out.String(), "skipped  networks") {
+		t.Errorf("a problem beside a skipped part: exit %d, output:\n%s", code, out.String())
 	}
 }

@@ -78,8 +78,10 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context) error {
 		// persistentvolumeclaim-protection: kube-apiserver's StorageObjectInUseProtection admission puts the
 		// kubernetes.io/pvc-protection finalizer on every PVC; this controller lifts it once no pod uses the claim
 		// (there are no pods here), without it no PVC could ever be deleted.
+		// resourcequota: fills each ResourceQuota's status.hard and status.used, which the driver's pre-flight and
+		// Harvester's validator read and kube-apiserver's ResourceQuota admission enforces.
 		"--controllers=garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller," +
-			"namespace-controller,persistentvolumeclaim-protection-controller",
+			"namespace-controller,persistentvolumeclaim-protection-controller,resourcequota-controller",
 		"--service-account-private-key-file=" + cp.pki.saKeyFile,
 		"--root-ca-file=" + cp.pki.caFile,
 		"--leader-elect=false",

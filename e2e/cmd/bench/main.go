@@ -2,12 +2,16 @@
 // (`make bench`). It asserts nothing: figures depend on the machine; tests elsewhere assert behaviour.
 //
 //	bench [-plugin bin/docker-machine-driver-harvester] [-cycles 20] [-concurrent 100] [-handshakes 10]
+//	      [-preflights 20] [-boot-cycles 3] [-reference-plugin PATH]
 //
 // What it measures, always through the real rancher-machine CLI driving the built plugin:
 //   - ready detection: from the moment the stand-in reports the VMI's IP (seen by a watch of this program) to
 //     the driver reporting the machine running (its "is running at" line);
 //   - API requests per create + remove cycle, counted by a proxy in front of the API server that only the
 //     plugin talks to;
+//   - the requests of a whole lifecycle (create + rm through rancher-machine) when the VM takes 3 s to boot;
+//   - the pre-flight alone: PreCreateCheck over rancher/machine's RPC client, and with -reference-plugin the
+//     reference driver's the same way, against the same simulated Harvester;
 //   - the plugin's start: RPC handshake latency and resident memory after it, over rancher/machine's own client;
 //   - many machines created and removed at once: successes, per-machine driver overhead (create time minus
 //     the stand-in's simulated boot), objects left behind.
@@ -30,6 +34,9 @@ func main() {
 	flag.IntVar(&o.cycles, "cycles", 20, "sequential create + remove cycles for latency and request counts")
 	flag.IntVar(&o.concurrent, "concurrent", 100, "machines created and removed at once")
 	flag.IntVar(&o.handshakes, "handshakes", 10, "plugin starts to time")
+	flag.IntVar(&o.preflights, "preflights", 20, "pre-flights (PreCreateCheck over RPC) to time, a plugin started for each")
+	flag.IntVar(&o.bootCycles, "boot-cycles", 3, "create + remove cycles with a 3-second simulated boot, for the requests of a lifecycle")
+	flag.StringVar(&o.referencePlugin, "reference-plugin", "", "the reference driver's binary (named docker-machine-driver-harvester), to time its pre-flight the same way")
 	flag.Parse()
 	// rancher/machine's RPC client relays the plugin's output through its logger: keep stdout for the table.
 	log.SetOutWriter(os.Stderr)

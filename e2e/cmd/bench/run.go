@@ -25,8 +25,8 @@ import (
 )
 
 type options struct {
-	plugin                         string
-	cycles, concurrent, handshakes int
+	plugin, referencePlugin                                string
+	cycles, concurrent, handshakes, preflights, bootCycles int
 }
 
 // The stand-in's imitated latencies during the benchmark: a VM is "booted" (Running with an IP) after
@@ -37,6 +37,12 @@ func simulatedBoot() time.Duration { return 3*standInOpts.PhaseDelay + standInOp
 
 // namespace holds the benchmark's machines and nothing else, so what is left in it is theirs.
 const namespace = "bench"
+
+// bootNamespace holds the lifecycles with a slow boot: the stand-in's ip-delay knob on it makes each VM take
+// bootTime from its VMI's creation to its address.
+const bootNamespace = "bench-boot"
+
+const bootTime = 3 * time.Second
 
 func run(ctx context.Context, o options, out io.Writer) error {
 	pluginDir, err := rmachine.PluginDir(o.plugin)
@@ -54,6 +60,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer bed.Stop()
 	if _, err := bed.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	slow := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bootNamespace,
+		Annotations: map[string]string{standin.AnnotationIPDelay: (bootTime - 3*standInOpts.PhaseDelay).String()}}}
+	if _, err := bed.Kube.CoreV1().Namespaces().Create(ctx, slow, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	proxy, err := startProxy(bed.AdminConfig())
@@ -78,14 +89,40 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return &rmachine.CLI{Bin: rancherMachine, Store: filepath.Join(work, store), PluginDir: pluginDir,
 			Env: []string{"HARVESTER_KUBECONFIG_CONTENT=" + base64.StdEncoding.EncodeToString(kubeconfig)}}
 	}
-	createArgs := func(name string) []string {
-		return []string{"create", "-d", "harvester", "--custom-install-script", script, "--harvester-vm-namespace", namespace,
-			"--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "10", "--harvester-network-name", "default/vm-untag", name}
+	createArgsIn := func(ns string) func(name string) []string {
+		return func(name string) []string {
+			return []string{"create", "-d", "harvester", "--custom-install-script", script, "--harvester-vm-namespace", ns,
+				"--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "10", "--harvester-network-name", "default/vm-untag", name}
+		}
 	}
+	createArgs := createArgsIn(namespace)
 
 	var rep report
 	if err := measureCycles(ctx, bed, proxy, newCLI("cycles"), createArgs, o.cycles, &rep); err != nil {
 		return err
+	}
+	if err := measureLifecycles(ctx, proxy, newCLI("lifecycles"), createArgsIn(bootNamespace), o.bootCycles, &rep); err != nil {
+		return err
+	}
+	// The pre-flight of the same machine as the cycles', by the plugin and (when given) by the reference driver.
+	machine := map[string]any{"harvester-vm-namespace": namespace, "harvester-image-name": "default/ubuntu-22.04",
+		"harvester-disk-size": 10, "harvester-network-name": "default/vm-untag"}
+	dirs := []string{pluginDir}
+	if o.referencePlugin != "" {
+		refDir, err := rmachine.PluginDir(o.referencePlugin)
+		if err != nil {
+			return err
+		}
+		dirs = append(dirs, refDir)
+	}
+	fmt.Fprintf(os.Stderr, "bench: %d pre-flights of each of %d plugins, taking turns\n", o.preflights, len(dirs))
+	runs, err := measurePreflight(dirs, proxy, kubeconfig, machine, o.preflights)
+	if err != nil {
+		return err
+	}
+	rep.preflight, rep.preflightRequests = runs[0].took, runs[0].requests
+	if len(runs) > 1 {
+		rep.refPreflight, rep.refPreflightRequests = runs[1].took, runs[1].requests
 	}
 	if err := measureHandshakes(pluginDir, o.handshakes, &rep); err != nil {
 		return err
@@ -130,6 +167,34 @@ func measureCycles(ctx context.Context, bed *testbed.Bed, proxy *countingProxy, 
 		rep.readyLatency = append(rep.readyLatency, ready.Sub(ip))
 		rep.createRequests = append(rep.createRequests, creates)
 		rep.removeRequests = append(rep.removeRequests, removes)
+	}
+	return nil
+}
+
+// measureLifecycles creates and removes machines whose VMs take bootTime to boot, counting the requests of each
+// whole life (create + rm through rancher-machine, which drives the plugin over RPC).
+func measureLifecycles(ctx context.Context, proxy *countingProxy, cli *rmachine.CLI, createArgs func(string) []string, n int, rep *report) error {
+	fmt.Fprintf(os.Stderr, "bench: %d create + remove cycles with a %s boot\n", n, bootTime)
+	for i := range n {
+		name := fmt.Sprintf("slow-%d", i)
+		proxy.take()
+		if r := cli.Run(ctx, nil, createArgs(name)...); r.Err != nil {
+			return fmt.Errorf("%s", r)
+		} else if r.Duration < bootTime {
+			return fmt.Errorf("create %s took %s, less than the %s boot: the ip-delay knob did not apply", name, r.Duration, bootTime)
+		}
+		creates := proxy.take()
+		if r := cli.Run(ctx, nil, "rm", "-y", name); r.Err != nil {
+			return fmt.Errorf("%s", r)
+		}
+		removes := proxy.take()
+		life := map[string]int{}
+		for _, c := range []map[string]int{creates, removes} {
+			for v, k := range c {
+				life[v] += k
+			}
+		}
+		rep.lifecycleRequests = append(rep.lifecycleRequests, life)
 	}
 	return nil
 }
@@ -214,6 +279,9 @@ func measureConcurrent(ctx context.Context, bed *testbed.Bed, newCLI func(string
 type report struct {
 	readyLatency                               []time.Duration
 	createRequests, removeRequests             []map[string]int
+	lifecycleRequests                          []map[string]int
+	preflight, refPreflight                    []time.Duration
+	preflightRequests, refPreflightRequests    []map[string]int
 	handshake                                  []time.Duration
 	rssMB                                      []float64
 	concurrentOK, leftBehind                   int
@@ -226,13 +294,22 @@ type report struct {
 func (r *report) print(out io.Writer, o options) {
 	fmt.Fprintf(out, "Measured %s on %s (%d CPUs), %s; the stand-in boots a VM in %s.\n\n",
 		time.Now().Format("2006-01-02"), cpuModel(), runtime.NumCPU(), runtime.Version(), simulatedBoot())
-	fmt.Fprintln(out, "| Measure | This driver | Reference driver (by its design) |")
+	fmt.Fprintln(out, "| Measure | This driver | Reference driver (by its design, or measured where a figure is given) |")
 	fmt.Fprintln(out, "|---|---|---|")
 	fmt.Fprintf(out, "| Ready detection: VMI reports its IP → driver reports the machine running (%d creates) | median %s, p95 %s | polls every 5 s: 2.5 s on average, up to 5 s |\n",
 		len(r.readyLatency), ms(percentile(r.readyLatency, 50)), ms(percentile(r.readyLatency, 95)))
 	fmt.Fprintf(out, "| API requests per create (median; by verb) | %d (%s) | a GET of the VM and of the VMI every 5 s while it boots |\n",
 		medianTotal(r.createRequests), verbs(r.createRequests))
 	fmt.Fprintf(out, "| API requests per remove (median; by verb) | %d (%s) | |\n", medianTotal(r.removeRequests), verbs(r.removeRequests))
+	fmt.Fprintf(out, "| API requests of a machine's life over RPC, create + rm, with a %s boot (%d lives; median, by verb) | %d (%s) | |\n",
+		bootTime.Round(time.Second), len(r.lifecycleRequests), medianTotal(r.lifecycleRequests), verbs(r.lifecycleRequests))
+	ref := "not measured (no -reference-plugin)"
+	if len(r.refPreflight) > 0 {
+		ref = fmt.Sprintf("median %s, p95 %s; %d requests (%s)", ms1(percentile(r.refPreflight, 50)), ms1(percentile(r.refPreflight, 95)),
+			medianTotal(r.refPreflightRequests), verbs(r.refPreflightRequests))
+	}
+	fmt.Fprintf(out, "| Pre-flight alone: PreCreateCheck over RPC (%d runs, a plugin started for each) | median %s, p95 %s; %d requests (%s) | %s |\n",
+		len(r.preflight), ms1(percentile(r.preflight, 50)), ms1(percentile(r.preflight, 95)), medianTotal(r.preflightRequests), verbs(r.preflightRequests), ref)
 	fmt.Fprintf(out, "| Plugin start: RPC handshake (%d starts) | median %s | |\n", len(r.handshake), ms(percentile(r.handshake, 50)))
 	fmt.Fprintf(out, "| Plugin resident memory after the handshake | %.1f MB | |\n", medianFloat(r.rssMB))
 	fmt.Fprintf(out, "| Plugin binary (stripped) | %.1f MB | 69.7 MB |\n", r.binaryMB)
@@ -293,6 +370,7 @@ func verbs(counts []map[string]int) string {
 }
 
 func ms(d time.Duration) string   { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
+func ms1(d time.Duration) string  { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
 func cpuModel() string {

@@ -37,6 +37,7 @@ var (
 	ServiceAccounts     = kind[corev1.ServiceAccount](corev1.SchemeGroupVersion, "ServiceAccount", "serviceaccounts")
 	ConfigMaps          = kind[corev1.ConfigMap](corev1.SchemeGroupVersion, "ConfigMap", "configmaps")
 	Nodes               = kind[corev1.Node](corev1.SchemeGroupVersion, "Node", "nodes")
+	ResourceQuotas      = kind[corev1.ResourceQuota](corev1.SchemeGroupVersion, "ResourceQuota", "resourcequotas")
 	ClusterRoles        = kind[rbacv1.ClusterRole](rbacv1.SchemeGroupVersion, "ClusterRole", "clusterroles")
 	Roles               = kind[rbacv1.Role](rbacv1.SchemeGroupVersion, "Role", "roles")
 	RoleBindings        = kind[rbacv1.RoleBinding](rbacv1.SchemeGroupVersion, "RoleBinding", "rolebindings")
