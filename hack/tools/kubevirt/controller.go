@@ -17,7 +17,9 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	k8scorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
 	v1 "kubevirt.io/api/core/v1"
 	"kubevirt.io/client-go/kubecli"
 
@@ -52,7 +54,14 @@ func runController(args []string, stderr io.Writer) error {
 	if *kubeconfig == "" {
 		return errors.New("controller needs -kubeconfig")
 	}
-	client, err := kubecli.GetKubevirtClientFromFlags("", *kubeconfig)
+	restConfig, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		return fmt.Errorf("client for %s: %w", *kubeconfig, err)
+	}
+	// virt-controller's client rate, as application.go sets it (client-go's default of 5 requests a second would
+	// throttle a controller that writes a VM's status several times per start).
+	restConfig.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(virtconfig.DefaultVirtControllerQPS, virtconfig.DefaultVirtControllerBurst)
+	client, err := kubecli.GetKubevirtClientFromRESTConfig(restConfig)
 	if err != nil {
 		return fmt.Errorf("client for %s: %w", *kubeconfig, err)
 	}
