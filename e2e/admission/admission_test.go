@@ -110,7 +110,7 @@ func TestAdmitterRefusesDiskWithoutVolume(t *testing.T) {
 	if _, err := vms.Create(ctx, newVM(b, ns, "accepted"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create of a well-formed VM: %v", err)
 	}
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error { // the stand-in adds finalizers meanwhile
+	err = retry.RetryOnConflict(testbed.ConflictBackoff, func() error {
 		vm, err := vms.Get(ctx, "accepted", metav1.GetOptions{})
 		if err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/admission"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 )
 
 var nadResource = schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
@@ -120,7 +121,7 @@ func TestHarvesterJudgesStatusUpdates(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := harvesterDenied("PVC " + ns + "/golden is a golden image, it can't be used as a hotplug volume in VM")
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error { // the stand-in writes the status meanwhile
+	err := retry.RetryOnConflict(testbed.ConflictBackoff, func() error { // the stand-in writes the status meanwhile
 		vm, err := vms.Get(ctx, "hotplug", metav1.GetOptions{})
 		if err != nil {
 			return err

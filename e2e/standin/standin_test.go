@@ -362,7 +362,7 @@ func setRunStrategy(t *testing.T, ctx context.Context, bed *testbed.Bed, ns, nam
 func updateVM(t *testing.T, ctx context.Context, bed *testbed.Bed, ns, name string, change func(*kubevirtv1.VirtualMachine)) {
 	t.Helper()
 	api := bed.Virt.KubevirtV1().VirtualMachines(ns)
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(testbed.ConflictBackoff, func() error {
 		vm, err := api.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err

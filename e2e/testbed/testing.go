@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/controlplane"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
@@ -147,3 +148,8 @@ func RequireControlPlane(t testing.TB) {
 		testenv.Unavailable(t, "control-plane binaries", err)
 	}
 }
+
+// ConflictBackoff is how long tests retry an update of a VM on conflicts (retry.RetryOnConflict): KubeVirt's
+// controller and the stand-in write a new VM (finalizers, status) several times in its first seconds, more often
+// than client-go's retry.DefaultRetry (5 tries within 50 ms) outlasts. It allows about 10 s.
+var ConflictBackoff = wait.Backoff{Steps: 40, Duration: 50 * time.Millisecond, Factor: 1.2, Jitter: 0.1, Cap: 500 * time.Millisecond}
