@@ -140,14 +140,15 @@ func (s *StandIn) schedule(vm *kubevirtv1.VirtualMachine, upd *kubevirtv1.Virtua
 // its own.
 func (s *StandIn) settleVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) (time.Duration, error) {
 	upd := vmi.DeepCopy()
+	grace := kubevirtv1.DefaultGracePeriodSeconds
+	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
+		grace = *g
+	}
+	// A final VMI's real guest, if any, has stopped or is stopped now; either way its files are released.
+	if !s.stopRealGuest(vmi, time.Duration(grace)*time.Second) {
+		return 500 * time.Millisecond, nil
+	}
 	if !vmi.IsFinal() {
-		grace := kubevirtv1.DefaultGracePeriodSeconds
-		if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
-			grace = *g
-		}
-		if !s.stopRealGuest(vmi, time.Duration(grace)*time.Second) {
-			return 500 * time.Millisecond, nil
-		}
 		delay := s.opts.StopDelay
 		if grace == 0 || !vmi.IsRunning() || vmi.Annotations[AnnotationGuestSSH] != "" {
 			delay = 0 // a real guest has just stopped for real
