@@ -326,19 +326,15 @@ func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.
 //
 // listed is every storage class when the pre-flight could list them, else nil: then each is read by name.
 func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked, listed map[string]bool) {
-	looked := d.looked
 	seen := map[string]bool{}
 	for _, disk := range d.cfg.Disks {
-		class := disk.StorageClass
-		if disk.Image != nil && looked == nil {
+		class, known := d.diskStorageClass(disk)
+		if !known {
 			if !seen["image "+disk.Image.String()] {
 				seen["image "+disk.Image.String()] = true
 				u.addf("%s: the storage class of image %s is not known, the image could not be used", disk.Name, disk.Image)
 			}
 			continue
-		}
-		if disk.Image != nil {
-			class = looked.facts.ImageStorageClasses[*disk.Image]
 		}
 		if class == "" || seen[class] {
 			continue
@@ -361,6 +357,18 @@ func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *c
 			p.Addf(disk.Flag, "%v", c.Explain("read storage class", class, err))
 		}
 	}
+}
+
+// diskStorageClass is the storage class a disk's volume gets: its own, or its image's as the pre-flight's lookup
+// found it. known is false for an image disk when the lookup has not found its image (d.looked unset).
+func (d *Driver) diskStorageClass(disk config.Disk) (class string, known bool) {
+	switch {
+	case disk.Image == nil:
+		return disk.StorageClass, true
+	case d.looked == nil:
+		return "", false
+	}
+	return d.looked.facts.ImageStorageClasses[*disk.Image], true
 }
 
 // checkNetworks makes sure every bridge NIC's network (a NetworkAttachmentDefinition) exists.

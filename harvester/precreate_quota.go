@@ -62,14 +62,7 @@ func (d *Driver) quotaNeeds() map[corev1.ResourceName]quotaNeed {
 		for _, res := range []corev1.ResourceName{corev1.ResourcePersistentVolumeClaims, "count/persistentvolumeclaims"} {
 			add(res, one, flag, "one volume per disk")
 		}
-		class := disk.StorageClass
-		if disk.Image != nil {
-			class = ""
-			if d.looked != nil {
-				class = d.looked.facts.ImageStorageClasses[*disk.Image]
-			}
-		}
-		if class != "" {
+		if class, _ := d.diskStorageClass(disk); class != "" {
 			add(corev1.ResourceName(class+".storageclass.storage.k8s.io/requests.storage"), size, flag, "its disks of storage class "+class)
 			add(corev1.ResourceName(class+".storageclass.storage.k8s.io/persistentvolumeclaims"), one, flag, "one volume per disk of storage class "+class)
 		}
