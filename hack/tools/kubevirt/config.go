@@ -44,17 +44,26 @@ func clusterConfig() (*virtconfig.ClusterConfig, error) {
 		return nil, err
 	}
 	cfg, _, _ := testutils.NewFakeClusterConfigUsingKVConfig(want.DeepCopy())
+	if err := checkHarvesterConfig(cfg, want); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// checkHarvesterConfig fails when cfg is not Harvester's configuration want: KubeVirt falls back to its defaults,
+// with only a log line, when a configuration does not apply.
+func checkHarvesterConfig(cfg *virtconfig.ClusterConfig, want *v1.KubeVirtConfiguration) error {
 	got := cfg.GetConfig()
 	for _, gate := range want.DeveloperConfiguration.FeatureGates {
 		if !slices.Contains(got.DeveloperConfiguration.FeatureGates, gate) {
-			return nil, fmt.Errorf("KubeVirt did not take Harvester's configuration: feature gate %s is off (gates on: %v)",
+			return fmt.Errorf("KubeVirt did not take Harvester's configuration: feature gate %s is off (gates on: %v)",
 				gate, got.DeveloperConfiguration.FeatureGates)
 		}
 	}
 	if !cfg.IsVMRolloutStrategyLiveUpdate() {
-		return nil, fmt.Errorf("KubeVirt did not take Harvester's configuration: vmRolloutStrategy is not LiveUpdate")
+		return fmt.Errorf("KubeVirt did not take Harvester's configuration: vmRolloutStrategy is not LiveUpdate")
 	}
-	return cfg, nil
+	return nil
 }
 
 // harvesterConfiguration decodes harvesterKubeVirtConfiguration, refusing unknown fields.

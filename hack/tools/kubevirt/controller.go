@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
-	"slices"
 	"syscall"
 	"time"
 
@@ -68,7 +67,11 @@ func runController(args []string, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := ensureKubeVirt(ctx, client, *namespace); err != nil {
+	conf, err := harvesterConfiguration()
+	if err != nil {
+		return err
+	}
+	if err := ensureKubeVirt(ctx, client, *namespace, conf); err != nil {
 		return err
 	}
 
@@ -82,7 +85,7 @@ func runController(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := checkHarvesterConfig(clusterConfig); err != nil {
+	if err := checkHarvesterConfig(clusterConfig, conf); err != nil {
 		return err
 	}
 
@@ -136,18 +139,13 @@ func runController(args []string, stderr io.Writer) error {
 // ensureKubeVirt creates the KubeVirt resource virt-operator would, named kubevirt as Harvester's chart names it,
 // with Harvester's configuration, unless one exists; and reports it Deployed. An existing resource is left as it
 // is but for a missing phase.
-func ensureKubeVirt(ctx context.Context, client kubecli.KubevirtClient, namespace string) error {
-	conf, err := harvesterConfiguration()
-	if err != nil {
-		return err
-	}
+func ensureKubeVirt(ctx context.Context, client kubecli.KubevirtClient, namespace string, conf *v1.KubeVirtConfiguration) error {
 	api := client.KubeVirt(namespace)
 	kv := &v1.KubeVirt{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt", Namespace: namespace},
 		Spec: v1.KubeVirtSpec{Configuration: *conf}}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		var got *v1.KubeVirt
-		got, err = api.Create(ctx, kv, metav1.CreateOptions{})
+		got, err := api.Create(ctx, kv, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			got, err = api.Get(ctx, kv.Name, metav1.GetOptions{})
 		}
@@ -155,12 +153,13 @@ func ensureKubeVirt(ctx context.Context, client kubecli.KubevirtClient, namespac
 			got.Status.Phase = v1.KubeVirtPhaseDeployed
 			_, err = api.UpdateStatus(ctx, got, metav1.UpdateOptions{})
 		}
-		// The namespace or the CRD may still be on its way; anything else is final.
-		if err == nil || !(apierrors.IsNotFound(err) || apierrors.IsConflict(err)) || time.Now().After(deadline) {
-			if err != nil {
-				return fmt.Errorf("KubeVirt resource %s/kubevirt: %w", namespace, err)
-			}
+		switch {
+		case err == nil:
 			return nil
+		case !apierrors.IsNotFound(err) && !apierrors.IsConflict(err), time.Now().After(deadline):
+			// The namespace or the CRD may still be on its way, or the status was written meanwhile; anything
+			// else is final.
+			return fmt.Errorf("KubeVirt resource %s/kubevirt: %w", namespace, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -168,23 +167,6 @@ func ensureKubeVirt(ctx context.Context, client kubecli.KubevirtClient, namespac
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-// checkHarvesterConfig fails when the configuration the controller reads is not Harvester's: KubeVirt falls back
-// to its defaults, with only a log line, when a KubeVirt resource's configuration does not apply.
-func checkHarvesterConfig(cfg *virtconfig.ClusterConfig) error {
-	want, err := harvesterConfiguration()
-	if err != nil {
-		return err
-	}
-	got := cfg.GetConfig()
-	for _, gate := range want.DeveloperConfiguration.FeatureGates {
-		if !slices.Contains(got.DeveloperConfiguration.FeatureGates, gate) {
-			return fmt.Errorf("the controller did not take Harvester's KubeVirt configuration: feature gate %s is off (gates on: %v)",
-				gate, got.DeveloperConfiguration.FeatureGates)
-		}
-	}
-	return nil
 }
 
 // newRecorder records events through the API server, as virt-controller's newRecorder does.
