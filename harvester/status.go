@@ -65,10 +65,7 @@ func machineState(s snapshot) state.State {
 	}
 	switch s.vmiPhase() {
 	case kubevirtv1.Running:
-		if hasCondition(s.VMI.Status.Conditions, kubevirtv1.VirtualMachineInstancePaused, corev1.ConditionTrue) {
-			return state.Paused
-		}
-		return state.Running
+		return runningOrPaused(s.VMI)
 	case "", kubevirtv1.Pending, kubevirtv1.Scheduling, kubevirtv1.Scheduled:
 		return state.Starting
 	case kubevirtv1.Succeeded:
@@ -95,10 +92,15 @@ func runningVMIState(s snapshot) (state.State, bool) {
 	case kubevirtv1.VirtualMachineStatusPaused:
 		return state.Paused, true
 	}
-	if hasCondition(s.VMI.Status.Conditions, kubevirtv1.VirtualMachineInstancePaused, corev1.ConditionTrue) {
-		return state.Paused, true
+	return runningOrPaused(s.VMI), true
+}
+
+// runningOrPaused is the state of a running VMI: Paused while its Paused condition is true.
+func runningOrPaused(vmi *kubevirtv1.VirtualMachineInstance) state.State {
+	if hasCondition(vmi.Status.Conditions, kubevirtv1.VirtualMachineInstancePaused, corev1.ConditionTrue) {
+		return state.Paused
 	}
-	return state.Running, true
+	return state.Running
 }
 
 // stuckError says why the VM will not become ready by itself, or returns nil while it may still, and for how
