@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	proc "github.com/harvester/docker-machine-driver-harvester/e2e/internal/process"
@@ -26,8 +25,6 @@ type Options struct {
 	Dir string
 	// Kubeconfig is the admin kubeconfig of the bed.
 	Kubeconfig string
-	// Workers is the number of VirtualMachine workers; 0 means virt-controller's default (3).
-	Workers int
 }
 
 // Controller is a running VirtualMachine controller.
@@ -44,9 +41,6 @@ func Start(ctx context.Context, opts Options) (*Controller, error) {
 	ready := filepath.Join(opts.Dir, "kubevirt-controller.ready")
 	_ = os.Remove(ready)
 	args := []string{"controller", "-kubeconfig", opts.Kubeconfig, "-ready-file", ready}
-	if opts.Workers > 0 {
-		args = append(args, "-workers", strconv.Itoa(opts.Workers))
-	}
 	c := &Controller{logPath: filepath.Join(opts.Dir, "kubevirt-controller.log")}
 	var err error
 	if c.proc, err = proc.Start("kubevirt controller", opts.Tool, args, c.logPath); err != nil {
