@@ -37,7 +37,7 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 		if _, done := l.facts.ImageStorageClasses[*disk.Image]; done {
 			continue
 		}
-		img, err := kube.Get(ctx, c, kube.Images, disk.Image.Namespace, disk.Image.Name)
+		img, err := kube.GetCached(ctx, c, kube.Images, disk.Image.Namespace, disk.Image.Name)
 		if err != nil {
 			p.Addf(disk.Flag, "%v", describeLookupError(c, "image", *disk.Image, err))
 			continue
@@ -70,7 +70,7 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 // so a key pair of several lines is refused too: the others were never checked, and each would become a line of
 // the guest's authorized_keys.
 func readKeyPair(ctx context.Context, c kube.Interface, p *config.Problems, flag string, ref config.Ref) string {
-	kp, err := kube.Get(ctx, c, kube.KeyPairs, ref.Namespace, ref.Name)
+	kp, err := kube.GetCached(ctx, c, kube.KeyPairs, ref.Namespace, ref.Name)
 	switch {
 	case apierrors.IsForbidden(err):
 		p.Addf(flag, "the credential may not read key pair %s (403 Forbidden: %v), so its public key cannot be installed; "+

@@ -147,7 +147,7 @@ func (d *Driver) preflight(ctx context.Context) []Check {
 		nsFailure   error
 	)
 	running.Go(func() {
-		_, err := kube.Get(ctx, c, kube.Namespaces, "", cfg.Namespace)
+		_, err := kube.GetCached(ctx, c, kube.Namespaces, "", cfg.Namespace)
 		switch {
 		case err == nil:
 		case kube.IsGone(err, "namespaces", cfg.Namespace):
@@ -187,7 +187,7 @@ func (d *Driver) preflight(ctx context.Context) []Check {
 	)
 	running.Go(func() {
 		defer close(classesDone)
-		list, err := kube.List(ctx, c, kube.StorageClasses, "", metav1.ListOptions{})
+		list, err := kube.List(ctx, c, kube.StorageClasses, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
 		if err != nil {
 			logging.Debugf("Cannot list storage classes (%s); reading each by name", errWording(err))
 			return
@@ -300,7 +300,7 @@ func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.
 	var vmTaken config.Problems // the two reads run at once; the VM's problem is told first
 	var read sync.WaitGroup
 	read.Go(func() {
-		vm, err := c.VirtualMachines(cfg.Namespace).Get(ctx, cfg.MachineName, metav1.GetOptions{})
+		vm, err := c.VirtualMachines(cfg.Namespace).Get(ctx, cfg.MachineName, metav1.GetOptions{ResourceVersion: kube.FromCache})
 		switch {
 		case err == nil:
 			vmTaken.Addf("", "a VirtualMachine named %s already exists in namespace %s (created by %s); choose another machine name or remove that VM",
@@ -310,7 +310,7 @@ func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.
 		}
 	})
 	name := build.CloudInitSecretName(cfg.MachineName)
-	secret, err := kube.Get(ctx, c, kube.Secrets, cfg.Namespace, name)
+	secret, err := kube.GetCached(ctx, c, kube.Secrets, cfg.Namespace, name)
 	read.Wait()
 	p.List = append(p.List, vmTaken.List...)
 	switch {
@@ -346,7 +346,7 @@ func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *c
 			}
 			continue
 		}
-		_, err := kube.Get(ctx, c, kube.StorageClasses, "", class)
+		_, err := kube.GetCached(ctx, c, kube.StorageClasses, "", class)
 		switch {
 		case err == nil:
 		case kube.IsGone(err, "storageclasses", class):
@@ -377,7 +377,7 @@ func (d *Driver) checkNetworks(ctx context.Context, c kube.Interface, p *config.
 		if nic.Network == nil {
 			continue
 		}
-		_, err := kube.Get(ctx, c, kube.Networks, nic.Network.Namespace, nic.Network.Name)
+		_, err := kube.GetCached(ctx, c, kube.Networks, nic.Network.Namespace, nic.Network.Name)
 		switch {
 		case err == nil:
 		case kube.IsMissing(err, nic.Network.Name):
@@ -411,7 +411,7 @@ func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *config.
 	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
 		return
 	}
-	nodes, err := kube.List(ctx, c, kube.Nodes, "", metav1.ListOptions{})
+	nodes, err := kube.List(ctx, c, kube.Nodes, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
 	switch {
 	case apierrors.IsForbidden(err):
 		want := cfg.Zones

@@ -39,7 +39,7 @@ func (d *Driver) checkDeviceCapacity(ctx context.Context, c kube.Interface, p *c
 			return
 		}
 	}
-	nodes, err := kube.List(ctx, c, kube.Nodes, "", metav1.ListOptions{})
+	nodes, err := kube.List(ctx, c, kube.Nodes, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
 	if err != nil {
 		u.addf("cannot list nodes (%s): free devices not counted", errWording(err))
 		return
@@ -47,7 +47,7 @@ func (d *Driver) checkDeviceCapacity(ctx context.Context, c kube.Interface, p *c
 	if len(nodes) == 0 {
 		return // a server that lists no hosts is no Harvester; nothing to tell
 	}
-	vmiList, err := c.VirtualMachineInstances("").List(ctx, metav1.ListOptions{})
+	vmiList, err := c.VirtualMachineInstances("").List(ctx, metav1.ListOptions{ResourceVersion: kube.FromCache})
 	if err != nil {
 		u.addf("cannot list virtualmachineinstances in all namespaces (%s): free devices not counted", errWording(err))
 		return

@@ -32,7 +32,7 @@ type deviceList[T any] struct {
 // listDevices lists the add-on's resources of kind k (access says which, for messages). Not being allowed is no
 // problem; any failure but absence is recorded when required, else only logged.
 func listDevices[T any](ctx context.Context, c kube.Interface, k kube.Kind[T], access kube.Access, required bool, p *config.Problems, u *unchecked) (deviceList[T], bool) {
-	items, err := kube.List(ctx, c, k, "", metav1.ListOptions{})
+	items, err := kube.List(ctx, c, k, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
 	switch {
 	case err == nil:
 		return deviceList[T]{items: items, known: true}, true

@@ -98,7 +98,7 @@ func (d *Driver) quotaNeeds() map[corev1.ResourceName]quotaNeed {
 // per-class figures need.
 func (d *Driver) checkQuota(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked, waitImages func()) {
 	ns := d.cfg.Namespace
-	quotas, err := kube.List(ctx, c, kube.ResourceQuotas, ns, metav1.ListOptions{})
+	quotas, err := kube.List(ctx, c, kube.ResourceQuotas, ns, metav1.ListOptions{ResourceVersion: kube.FromCache})
 	switch {
 	case apierrors.IsForbidden(err):
 		u.addf("the credential may not list resourcequotas in namespace %s: cannot tell whether the machine fits its quotas", ns)

@@ -24,7 +24,8 @@ import (
 
 // The check verb runs a create's whole pre-flight against the real API server and writes nothing: every request
 // goes through a proxy that records it, and the only ones that are not reads are the SelfSubjectRulesReview and
-// SelfSubjectAccessReview creates, which the API server answers without storing anything (reads in effect).
+// SelfSubjectAccessReview creates, which the API server answers without storing anything (reads in effect). Every
+// read asks for the API server's watch cache (resourceVersion=0): the pre-flight spares etcd.
 func TestCheckVerbWritesNothing(t *testing.T) {
 	b := testbed.Shared(t)
 	ns := b.Namespace(t)
@@ -46,7 +47,7 @@ func TestCheckVerbWritesNothing(t *testing.T) {
 	proxy.Transport = transport
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		requests = append(requests, r.Method+" "+r.URL.Path)
+		requests = append(requests, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
 		mu.Unlock()
 		proxy.ServeHTTP(w, r)
 	}))
@@ -89,9 +90,17 @@ func TestCheckVerbWritesNothing(t *testing.T) {
 	defer mu.Unlock()
 	reviews := 0
 	for _, r := range requests {
-		method, path, _ := strings.Cut(r, " ")
+		method, target, _ := strings.Cut(r, " ")
+		path, rawQuery, _ := strings.Cut(target, "?")
+		query, err := url.ParseQuery(rawQuery)
+		if err != nil {
+			t.Fatal(err)
+		}
 		switch {
 		case method == http.MethodGet:
+			if query.Get("resourceVersion") != "0" {
+				t.Errorf("a read not from the API server's cache: %s", r)
+			}
 		case method == http.MethodPost && (strings.HasSuffix(path, "/selfsubjectrulesreviews") || strings.HasSuffix(path, "/selfsubjectaccessreviews")):
 			reviews++
 		default:

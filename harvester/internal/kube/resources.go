@@ -64,9 +64,24 @@ func in[T any](c Interface, k Kind[T], ns string) dynamic.ResourceInterface {
 	return c.Dynamic().Resource(k.gvr).Namespace(ns)
 }
 
+// FromCache is the resourceVersion of a read the API server may answer from its watch cache instead of etcd:
+// "0" means any version the server has (k8s.io/apiserver pkg/storage/cacher, and the API concepts' "Semantics
+// for get and list"). The object may be a moment old; the server is spared a read of etcd. The pre-flight reads
+// this way: its reads only advise — what a create writes, the server checks again.
+const FromCache = "0"
+
 // Get reads the object of kind k named name in namespace ns ("" for cluster-scoped kinds).
 func Get[T any](ctx context.Context, c Interface, k Kind[T], ns, name string) (*T, error) {
-	u, err := in(c, k, ns).Get(ctx, name, metav1.GetOptions{})
+	return get(ctx, c, k, ns, name, metav1.GetOptions{})
+}
+
+// GetCached reads like Get, from the API server's watch cache (see FromCache).
+func GetCached[T any](ctx context.Context, c Interface, k Kind[T], ns, name string) (*T, error) {
+	return get(ctx, c, k, ns, name, metav1.GetOptions{ResourceVersion: FromCache})
+}
+
+func get[T any](ctx context.Context, c Interface, k Kind[T], ns, name string, opts metav1.GetOptions) (*T, error) {
+	u, err := in(c, k, ns).Get(ctx, name, opts)
 	if err != nil {
 		return nil, err
 	}
