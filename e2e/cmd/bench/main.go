@@ -2,7 +2,7 @@
 // (`make bench`). It asserts nothing: figures depend on the machine; tests elsewhere assert behaviour.
 //
 //	bench [-plugin bin/docker-machine-driver-harvester] [-cycles 20] [-concurrent 100] [-handshakes 10]
-//	      [-preflights 20] [-boot-cycles 3] [-reference-plugin PATH]
+//	      [-preflights 20] [-preflight-latency 1ms] [-boot-cycles 3] [-reference-plugin PATH]
 //
 // What it measures, always through the real rancher-machine CLI driving the built plugin:
 //   - ready detection: from the moment the stand-in reports the VMI's IP (seen by a watch of this program) to
@@ -11,7 +11,8 @@
 //     plugin talks to;
 //   - the requests of a whole lifecycle (create + rm through rancher-machine) when the VM takes 3 s to boot;
 //   - the pre-flight alone: PreCreateCheck over rancher/machine's RPC client, and with -reference-plugin the
-//     reference driver's the same way, against the same simulated Harvester;
+//     reference driver's the same way, against the same simulated Harvester, on loopback and again with a
+//     network's round trip added to each request;
 //   - the plugin's start: RPC handshake latency and resident memory after it, over rancher/machine's own client;
 //   - many machines created and removed at once: successes, per-machine driver overhead (create time minus
 //     the stand-in's simulated boot), objects left behind.
@@ -24,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/rancher/machine/libmachine/log"
 )
@@ -35,6 +37,7 @@ func main() {
 	flag.IntVar(&o.concurrent, "concurrent", 100, "machines created and removed at once")
 	flag.IntVar(&o.handshakes, "handshakes", 10, "plugin starts to time")
 	flag.IntVar(&o.preflights, "preflights", 20, "pre-flights (PreCreateCheck over RPC) to time, a plugin started for each")
+	flag.DurationVar(&o.preflightLatency, "preflight-latency", time.Millisecond, "round trip added to each request of the second set of pre-flights (a Harvester across a LAN); 0 skips that set")
 	flag.IntVar(&o.bootCycles, "boot-cycles", 3, "create + remove cycles with a 3-second simulated boot, for the requests of a lifecycle")
 	flag.StringVar(&o.referencePlugin, "reference-plugin", "", "the reference driver's binary (named docker-machine-driver-harvester), to time its pre-flight the same way")
 	flag.Parse()

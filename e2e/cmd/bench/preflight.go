@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -15,6 +16,42 @@ import (
 type preflightRun struct {
 	took     []time.Duration
 	requests []map[string]int
+}
+
+// preflightSet is one set of pre-flights: each plugin's runs (this driver's first) with latency added to each
+// request.
+type preflightSet struct {
+	latency time.Duration
+	runs    []preflightRun
+}
+
+// print writes the set's row. With the reference driver's runs, it also gives the ratio of the two drivers'
+// times in the same turn: the turns see the same load, so the ratio varies less than either time.
+func (s preflightSet) print(out io.Writer) {
+	where := "on loopback"
+	if s.latency > 0 {
+		where = fmt.Sprintf("with %s added to each request, a Harvester across a LAN", s.latency)
+	}
+	figures := func(r preflightRun) string {
+		return fmt.Sprintf("median %s, p95 %s; %d requests (%s)", ms1(percentile(r.took, 50)), ms1(percentile(r.took, 95)),
+			medianTotal(r.requests), verbs(r.requests))
+	}
+	ref := "not measured (no -reference-plugin)"
+	if len(s.runs) > 1 {
+		ours, theirs := s.runs[0].took, s.runs[1].took
+		ratios := make([]float64, len(ours))
+		faster := 0
+		for i := range ours {
+			ratios[i] = float64(ours[i]) / float64(theirs[i])
+			if ours[i] < theirs[i] {
+				faster++
+			}
+		}
+		ref = fmt.Sprintf("%s; this driver's time ÷ the reference's in the same turn: median %.2f (this driver faster in %d of %d turns)",
+			figures(s.runs[1]), medianFloat(ratios), faster, len(ours))
+	}
+	fmt.Fprintf(out, "| Pre-flight alone, %s: PreCreateCheck over RPC (%d runs, a plugin started for each) | %s | %s |\n",
+		where, len(s.runs[0].took), figures(s.runs[0]), ref)
 }
 
 // measurePreflight times the PreCreateCheck alone of each plugin (the docker-machine-driver-harvester in each of

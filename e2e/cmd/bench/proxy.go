@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -20,6 +22,8 @@ type countingProxy struct {
 	counts map[string]int
 	server *http.Server
 	url    string
+	// latency is added before each plugin request is forwarded (see setLatency).
+	latency atomic.Int64
 }
 
 func startProxy(admin *rest.Config) (*countingProxy, error) {
@@ -45,6 +49,7 @@ func startProxy(admin *rest.Config) (*countingProxy, error) {
 	p.server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.UserAgent(), "docker-machine-driver-harvester/") {
 			p.count(verb(r))
+			time.Sleep(time.Duration(p.latency.Load()))
 		}
 		rp.ServeHTTP(w, r)
 	})}
@@ -69,6 +74,10 @@ func (p *countingProxy) count(v string) {
 	defer p.mu.Unlock()
 	p.counts[v]++
 }
+
+// setLatency delays each plugin request by d before it is forwarded: a Harvester reached over a network, where
+// every request waits at least a round trip whatever the API server's load (0: loopback, no delay).
+func (p *countingProxy) setLatency(d time.Duration) { p.latency.Store(int64(d)) }
 
 // take returns the counts since the last take and starts over.
 func (p *countingProxy) take() map[string]int {

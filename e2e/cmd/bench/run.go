@@ -27,6 +27,7 @@ import (
 type options struct {
 	plugin, referencePlugin                                string
 	cycles, concurrent, handshakes, preflights, bootCycles int
+	preflightLatency                                       time.Duration
 }
 
 // The stand-in's imitated latencies during the benchmark: a VM is "booted" (Running with an IP) after
@@ -115,14 +116,18 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 		dirs = append(dirs, refDir)
 	}
-	fmt.Fprintf(os.Stderr, "bench: %d pre-flights of each of %d plugins, taking turns\n", o.preflights, len(dirs))
-	runs, err := measurePreflight(dirs, proxy, kubeconfig, machine, o.preflights)
-	if err != nil {
-		return err
-	}
-	rep.preflight, rep.preflightRequests = runs[0].took, runs[0].requests
-	if len(runs) > 1 {
-		rep.refPreflight, rep.refPreflightRequests = runs[1].took, runs[1].requests
+	for _, latency := range []time.Duration{0, o.preflightLatency} {
+		if latency == 0 && len(rep.preflights) > 0 {
+			continue // -preflight-latency 0: loopback only
+		}
+		fmt.Fprintf(os.Stderr, "bench: %d pre-flights of each of %d plugins, taking turns, %s added to each request\n", o.preflights, len(dirs), latency)
+		proxy.setLatency(latency)
+		runs, err := measurePreflight(dirs, proxy, kubeconfig, machine, o.preflights)
+		proxy.setLatency(0)
+		if err != nil {
+			return err
+		}
+		rep.preflights = append(rep.preflights, preflightSet{latency: latency, runs: runs})
 	}
 	if err := measureHandshakes(pluginDir, o.handshakes, &rep); err != nil {
 		return err
@@ -280,8 +285,7 @@ type report struct {
 	readyLatency                               []time.Duration
 	createRequests, removeRequests             []map[string]int
 	lifecycleRequests                          []map[string]int
-	preflight, refPreflight                    []time.Duration
-	preflightRequests, refPreflightRequests    []map[string]int
+	preflights                                 []preflightSet
 	handshake                                  []time.Duration
 	rssMB                                      []float64
 	concurrentOK, leftBehind                   int
@@ -303,13 +307,9 @@ func (r *report) print(out io.Writer, o options) {
 	fmt.Fprintf(out, "| API requests per remove (median; by verb) | %d (%s) | |\n", medianTotal(r.removeRequests), verbs(r.removeRequests))
 	fmt.Fprintf(out, "| API requests of a machine's life over RPC, create + rm, with a %s boot (%d lives; median, by verb) | %d (%s) | |\n",
 		bootTime.Round(time.Second), len(r.lifecycleRequests), medianTotal(r.lifecycleRequests), verbs(r.lifecycleRequests))
-	ref := "not measured (no -reference-plugin)"
-	if len(r.refPreflight) > 0 {
-		ref = fmt.Sprintf("median %s, p95 %s; %d requests (%s)", ms1(percentile(r.refPreflight, 50)), ms1(percentile(r.refPreflight, 95)),
-			medianTotal(r.refPreflightRequests), verbs(r.refPreflightRequests))
+	for _, set := range r.preflights {
+		set.print(out)
 	}
-	fmt.Fprintf(out, "| Pre-flight alone: PreCreateCheck over RPC (%d runs, a plugin started for each) | median %s, p95 %s; %d requests (%s) | %s |\n",
-		len(r.preflight), ms1(percentile(r.preflight, 50)), ms1(percentile(r.preflight, 95)), medianTotal(r.preflightRequests), verbs(r.preflightRequests), ref)
 	fmt.Fprintf(out, "| Plugin start: RPC handshake (%d starts) | median %s | |\n", len(r.handshake), ms(percentile(r.handshake, 50)))
 	fmt.Fprintf(out, "| Plugin resident memory after the handshake | %.1f MB | |\n", medianFloat(r.rssMB))
 	fmt.Fprintf(out, "| Plugin binary (stripped) | %.1f MB | 69.7 MB |\n", r.binaryMB)
