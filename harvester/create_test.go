@@ -180,7 +180,7 @@ func TestCreateReportsFailedCleanup(t *testing.T) {
 	captureLog(t)
 	d := newTestDriver(t, fc, "m1", createOptions())
 	fc.failOn("patch", "secrets", apierrors.NewInternalError(errors.New("injected patch failure")))
-	fc.failOn("delete", "virtualmachines", apierrors.NewInternalError(errors.New("injected delete failure")))
+	fc.failOn("delete", "virtualmachines", apierrors.NewBadRequest("injected delete failure")) // not transient: a 500 would be retried
 	err := d.Create()
 	if err == nil || !strings.Contains(err.Error(), "injected patch failure") || !strings.Contains(err.Error(), "injected delete failure") ||
 		!strings.Contains(err.Error(), "objects may be left in Harvester namespace default") {

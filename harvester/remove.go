@@ -111,9 +111,12 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, vm *kubevirtv1.
 		if err := annotateRemovedClaims(ctx, c, ns, name, vm.UID, claims); err != nil {
 			return err
 		}
-		err = c.VirtualMachines(ns).Delete(ctx, name, metav1.DeleteOptions{
-			PropagationPolicy: ptr.To(metav1.DeletePropagationForeground),
-			Preconditions:     &metav1.Preconditions{UID: &vm.UID},
+		// The UID precondition makes a retried delete safe: once the VM is being deleted, a retry changes nothing.
+		err = retry.OnError(kube.TransientBackoff, kube.IsTransient, func() error {
+			return c.VirtualMachines(ns).Delete(ctx, name, metav1.DeleteOptions{
+				PropagationPolicy: ptr.To(metav1.DeletePropagationForeground),
+				Preconditions:     &metav1.Preconditions{UID: &vm.UID},
+			})
 		})
 		if err != nil && !kube.IsGone(err, "virtualmachines", name) {
 			return c.Explain("delete VM", ns+"/"+name, err)
@@ -193,15 +196,19 @@ func vmClaims(vm *kubevirtv1.VirtualMachine, all bool) []string {
 }
 
 // annotateRemovedClaims records the claims in the VM's removedPersistentVolumeClaims annotation (joined with any
-// already there), retrying on update conflicts.
+// already there), retrying on update conflicts and transient failures (a read and an update of the VM's
+// resourceVersion: a retry never applies twice).
 func annotateRemovedClaims(ctx context.Context, c kube.Interface, ns, name string, uid types.UID, claims []string) error {
 	vms := c.VirtualMachines(ns)
-	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+	replaced := false
+	retriable := func(err error) bool { return kube.IsTransient(err) || apierrors.IsConflict(err) && !replaced }
+	err := retry.OnError(kube.TransientBackoff, retriable, func() error {
 		vm, err := vms.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		if vm.UID != uid {
+			replaced = true
 			return apierrors.NewConflict(kubevirtv1.Resource("virtualmachines"), name, errors.New("the VM was replaced"))
 		}
 		if old := vm.Annotations[config.AnnotationRemovedPVCs]; old != "" {

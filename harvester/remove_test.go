@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -209,5 +211,57 @@ func TestIsGone(t *testing.T) {
 	}
 	if kube.IsGone(errors.New("virtualmachines m1 not found"), "virtualmachines", "m1") {
 		t.Error("only API status errors count")
+	}
+}
+
+// A loaded Harvester's webhooks time out, and the API server answers 500 "failed calling webhook". rm retries the
+// claims annotation and the delete (each safe to repeat: the VM's resourceVersion, its UID) and removes the
+// machine; a webhook that never answers is reported as such after the retries, and the VM is left.
+func TestRemoveRetriesWebhookTimeouts(t *testing.T) {
+	saved := kube.TransientBackoff
+	kube.TransientBackoff.Duration = time.Millisecond
+	t.Cleanup(func() { kube.TransientBackoff = saved })
+	webhookTimeout := apierrors.NewInternalError(errors.New(`failed calling webhook "validator.harvesterhci.io": failed to call webhook: ` +
+		`Post "https://harvester-webhook.harvester-system.svc:443/v1/webhook/validation?timeout=10s": context deadline exceeded`))
+
+	fc := newFakeCluster(t)
+	captureLog(t)
+	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false}, nil)
+	removed := fc.recordRemovedClaims()
+	failures := map[string]*atomic.Int32{"update": {}, "delete": {}}
+	failures["update"].Store(2)
+	failures["delete"].Store(1)
+	for verb, left := range failures {
+		fc.kv.PrependReactor(verb, "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
+			if left.Add(-1) >= 0 {
+				return true, nil, webhookTimeout
+			}
+			return false, nil, nil
+		})
+	}
+	if err := rmDriver(fc, "m1", "").Remove(); err != nil {
+		t.Fatalf("Remove through two webhook timeouts of the update and one of the delete: %v", err)
+	}
+	if *removed != "m1-disk-0-abcde" {
+		t.Errorf("removedPersistentVolumeClaims = %q after the retries", *removed)
+	}
+	fc.nothingLeft(t)
+
+	fc = newFakeCluster(t)
+	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false}, nil)
+	tries := 0
+	fc.kv.PrependReactor("update", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
+		tries++
+		return true, nil, webhookTimeout
+	})
+	err := rmDriver(fc, "m1", "").Remove()
+	if err == nil || !strings.Contains(err.Error(), "an admission webhook of Harvester at harvester.test:6443 did not answer") || !strings.Contains(err.Error(), "harvester-webhook pods") {
+		t.Fatalf("Remove with a webhook that never answers: %v", err)
+	}
+	if tries != kube.TransientBackoff.Steps {
+		t.Errorf("the update was tried %d times, want %d", tries, kube.TransientBackoff.Steps)
+	}
+	if vms, _, _ := fc.objects(); vms != 1 {
+		t.Errorf("the VM must still exist after a failed remove")
 	}
 }

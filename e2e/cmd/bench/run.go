@@ -276,7 +276,7 @@ func measureConcurrent(ctx context.Context, bed *testbed.Bed, newCLI func(string
 	rep.concurrentRemoveWall = time.Since(start)
 	rep.concurrentFailures = failed
 	left, err := bed.Leftovers(ctx, namespace, 30*time.Second)
-	rep.leftBehind = len(left)
+	rep.leftBehind = left
 	return err
 }
 
@@ -288,7 +288,8 @@ type report struct {
 	preflights                                 []preflightSet
 	handshake                                  []time.Duration
 	rssMB                                      []float64
-	concurrentOK, leftBehind                   int
+	concurrentOK                               int
+	leftBehind                                 []string
 	concurrentOverhead                         []time.Duration
 	concurrentCreateWall, concurrentRemoveWall time.Duration
 	concurrentFailures                         []string
@@ -317,9 +318,12 @@ func (r *report) print(out io.Writer, o options) {
 		o.concurrent, r.concurrentOK, o.concurrent, r.concurrentCreateWall.Round(100*time.Millisecond), r.concurrentRemoveWall.Round(100*time.Millisecond))
 	fmt.Fprintf(out, "| … driver overhead per machine (create time − simulated boot) | p50 %s, p95 %s | |\n",
 		secs(percentile(r.concurrentOverhead, 50)), secs(percentile(r.concurrentOverhead, 95)))
-	fmt.Fprintf(out, "| … objects left behind after removing them | %d | |\n", r.leftBehind)
+	fmt.Fprintf(out, "| … objects left behind after removing them | %d | |\n", len(r.leftBehind))
 	for _, f := range r.concurrentFailures {
 		fmt.Fprintf(out, "\nfailure: %s\n", f)
+	}
+	if len(r.leftBehind) > 0 {
+		fmt.Fprintf(out, "\nleft behind 30 s after the last rm: %s\n", strings.Join(r.leftBehind, ", "))
 	}
 }
 

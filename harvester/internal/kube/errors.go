@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // IsGone reports whether err is the API server saying that this very object does not exist. A bare 404 is not
@@ -34,6 +36,19 @@ func notFoundDetails(err error) *metav1.StatusDetails {
 	return status.Status().Details
 }
 
+// IsTransient reports whether err is the API server saying it did not carry out a request now, where the same
+// request may succeed later: its own timeout or a client's, too many requests, unavailable, or an internal
+// error — which is what a webhook that could not be called, or did not answer in time, gives ("failed calling
+// webhook", k8s.io/apiserver pkg/admission/plugin/webhook/errors). A loaded Harvester's webhooks do time out.
+func IsTransient(err error) bool {
+	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err)
+}
+
+// TransientBackoff spaces the retries of a request that failed transiently (see IsTransient): 5 tries over about
+// 8 s, besides what each try itself takes (a webhook's timeout is 10 s).
+var TransientBackoff = wait.Backoff{Steps: 5, Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.1}
+
 // Explain words a failed API call for a Rancher user: what was being done, on which object, why, and what to
 // check. The last line a user sees must be enough on its own. A nil err stays nil.
 func (c *Client) Explain(action, object string, err error) error {
@@ -58,6 +73,10 @@ func (c *Client) Explain(action, object string, err error) error {
 			action, object, serverMessage(err))
 	case apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err):
 		return fmt.Errorf("cannot %s %s: %s is overloaded or slow (%s); try again", action, object, server, serverMessage(err))
+	case apierrors.IsInternalError(err) && strings.Contains(err.Error(), "failed calling webhook"):
+		// k8s.io/apiserver pkg/admission/plugin/webhook/errors: the webhook could not be called or did not answer.
+		return fmt.Errorf("cannot %s %s: an admission webhook of %s did not answer (%s); check the harvester-webhook pods in namespace harvester-system, then try again",
+			action, object, server, serverMessage(err))
 	case errors.As(err, &netErr) || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "no such host"):
 		return fmt.Errorf("cannot %s %s: %s is unreachable (%v). Check the kubeconfig's server address and, through Rancher, that the Harvester cluster is connected",
 			action, object, server, err)
