@@ -380,3 +380,40 @@ func TestCreateToleratesAStaleFirstList(t *testing.T) {
 		t.Fatalf("a VM not in the first list was taken for deleted: %v", err)
 	}
 }
+
+// The VM a create made is deleted while the create waits, and another VM of its name is made (another create, or
+// someone by hand): the create does not wait for that VM, nor report it as its machine, nor touch it.
+func TestCreateDoesNotWaitForAReplacedVM(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	vms := fc.kv.KubevirtV1().VirtualMachines("default")
+	var replaced atomic.Bool
+	fc.kubeVirt(func(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
+		if replaced.CompareAndSwap(false, true) {
+			go func() { // the first VM is replaced by one of its name, which soon runs with an IP
+				ctx := context.Background()
+				if err := vms.Delete(ctx, vm.Name, metav1.DeleteOptions{}); err != nil {
+					t.Errorf("deleting the create's VM: %v", err)
+				}
+				other := vm.DeepCopy()
+				other.ObjectMeta = metav1.ObjectMeta{Name: vm.Name, Namespace: vm.Namespace, Labels: vm.Labels}
+				other.Status = kubevirtv1.VirtualMachineStatus{}
+				if _, err := vms.Create(ctx, other, metav1.CreateOptions{}); err != nil {
+					t.Errorf("making another VM of its name: %v", err)
+				}
+			}()
+			vmi.Status.Phase = kubevirtv1.Scheduling
+			return kubevirtv1.VirtualMachineStatusStarting
+		}
+		return healthy("10.0.0.9")(vm, vmi)
+	})
+	d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagCreateTimeout, 60))
+	err := d.Create()
+	if err == nil || !strings.Contains(err.Error(), "another VM of its name was made") {
+		t.Fatalf("Create: %v, want it to say its VM was replaced", err)
+	}
+	vm, err := vms.Get(context.Background(), "m1", metav1.GetOptions{})
+	if err != nil || string(vm.UID) == d.VMUID {
+		t.Fatalf("the other VM of the name must be left alone: %v (uid %v, the create's %s)", err, vm, d.VMUID)
+	}
+}

@@ -22,6 +22,9 @@ var graceRecheck = 5 * time.Second
 // errVMDeleted is returned when the VM disappears while the driver waits for it.
 var errVMDeleted = errors.New("the VirtualMachine was deleted while the driver waited for it")
 
+// errVMReplaced is returned when the VM the create made is gone and another of its name is there.
+var errVMReplaced = errors.New("the VirtualMachine was deleted while the driver waited for it, and another VM of its name was made")
+
 // waitUntilReady waits, by watch, until the VM runs and reports an IP on its first NIC, and records the
 // addresses. Progress is logged at Info as it changes. A state KubeVirt will not leave by itself ends the wait at
 // once with KubeVirt's reason; the timeout ends it with what was awaited and what was last seen.
@@ -44,6 +47,10 @@ func (d *Driver) waitUntilReady(ctx context.Context, c kube.Interface, timeout t
 				return false, errVMDeleted
 			}
 			return false, nil
+		}
+		if d.VMUID != "" && string(s.VM.UID) != d.VMUID {
+			// Deleted and made again under its name (by another create, or by hand): that VM is not ours to wait for.
+			return false, errVMReplaced
 		}
 		seen = true
 		if err, grace := stuckError(s); err == nil {
