@@ -25,8 +25,9 @@ const unscheduledRetry = time.Second
 // syncPod plays, with Options.VMIController, kube-scheduler and kubelet for one virt-launcher Pod: it binds the
 // Pod to a node that fits (pickNode) or marks it PodScheduled=False, reason Unschedulable, with the scheduler's
 // message; runs a bound Pod (phase Running, a pod IP, every container started and ready: what KubeVirt's VMI
-// controller waits for before it reports the VMI Scheduled, pkg/controller/controller.go IsPodReady); and ends
-// a terminating Pod once its VMI is final or gone (the launcher exits when the guest has stopped).
+// controller waits for before it reports the VMI Scheduled, pkg/controller/controller.go IsPodReady); ends a
+// running Pod when its VMI is final (endPod); and removes a terminating Pod once its VMI is final or gone (the
+// launcher exits when the guest has stopped).
 func (s *StandIn) syncPod(ctx context.Context, namespace, name string) (time.Duration, error) {
 	pod, err := s.pods.Pods(namespace).Get(name)
 	if err != nil {
@@ -50,7 +51,7 @@ func (s *StandIn) syncPod(ctx context.Context, namespace, name string) (time.Dur
 	switch {
 	case pod.DeletionTimestamp != nil:
 		if vmi != nil && !vmi.IsFinal() {
-			return 200 * time.Millisecond, nil // virt-handler is still stopping the guest
+			return 0, nil // virt-handler is still stopping the guest; the VMI's change brings the Pod back
 		}
 		grace := int64(0)
 		err := s.kube.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace,
@@ -60,8 +61,48 @@ func (s *StandIn) syncPod(ctx context.Context, namespace, name string) (time.Dur
 		return s.schedulePod(ctx, pod, owner.Name, vm)
 	case pod.Status.Phase == corev1.PodPending:
 		return 0, s.runPod(ctx, pod, vm)
+	case pod.Status.Phase == corev1.PodRunning && vmi != nil && vmi.IsFinal():
+		return 0, s.endPod(ctx, pod, vmi)
 	}
 	return 0, nil
+}
+
+// endPod is kubelet seeing virt-launcher exit once the guest is gone (virt-handler reported the VMI final): the
+// Pod's phase follows the VMI's, its containers terminated. KubeVirt's VMI controller then deletes it, and drops
+// the VMI's finalizers once it is gone (pkg/virt-controller/watch/vmi/lifecycle.go, case vmi.IsFinal()).
+func (s *StandIn) endPod(ctx context.Context, pod *corev1.Pod, vmi *kubevirtv1.VirtualMachineInstance) error {
+	upd := pod.DeepCopy()
+	phase, exit, reason := corev1.PodSucceeded, int32(0), "Completed"
+	if vmi.Status.Phase == kubevirtv1.Failed {
+		phase, exit, reason = corev1.PodFailed, 1, "Error"
+	}
+	upd.Status.Phase = phase
+	now := metav1.Now()
+	for i := range upd.Status.ContainerStatuses {
+		c := &upd.Status.ContainerStatuses[i]
+		started := now
+		if c.State.Running != nil {
+			started = c.State.Running.StartedAt
+		}
+		c.Ready, c.Started = false, ptr.To(false)
+		c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Reason: reason, StartedAt: started, FinishedAt: now}}
+	}
+	for _, t := range []corev1.PodConditionType{corev1.ContainersReady, corev1.PodReady} {
+		setPodCondition(upd, corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: "PodCompleted"})
+	}
+	_, err := s.kube.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{})
+	return err
+}
+
+// launcherPodsOf names the launcher Pods the VMI vmi made (KubeVirt labels them kubevirt.io/created-by=<its UID>).
+func (s *StandIn) launcherPodsOf(vmi metav1.Object) []string {
+	pods, _ := s.pods.Pods(vmi.GetNamespace()).List(labels.SelectorFromSet(labels.Set{
+		kubevirtv1.AppLabel: "virt-launcher", kubevirtv1.CreatedByLabel: string(vmi.GetUID())}))
+	names := make([]string, 0, len(pods))
+	for _, p := range pods {
+		names = append(names, p.Name)
+	}
+	return names
 }
 
 // schedulePod is kube-scheduler for a launcher Pod: bind it to the node pickNode chooses, or say why none fits.

@@ -158,6 +158,19 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*StandIn, error
 		}); err != nil {
 			return nil, err
 		}
+		// A VMI that ends or goes away ends its launcher Pods.
+		enqueueVMIPods := func(obj any) {
+			if m, ok := metaOf(obj); ok {
+				for _, name := range s.launcherPodsOf(m) {
+					s.queue.Add(key{pod: true, namespace: m.GetNamespace(), name: name})
+				}
+			}
+		}
+		if _, err := s.vmis.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(_, o any) { enqueueVMIPods(o) }, DeleteFunc: enqueueVMIPods,
+		}); err != nil {
+			return nil, err
+		}
 	}
 
 	for _, inf := range []cache.SharedIndexInformer{s.vms, s.vmis} {

@@ -22,13 +22,18 @@ import (
 // with an address on a Pod that is bound to the VMI's node and running with a pod IP; a VM whose nodeSelector no
 // node matches is ErrorUnschedulable with the scheduler's reason and message, copied by KubeVirt onto the VMI; a
 // VM whose launcher image cannot be pulled (the kubelet's ErrImagePull on the compute container, injected) is
-// ErrImagePull; deleting a VM ends its Pod and its VMI.
+// ErrImagePull; a guest that shuts down ends its Pod and VMI; deleting a VM ends its Pod and its VMI.
 func TestKubeVirtVMIController(t *testing.T) {
 	bed := testbed.StartT(t, testbed.Options{StandIn: standin.Options{VMIController: true}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	vms := bed.Virt.KubevirtV1().VirtualMachines("default")
 	if _, err := vms.Create(ctx, newVM(bed, "launched"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	shutdown := newVM(bed, "shutdown")
+	shutdown.Annotations[standin.AnnotationInject] = standin.InjectGuestShutdown
+	if _, err := vms.Create(ctx, shutdown, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pullFails := newVM(bed, "no-image")
@@ -108,7 +113,18 @@ func TestKubeVirtVMIController(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, name := range []string{"launched", "nowhere", "no-image"} {
+	// The guest shuts down: the Pod ends with it, KubeVirt removes the Succeeded VMI of a RerunOnFailure VM and
+	// starts none.
+	if _, err := bed.WaitVM(ctx, "default", "shutdown", "Stopped with no VMI", func(vm *kubevirtv1.VirtualMachine, ok bool) bool {
+		return ok && vm.Status.PrintableStatus == kubevirtv1.VirtualMachineStatusStopped && !vm.Status.Created
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bed.WaitVMI(ctx, "default", "shutdown", "gone", testbed.Gone); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, name := range []string{"launched", "nowhere", "no-image", "shutdown"} {
 		if err := vms.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
