@@ -34,7 +34,8 @@ func TestInstall(t *testing.T) {
 	}
 
 	want := map[string][]string{ // group/version -> resource names
-		"kubevirt.io/v1": {"virtualmachines", "virtualmachines/status", "virtualmachineinstances", "kubevirts", "kubevirts/status"},
+		"kubevirt.io/v1": {"virtualmachines", "virtualmachines/status", "virtualmachineinstances", "kubevirts", "kubevirts/status",
+			"virtualmachineinstancemigrations", "virtualmachineinstancemigrations/status"},
 		"instancetype.kubevirt.io/v1beta1": {"virtualmachineinstancetypes", "virtualmachineclusterinstancetypes",
 			"virtualmachinepreferences", "virtualmachineclusterpreferences"},
 		"harvesterhci.io/v1beta1": {"virtualmachineimages", "keypairs", "settings"},

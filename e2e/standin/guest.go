@@ -24,7 +24,8 @@ func interfaces(vmi *kubevirtv1.VirtualMachineInstance, agent, withIP bool) []ku
 		if mac == "" {
 			mac = MAC(vmi.Namespace, vmi.Name, i)
 		}
-		s := kubevirtv1.VirtualMachineInstanceNetworkInterface{Name: nic.Name, MAC: mac, InfoSource: infoSourceDomain}
+		s := kubevirtv1.VirtualMachineInstanceNetworkInterface{Name: nic.Name, MAC: mac, InfoSource: infoSourceDomain,
+			PodInterfaceName: podInterfaceName(vmi, nic.Name)}
 		if agent {
 			s.InterfaceName = fmt.Sprintf("eth%d", i)
 			s.InfoSource = infoSourceDomainAgent
@@ -36,6 +37,18 @@ func interfaces(vmi *kubevirtv1.VirtualMachineInstance, agent, withIP bool) []ku
 		out = append(out, s)
 	}
 	return out
+}
+
+// podInterfaceName keeps the pod interface name the VMI's status gives the NIC: KubeVirt's VMI controller
+// writes it (pkg/network/controllers/vmi.go UpdateVMIStatus) when it runs (Options.VMIController), and
+// virt-handler reports the NIC under the same name; dropping it would start a tug of war over the status.
+func podInterfaceName(vmi *kubevirtv1.VirtualMachineInstance, nic string) string {
+	for _, i := range vmi.Status.Interfaces {
+		if i.Name == nic {
+			return i.PodInterfaceName
+		}
+	}
+	return ""
 }
 
 // Addresses returns the IPv4 and IPv6 address the stand-in reports for NIC i of VM namespace/name when its

@@ -61,6 +61,11 @@ type Options struct {
 	BindDelay  time.Duration // PVC Pending → Bound [50ms]
 	StopDelay  time.Duration // VMI deleted → guest stopped, when its grace period is not 0 [100ms]
 	Workers    int           // reconcile workers [4]
+	// VMIController says KubeVirt's own VMI controller runs beside the stand-in (the test bed then starts it:
+	// virtcontroller.Options.VMI). The stand-in then no longer plays the VMI controller (phases up to Scheduled,
+	// conditions from the launcher Pod, the VMI's finalizers once final) but kube-scheduler and kubelet for the
+	// virt-launcher Pods it makes (launcherpod.go); virt-handler's part is the same.
+	VMIController bool
 	// Logf receives errors and one line per notable action; nil discards them.
 	Logf func(format string, args ...any)
 }

@@ -8,16 +8,32 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
 
-// pickNode returns a node that satisfies the VMI's nodeSelector and required node affinity and has its host
-// devices and vGPUs free, chosen by a hash of the VMI's name among those that fit (so placement is stable), or ""
-// and kube-scheduler's message. The launcher pod requests one of a device's resource per entry (KubeVirt
-// pkg/virt-controller/services/rendergpus.go, renderresources.go), counted against the node's allocatable as
-// kube-scheduler's NodeResourcesFit does, the other VMIs placed on the node holding theirs. Preferred terms, pod
+// placement is what kube-scheduler's filters look at: a pod's (or a VMI's, whose launcher pod copies them)
+// nodeSelector, required node affinity and device resource requests.
+type placement struct {
+	key          string // namespace/name: a hash of it picks among the nodes that fit, so placement is stable
+	nodeSelector map[string]string
+	affinity     *corev1.Affinity
+	want         map[string]int64                   // device resource requests by name
+	held         func(node string) map[string]int64 // what others placed on a node hold of them
+}
+
+// vmiPlacement is the placement of the VMI's launcher pod, the other VMIs placed on a node holding theirs.
+func (s *StandIn) vmiPlacement(vmi *kubevirtv1.VirtualMachineInstance) placement {
+	return placement{key: vmi.Namespace + "/" + vmi.Name, nodeSelector: vmi.Spec.NodeSelector, affinity: vmi.Spec.Affinity,
+		want: deviceRequests(vmi), held: func(node string) map[string]int64 { return s.vmiDevicesOn(node, vmi.UID) }}
+}
+
+// pickNode returns a node that satisfies p's nodeSelector and required node affinity and has its devices free,
+// chosen by a hash of p.key among those that fit, or "" and kube-scheduler's message. The launcher pod requests
+// one of a device's resource per entry (KubeVirt pkg/virt-controller/services/rendergpus.go, renderresources.go),
+// counted against the node's allocatable as kube-scheduler's NodeResourcesFit does. Preferred terms, pod
 // (anti-)affinity, taints, CPU and memory are not modelled.
-func (s *StandIn) pickNode(vmi *kubevirtv1.VirtualMachineInstance) (string, string) {
+func (s *StandIn) pickNode(p placement) (string, string) {
 	nodes, _ := s.nodes.List(labels.Everything())
 	if len(nodes) == 0 {
 		return "", "no nodes available to schedule pods"
@@ -26,10 +42,10 @@ func (s *StandIn) pickNode(vmi *kubevirtv1.VirtualMachineInstance) (string, stri
 	unmatched, short := 0, map[string]int{}
 	for _, n := range nodes {
 		switch {
-		case !nodeMatches(n, vmi.Spec.NodeSelector, vmi.Spec.Affinity):
+		case !nodeMatches(n, p.nodeSelector, p.affinity):
 			unmatched++
-		case s.devicesShort(vmi, n) != "":
-			short[s.devicesShort(vmi, n)]++
+		case devicesShort(p, n) != "":
+			short[devicesShort(p, n)]++
 		default:
 			fit = append(fit, n.Name)
 		}
@@ -52,19 +68,35 @@ func (s *StandIn) pickNode(vmi *kubevirtv1.VirtualMachineInstance) (string, stri
 			n, strings.Join(reasons, ", "), n, n)
 	}
 	sort.Strings(fit)
-	return fit[hash(vmi.Namespace+"/"+vmi.Name)%uint32(len(fit))], ""
+	return fit[hash(p.key)%uint32(len(fit))], ""
 }
 
-// devicesShort names a device resource the VMI asks for of which node has too few free, or "".
-func (s *StandIn) devicesShort(vmi *kubevirtv1.VirtualMachineInstance, node *corev1.Node) string {
-	want := deviceRequests(vmi)
-	if len(want) == 0 {
+// devicesShort names a device resource p asks for of which node has too few free, or "".
+func devicesShort(p placement, node *corev1.Node) string {
+	if len(p.want) == 0 {
 		return ""
 	}
+	held := p.held(node.Name)
+	names := make([]string, 0, len(p.want))
+	for res := range p.want {
+		names = append(names, res)
+	}
+	sort.Strings(names)
+	for _, res := range names {
+		alloc := node.Status.Allocatable[corev1.ResourceName(res)]
+		if alloc.Value()-held[res] < p.want[res] {
+			return res
+		}
+	}
+	return ""
+}
+
+// vmiDevicesOn sums the device requests of the live VMIs placed on node but the VMI self.
+func (s *StandIn) vmiDevicesOn(node string, self types.UID) map[string]int64 {
 	held := map[string]int64{}
 	for _, obj := range s.vmis.GetStore().List() {
 		other, ok := obj.(*kubevirtv1.VirtualMachineInstance)
-		if !ok || other.Status.NodeName != node.Name || other.UID == vmi.UID ||
+		if !ok || other.Status.NodeName != node || other.UID == self ||
 			other.Status.Phase == kubevirtv1.Succeeded || other.Status.Phase == kubevirtv1.Failed {
 			continue
 		}
@@ -72,18 +104,7 @@ func (s *StandIn) devicesShort(vmi *kubevirtv1.VirtualMachineInstance, node *cor
 			held[res] += n
 		}
 	}
-	names := make([]string, 0, len(want))
-	for res := range want {
-		names = append(names, res)
-	}
-	sort.Strings(names)
-	for _, res := range names {
-		alloc := node.Status.Allocatable[corev1.ResourceName(res)]
-		if alloc.Value()-held[res] < want[res] {
-			return res
-		}
-	}
-	return ""
+	return held
 }
 
 // deviceRequests counts the VMI's host devices and vGPUs by resource name.

@@ -13,9 +13,12 @@
 //     deleted, and the VMI's finalizers once it is final.
 //   - a storage provisioner: PVCs of an existing storage class become Bound.
 //
-// There are no pods and no virt-launcher. Guests are simulated, with latencies imitated by small delays (Options)
-// and failures injected with annotations (AnnotationInject), or, for VMs annotated AnnotationGuest, real Linux
-// guests under qemu (realguest.go). Garbage collection of the VMI and of VM-owned Secrets is left to the real
+// With Options.VMIController KubeVirt's own VMI controller runs beside it and makes virt-launcher Pods; the
+// stand-in then plays kube-scheduler and kubelet for those Pods (launcherpod.go) instead of the VMI controller.
+//
+// Otherwise there are no pods; there is never a virt-launcher process. Guests are simulated, with latencies
+// imitated by small delays (Options) and failures injected with annotations (AnnotationInject), or, for VMs
+// annotated AnnotationGuest, real Linux guests under qemu (realguest.go). Garbage collection of the VMI and of VM-owned Secrets is left to the real
 // kube-controller-manager.
 package standin
 
@@ -55,6 +58,7 @@ type StandIn struct {
 	vms        cache.SharedIndexInformer
 	vmis       cache.SharedIndexInformer
 	pvcs       corelisters.PersistentVolumeClaimLister
+	pods       corelisters.PodLister // virt-launcher Pods, with Options.VMIController only
 	nodes      corelisters.NodeLister
 	namespaces corelisters.NamespaceLister
 	classes    storagelisters.StorageClassLister
@@ -70,9 +74,10 @@ type StandIn struct {
 	wg     sync.WaitGroup
 }
 
-// key names what a worker reconciles: a VirtualMachine (with its VMI) or a PersistentVolumeClaim.
+// key names what a worker reconciles: a VirtualMachine (with its VMI), a PersistentVolumeClaim or a
+// virt-launcher Pod.
 type key struct {
-	pvc             bool
+	pvc, pod        bool
 	namespace, name string
 }
 
@@ -134,6 +139,40 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*StandIn, error
 		return nil, err
 	}
 
+	var podFactory informers.SharedInformerFactory
+	if s.opts.VMIController {
+		if err := s.registerDevicePlugins(startup); err != nil {
+			s.cancel()
+			return nil, err
+		}
+		podFactory = informers.NewSharedInformerFactoryWithOptions(s.kube, 0,
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = launcherSelector.String() }))
+		s.pods = podFactory.Core().V1().Pods().Lister()
+		enqueuePod := func(obj any) {
+			if m, ok := metaOf(obj); ok {
+				s.queue.Add(key{pod: true, namespace: m.GetNamespace(), name: m.GetName()})
+			}
+		}
+		if _, err := podFactory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: enqueuePod, UpdateFunc: func(_, o any) { enqueuePod(o) }, DeleteFunc: enqueuePod,
+		}); err != nil {
+			return nil, err
+		}
+		// A VMI that ends or goes away ends its launcher Pods.
+		enqueueVMIPods := func(obj any) {
+			if m, ok := metaOf(obj); ok {
+				for _, name := range s.launcherPodsOf(m) {
+					s.queue.Add(key{pod: true, namespace: m.GetNamespace(), name: name})
+				}
+			}
+		}
+		if _, err := s.vmis.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(_, o any) { enqueueVMIPods(o) }, DeleteFunc: enqueueVMIPods,
+		}); err != nil {
+			return nil, err
+		}
+	}
+
 	for _, inf := range []cache.SharedIndexInformer{s.vms, s.vmis} {
 		s.wg.Add(1)
 		go func() {
@@ -142,18 +181,32 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*StandIn, error
 		}()
 	}
 	factory.Start(ctx.Done())
+	if podFactory != nil {
+		podFactory.Start(ctx.Done())
+	}
 	s.wg.Add(1)
 	go func() { // informers and the factory end with ctx; the queue must be shut down for the workers to end
 		defer s.wg.Done()
 		<-ctx.Done()
 		s.queue.ShutDown()
 		factory.Shutdown()
+		if podFactory != nil {
+			podFactory.Shutdown()
+		}
 	}()
 	synced := []cache.InformerSynced{s.vms.HasSynced, s.vmis.HasSynced}
 	for _, ok := range factory.WaitForCacheSync(startup.Done()) {
 		if !ok {
 			s.Stop()
 			return nil, fmt.Errorf("stand-in: informer caches did not sync: %w", startup.Err())
+		}
+	}
+	if podFactory != nil {
+		for _, ok := range podFactory.WaitForCacheSync(startup.Done()) {
+			if !ok {
+				s.Stop()
+				return nil, fmt.Errorf("stand-in: pod cache did not sync: %w", startup.Err())
+			}
 		}
 	}
 	if !cache.WaitForCacheSync(startup.Done(), synced...) {
@@ -191,9 +244,12 @@ func (s *StandIn) processNext(ctx context.Context) bool {
 	defer s.queue.Done(k)
 	var after time.Duration
 	var err error
-	if k.pvc {
+	switch {
+	case k.pvc:
 		after, err = s.syncPVC(ctx, k.namespace, k.name)
-	} else {
+	case k.pod:
+		after, err = s.syncPod(ctx, k.namespace, k.name)
+	default:
 		after, err = s.syncVM(ctx, k.namespace, k.name)
 	}
 	switch {
@@ -260,8 +316,11 @@ func metaOf(obj any) (metav1.Object, bool) {
 }
 
 func kind(k key) string {
-	if k.pvc {
+	switch {
+	case k.pvc:
 		return "pvc"
+	case k.pod:
+		return "pod"
 	}
 	return "vm"
 }

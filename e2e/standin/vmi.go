@@ -26,17 +26,26 @@ func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine,
 		}
 		return true
 	}
-	if vmi.Status.Phase == "" {
+	if vmi.Status.Phase == "" || s.opts.VMIController {
 		// A new VMI, as KubeVirt's VirtualMachine controller creates it. virt-api's VMI mutator would have added
 		// virt-handler's finalizer at creation (pkg/virt-api/webhooks/mutating-webhook/mutators/vmi-mutator.go);
-		// the VMI controller then reports it Pending.
+		// the VMI controller then reports it Pending. (KubeVirt's own VMI controller may have done so already.)
 		if !slices.Contains(upd.Finalizers, finalizerVMI) {
 			upd.Finalizers = append(upd.Finalizers, finalizerVMI)
 		}
-		setPhase(upd, kubevirtv1.Pending)
+		if !s.opts.VMIController {
+			setPhase(upd, kubevirtv1.Pending)
+		}
 	}
 	switch vmi.Status.Phase {
-	case "", kubevirtv1.Pending:
+	case "", kubevirtv1.Pending, kubevirtv1.Scheduling:
+		if s.opts.VMIController {
+			break // KubeVirt's VMI controller's part: it makes the launcher Pod, which syncPod schedules and runs
+		}
+		if vmi.Status.Phase == kubevirtv1.Scheduling {
+			s.schedule(vm, upd, due)
+			break
+		}
 		// The launcher pod cannot start before its PVCs exist and are bound.
 		missing, unbound := s.claimState(vm)
 		if missing != "" {
@@ -48,11 +57,12 @@ func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine,
 		if !unbound && due("pending", s.opts.PhaseDelay) {
 			setPhase(upd, kubevirtv1.Scheduling)
 		}
-	case kubevirtv1.Scheduling:
-		s.schedule(vm, upd, due)
 	case kubevirtv1.Scheduled:
 		if !due("scheduled", s.opts.PhaseDelay) {
 			break
+		}
+		if s.opts.VMIController && upd.Labels[labelCreator] == creatorNodeDriver {
+			s.copyTopology(upd, upd.Status.NodeName) // KubeVirt's VMI controller placed it
 		}
 		if s.injected(vm, InjectCrashLoop) {
 			setPhase(upd, kubevirtv1.Failed)
@@ -103,7 +113,7 @@ func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine,
 func (s *StandIn) schedule(vm *kubevirtv1.VirtualMachine, upd *kubevirtv1.VirtualMachineInstance, due func(string, time.Duration) bool) {
 	st := &upd.Status
 	podScheduled := kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled)
-	node, msg := s.pickNode(upd)
+	node, msg := s.pickNode(s.vmiPlacement(upd))
 	if s.injected(vm, InjectUnschedulable) {
 		node, msg = "", insufficientMemory(s.nodeCount())
 	}
@@ -134,7 +144,7 @@ func (s *StandIn) schedule(vm *kubevirtv1.VirtualMachine, upd *kubevirtv1.Virtua
 
 // settleVMI handles a VMI being deleted or in a final phase. Being deleted, it is virt-handler shutting the guest
 // down: after the grace period (capped at Options.StopDelay; 0 means at once, as does a VMI that is not running)
-// the VMI is marked Succeeded. Final, it is the VMI controller (kubevirt/kubevirt
+// the VMI is marked Succeeded. Final, it is the VMI controller (unless Options.VMIController: then KubeVirt's own) (kubevirt/kubevirt
 // pkg/virt-controller/watch/vmi/lifecycle.go, case vmi.IsFinal()): with no launcher pod left, virt-handler's
 // finalizer goes, and, when no VM owns the VMI any more, the VM controller's too; an owning VM's controller drops
 // its own.
@@ -157,6 +167,16 @@ func (s *StandIn) settleVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine, 
 			return wait, nil
 		}
 		setPhase(upd, kubevirtv1.Succeeded)
+	}
+	if s.opts.VMIController {
+		// KubeVirt's VMI controller drops the finalizers once the launcher Pod is gone (syncPod ends it).
+		if _, err := s.writeVMI(ctx, vmi, upd); err != nil {
+			return 0, ignoreNotFound(err)
+		}
+		if vmi.IsFinal() && vmi.DeletionTimestamp != nil {
+			s.forget(vmi.UID)
+		}
+		return 0, nil
 	}
 	drop := []string{finalizerVMI}
 	if vm == nil || !metav1.IsControlledBy(vmi, vm) {

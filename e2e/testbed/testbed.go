@@ -170,7 +170,9 @@ func (b *Bed) StartStandIn(ctx context.Context) error {
 		return fmt.Errorf("the stand-in is already running")
 	}
 	t0 := time.Now()
-	vmc, err := virtcontroller.Start(ctx, virtcontroller.Options{Tool: b.kubevirtTool, Dir: b.ControlPlane.Dir(), Kubeconfig: b.KubeconfigPath})
+	// With StandIn.VMIController KubeVirt's VMI controller runs too, and the stand-in plays scheduler and kubelet.
+	vmc, err := virtcontroller.Start(ctx, virtcontroller.Options{Tool: b.kubevirtTool, Dir: b.ControlPlane.Dir(),
+		Kubeconfig: b.KubeconfigPath, VMI: b.opts.StandIn.VMIController})
 	if err != nil {
 		return err
 	}

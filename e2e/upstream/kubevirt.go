@@ -19,8 +19,8 @@ var kubevirtCRDs struct {
 	err  error
 }
 
-// KubeVirtCRDs returns the CRDs of VirtualMachine, VirtualMachineInstance, KubeVirt and the instancetype and
-// preference kinds as KubeVirt's virt-operator generates them, with their structural schemas (`kubevirt crds`; see KubeVirtTool). They are made once per process.
+// KubeVirtCRDs returns the CRDs of VirtualMachine, VirtualMachineInstance, KubeVirt, the instancetype and
+// preference kinds and VirtualMachineInstanceMigration (the VMI controller watches migrations) as KubeVirt's virt-operator generates them, with their structural schemas (`kubevirt crds`; see KubeVirtTool). They are made once per process.
 func KubeVirtCRDs(ctx context.Context) ([]*unstructured.Unstructured, error) {
 	kubevirtCRDs.once.Do(func() { kubevirtCRDs.objs, kubevirtCRDs.err = generateKubeVirtCRDs(ctx) })
 	if kubevirtCRDs.err != nil {
@@ -48,8 +48,8 @@ func generateKubeVirtCRDs(ctx context.Context) ([]*unstructured.Unstructured, er
 	if err != nil {
 		return nil, fmt.Errorf("decode the output of %s crds: %w", tool, err)
 	}
-	if len(objs) != 7 {
-		return nil, fmt.Errorf("%s crds printed %d objects, want the CRDs of VirtualMachine, VirtualMachineInstance, KubeVirt and the 4 instancetype and preference kinds", tool, len(objs))
+	if len(objs) != 8 {
+		return nil, fmt.Errorf("%s crds printed %d objects, want the CRDs of VirtualMachine, VirtualMachineInstance, KubeVirt, the 4 instancetype and preference kinds and VirtualMachineInstanceMigration", tool, len(objs))
 	}
 	return objs, nil
 }

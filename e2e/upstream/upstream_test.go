@@ -35,6 +35,7 @@ func TestLoad(t *testing.T) {
 		"CustomResourceDefinition/virtualmachineclusterinstancetypes.instancetype.kubevirt.io",
 		"CustomResourceDefinition/virtualmachinepreferences.instancetype.kubevirt.io",
 		"CustomResourceDefinition/virtualmachineclusterpreferences.instancetype.kubevirt.io",
+		"CustomResourceDefinition/virtualmachineinstancemigrations.kubevirt.io",
 		"ClusterRole/harvesterhci.io:cloudprovider",
 		"ClusterRole/harvesterhci.io:csi-driver",
 	} {
@@ -42,8 +43,8 @@ func TestLoad(t *testing.T) {
 			t.Errorf("%s is missing (loaded %d objects)", want, len(objs))
 		}
 	}
-	if len(objs) != 13 {
-		t.Errorf("loaded %d objects, want 13", len(objs))
+	if len(objs) != 14 {
+		t.Errorf("loaded %d objects, want 14", len(objs))
 	}
 	if role := got["ClusterRole/harvesterhci.io:cloudprovider"]; role != nil {
 		rules, _, _ := unstructured.NestedSlice(role.Object, "rules")

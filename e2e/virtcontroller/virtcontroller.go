@@ -3,7 +3,8 @@
 // `kubevirt controller`) and run out of cluster against the bed's API server with Harvester's KubeVirt
 // configuration. It creates and deletes VMIs for runStrategy, backs off after failures and writes every VM status
 // field the driver waits on (printableStatus, ready, created, conditions, startFailure); the stand-in plays only
-// what happens to the VMI after that (package standin).
+// what happens to the VMI after that (package standin). With Options.VMI it runs virt-controller's
+// VirtualMachineInstance controller too (pkg/virt-controller/watch/vmi), which makes the virt-launcher Pods.
 package virtcontroller
 
 import (
@@ -25,6 +26,10 @@ type Options struct {
 	Dir string
 	// Kubeconfig is the admin kubeconfig of the bed.
 	Kubeconfig string
+	// VMI runs KubeVirt's VirtualMachineInstance controller too (`kubevirt controller -vmi`): it makes each VMI's
+	// virt-launcher Pod and moves the VMI to Scheduling, then to Scheduled once the Pod runs with its compute
+	// container ready; something must then play kube-scheduler and kubelet for those Pods.
+	VMI bool
 }
 
 // Controller is a running VirtualMachine controller.
@@ -41,6 +46,9 @@ func Start(ctx context.Context, opts Options) (*Controller, error) {
 	ready := filepath.Join(opts.Dir, "kubevirt-controller.ready")
 	_ = os.Remove(ready)
 	args := []string{"controller", "-kubeconfig", opts.Kubeconfig, "-ready-file", ready}
+	if opts.VMI {
+		args = append(args, "-vmi")
+	}
 	c := &Controller{logPath: filepath.Join(opts.Dir, "kubevirt-controller.log")}
 	var err error
 	if c.proc, err = proc.Start("kubevirt controller", opts.Tool, args, c.logPath); err != nil {

@@ -27,6 +27,7 @@ import (
 	netcontrollers "kubevirt.io/kubevirt/pkg/network/controllers"
 	virtconfig "kubevirt.io/kubevirt/pkg/virt-config"
 	"kubevirt.io/kubevirt/pkg/virt-controller/watch/vm"
+	"kubevirt.io/kubevirt/pkg/virt-controller/watch/vmi"
 )
 
 // runController runs virt-controller's VirtualMachine controller (kubevirt/kubevirt
@@ -39,6 +40,9 @@ import (
 // Playing virt-operator's part, the command first makes sure that resource exists with Harvester's
 // configuration (config.go) and reports it Deployed: virt-config ignores a KubeVirt without a phase.
 //
+// With -vmi it runs virt-controller's VirtualMachineInstance controller too (vmicontroller.go), which makes each
+// VMI's virt-launcher Pod and moves the VMI up to Scheduled once the Pod runs.
+//
 // It runs until SIGTERM or SIGINT. Once its caches are synced it writes "ready" to -ready-file.
 func runController(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
@@ -47,6 +51,9 @@ func runController(args []string, stderr io.Writer) error {
 	namespace := fs.String("namespace", "harvester-system", "namespace of the KubeVirt resource (Harvester installs KubeVirt there)")
 	workers := fs.Int("workers", 3, "VirtualMachine workers (virt-controller's default is 3)")
 	readyFile := fs.String("ready-file", "", "write \"ready\" to this file once the caches are synced")
+	withVMI := fs.Bool("vmi", false, "run the VirtualMachineInstance controller too: it makes the virt-launcher Pods (vmicontroller.go)")
+	vmiWorkers := fs.Int("vmi-workers", 10, "VirtualMachineInstance workers (virt-controller's default is 10)")
+	launcherImage := fs.String("launcher-image", defaultLauncherImage, "the virt-launcher image of the Pods the VirtualMachineInstance controller makes")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -118,13 +125,25 @@ func runController(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
 	synced := []cache.InformerSynced{vmiInformer.HasSynced, vmInformer.HasSynced, revisions.HasSynced,
 		instancetypes.HasSynced, clusterInstancetypes.HasSynced, preferences.HasSynced, clusterPreferences.HasSynced}
+	var vmiController *vmi.Controller
+	if *withVMI {
+		var vmiSynced []cache.InformerSynced
+		if vmiController, vmiSynced, err = newVMIController(factory, client, clusterConfig, *launcherImage); err != nil {
+			return err
+		}
+		synced = append(synced, vmiSynced...)
+	}
+	factory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return fmt.Errorf("the VirtualMachine controller's caches did not sync: %w", ctx.Err())
+		return fmt.Errorf("the controllers' caches did not sync: %w", ctx.Err())
 	}
 	go vmController.Run(*workers, ctx.Done())
+	if vmiController != nil {
+		go vmiController.Run(*vmiWorkers, ctx.Done())
+		fmt.Fprintf(stderr, "kubevirt controller: VirtualMachineInstance controller running (%d workers)\n", *vmiWorkers)
+	}
 	if *readyFile != "" {
 		if err := writeAtomic(*readyFile, "ready"); err != nil {
 			return err

@@ -14,7 +14,8 @@ import (
 // printCRDs writes the CRDs the test bed needs as virt-operator installs them (kubevirt/kubevirt
 // pkg/virt-operator/resource/generate/components/crds.go), each a YAML document: VirtualMachine and
 // VirtualMachineInstance, and for the VirtualMachine controller (controller.go) KubeVirt (its configuration) and
-// the four instancetype and preference kinds (its instancetype controller watches them). Their schemas come from
+// the four instancetype and preference kinds (its instancetype controller watches them), and for the
+// VirtualMachineInstance controller (vmicontroller.go) VirtualMachineInstanceMigration (it watches migrations). Their schemas come from
 // components/validations_generated.go; a CRD without one is an error, not a permissive CRD.
 func printCRDs(w io.Writer) error {
 	for _, gen := range []func() (*extv1.CustomResourceDefinition, error){
@@ -25,6 +26,7 @@ func printCRDs(w io.Writer) error {
 		components.NewVirtualMachineClusterInstancetypeCrd,
 		components.NewVirtualMachinePreferenceCrd,
 		components.NewVirtualMachineClusterPreferenceCrd,
+		components.NewVirtualMachineInstanceMigrationCrd,
 	} {
 		crd, err := gen()
 		if err != nil {

@@ -6,7 +6,8 @@
 //	kubevirt webhook [flags]      serve virt-api's VirtualMachine validating admission over HTTPS
 //	kubevirt admit FILE...        run virt-api's VirtualMachine admitter on the VirtualMachines in YAML files,
 //	                              without a server; one JSON verdict per VirtualMachine on stdout
-//	kubevirt controller [flags]   run virt-controller's VirtualMachine controller against a cluster (controller.go)
+//	kubevirt controller [flags]   run virt-controller's VirtualMachine controller against a cluster (controller.go),
+//	                              with -vmi its VirtualMachineInstance controller too (vmicontroller.go)
 //
 // The cluster configuration the admitter sees is Harvester's (see config.go).
 package main
