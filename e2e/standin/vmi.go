@@ -144,10 +144,10 @@ func (s *StandIn) schedule(vm *kubevirtv1.VirtualMachine, upd *kubevirtv1.Virtua
 
 // settleVMI handles a VMI being deleted or in a final phase. Being deleted, it is virt-handler shutting the guest
 // down: after the grace period (capped at Options.StopDelay; 0 means at once, as does a VMI that is not running)
-// the VMI is marked Succeeded. Final, it is the VMI controller (unless Options.VMIController: then KubeVirt's own) (kubevirt/kubevirt
+// the VMI is marked Succeeded. Final, it is the VMI controller (kubevirt/kubevirt
 // pkg/virt-controller/watch/vmi/lifecycle.go, case vmi.IsFinal()): with no launcher pod left, virt-handler's
 // finalizer goes, and, when no VM owns the VMI any more, the VM controller's too; an owning VM's controller drops
-// its own.
+// its own. With Options.VMIController, KubeVirt's own VMI controller does that part.
 func (s *StandIn) settleVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) (time.Duration, error) {
 	upd := vmi.DeepCopy()
 	grace := kubevirtv1.DefaultGracePeriodSeconds
