@@ -112,7 +112,7 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, vm *kubevirtv1.
 			return err
 		}
 		// The UID precondition makes a retried delete safe: once the VM is being deleted, a retry changes nothing.
-		err = retry.OnError(kube.TransientBackoff, kube.IsTransient, func() error {
+		err = kube.RetryTransient(func() error {
 			return c.VirtualMachines(ns).Delete(ctx, name, metav1.DeleteOptions{
 				PropagationPolicy: ptr.To(metav1.DeletePropagationForeground),
 				Preconditions:     &metav1.Preconditions{UID: &vm.UID},
@@ -196,13 +196,13 @@ func vmClaims(vm *kubevirtv1.VirtualMachine, all bool) []string {
 }
 
 // annotateRemovedClaims records the claims in the VM's removedPersistentVolumeClaims annotation (joined with any
-// already there), retrying on update conflicts and transient failures (a read and an update of the VM's
-// resourceVersion: a retry never applies twice).
+// already there), retrying at once on update conflicts (but not once the VM is found replaced), and after a pause
+// on transient failures (a read and an update of the VM's resourceVersion: a retry never applies twice).
 func annotateRemovedClaims(ctx context.Context, c kube.Interface, ns, name string, uid types.UID, claims []string) error {
 	vms := c.VirtualMachines(ns)
 	replaced := false
-	retriable := func(err error) bool { return kube.IsTransient(err) || apierrors.IsConflict(err) && !replaced }
-	err := retry.OnError(kube.TransientBackoff, retriable, func() error {
+	conflict := func(err error) bool { return apierrors.IsConflict(err) && !replaced }
+	update := func() error {
 		vm, err := vms.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -220,7 +220,8 @@ func annotateRemovedClaims(ctx context.Context, c kube.Interface, ns, name strin
 		vm.Annotations[config.AnnotationRemovedPVCs] = strings.Join(claims, ",")
 		_, err = vms.Update(ctx, vm, metav1.UpdateOptions{})
 		return err
-	})
+	}
+	err := kube.RetryTransient(func() error { return retry.OnError(retry.DefaultBackoff, conflict, update) })
 	if err != nil {
 		return c.Explain("mark the volumes of VM", ns+"/"+name+" for removal", err)
 	}

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 )
 
 // IsGone reports whether err is the API server saying that this very object does not exist. A bare 404 is not
@@ -48,6 +49,12 @@ func IsTransient(err error) bool {
 // TransientBackoff spaces the retries of a request that failed transiently (see IsTransient): 5 tries over about
 // 8 s, besides what each try itself takes (a webhook's timeout is 10 s).
 var TransientBackoff = wait.Backoff{Steps: 5, Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.1}
+
+// RetryTransient calls fn until it succeeds, fails other than transiently, or TransientBackoff's tries are spent.
+// Only for a request that is safe to repeat (a precondition or resourceVersion makes a second try a no-op).
+func RetryTransient(fn func() error) error {
+	return retry.OnError(TransientBackoff, IsTransient, fn)
+}
 
 // Explain words a failed API call for a Rancher user: what was being done, on which object, why, and what to
 // check. The last line a user sees must be enough on its own. A nil err stays nil.
