@@ -37,7 +37,7 @@ func main() {
 	flag.IntVar(&o.concurrent, "concurrent", 100, "machines created and removed at once")
 	flag.IntVar(&o.handshakes, "handshakes", 10, "plugin starts to time")
 	flag.IntVar(&o.preflights, "preflights", 20, "pre-flights (PreCreateCheck over RPC) to time, a plugin started for each")
-	flag.DurationVar(&o.preflightLatency, "preflight-latency", time.Millisecond, "round trip added to each request of the second set of pre-flights (a Harvester across a LAN); 0 skips that set")
+	flag.DurationVar(&o.preflightLatency, "preflight-latency", time.Millisecond, "round trip added to each request of the second set of pre-flights (a Harvester across a LAN); 0 or less skips that set")
 	flag.IntVar(&o.bootCycles, "boot-cycles", 3, "create + remove cycles with a 3-second simulated boot, for the requests of a lifecycle")
 	flag.StringVar(&o.referencePlugin, "reference-plugin", "", "the reference driver's binary (named docker-machine-driver-harvester), to time its pre-flight the same way")
 	flag.Parse()

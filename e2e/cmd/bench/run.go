@@ -116,10 +116,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 		dirs = append(dirs, refDir)
 	}
-	for _, latency := range []time.Duration{0, o.preflightLatency} {
-		if latency == 0 && len(rep.preflights) > 0 {
-			continue // -preflight-latency 0: loopback only
-		}
+	latencies := []time.Duration{0} // loopback, and with -preflight-latency when it is positive
+	if o.preflightLatency > 0 {
+		latencies = append(latencies, o.preflightLatency)
+	}
+	for _, latency := range latencies {
 		fmt.Fprintf(os.Stderr, "bench: %d pre-flights of each of %d plugins, taking turns, %s added to each request\n", o.preflights, len(dirs), latency)
 		proxy.setLatency(latency)
 		runs, err := measurePreflight(dirs, proxy, kubeconfig, machine, o.preflights)
