@@ -50,6 +50,7 @@ var fakeListKinds = map[schema.GroupVersionResource]string{
 	{Version: "v1", Resource: "persistentvolumeclaims"}:                                   "PersistentVolumeClaimList",
 	{Version: "v1", Resource: "namespaces"}:                                               "NamespaceList",
 	{Version: "v1", Resource: "nodes"}:                                                    "NodeList",
+	{Version: "v1", Resource: "pods"}:                                                     "PodList",
 	{Version: "v1", Resource: "resourcequotas"}:                                           "ResourceQuotaList",
 	{Version: "v1", Resource: "serviceaccounts"}:                                          "ServiceAccountList",
 	{Version: "v1", Resource: "configmaps"}:                                               "ConfigMapList",

@@ -16,7 +16,8 @@ import (
 )
 
 // graceRecheck is how often a wait looks at its last snapshot again without an event, so a state that must
-// last a while (stuckError's grace) is noticed when it has. It reads nothing from the API.
+// last a while (stuckError's grace), or a launcher Pod that changed under a stale VMI condition
+// (launcherScheduling), is noticed when it has.
 var graceRecheck = 5 * time.Second
 
 // errVMDeleted is returned when the VM disappears while the driver waits for it.
@@ -53,7 +54,11 @@ func (d *Driver) waitUntilReady(ctx context.Context, c kube.Interface, timeout t
 			return false, errVMReplaced
 		}
 		seen = true
-		if err, grace := stuckError(s); err == nil {
+		var launcher *corev1.PodCondition
+		if staleScheduling(s) {
+			launcher = launcherScheduling(ctx, c, s.VMI)
+		}
+		if err, grace := stuckError(s, launcher); err == nil {
 			stuck = ""
 		} else if grace == 0 {
 			return false, err

@@ -109,21 +109,13 @@ func runningOrPaused(vmi *kubevirtv1.VirtualMachineInstance) state.State {
 // harvester/harvester#1456) — except those that also pass by on a healthy Harvester: a PVC that Harvester
 // creates a moment after the VM (ErrorPvcNotFound, DataVolumeError), an image pull the kubelet retries, a VMI
 // that failed once and that RerunOnFailure starts again. Those count only once they have lasted their grace.
-func stuckError(s snapshot) (err error, grace time.Duration) {
+// launcher is the virt-launcher Pod's PodScheduled condition when the wait read it (staleScheduling), else nil.
+func stuckError(s snapshot, launcher *corev1.PodCondition) (err error, grace time.Duration) {
 	status := s.printableStatus()
 	why := conditionMessages(s)
 	switch status {
 	case kubevirtv1.VirtualMachineStatusUnschedulable:
-		// The scheduler also says Unschedulable while a volume is still being bound; that passes.
-		if strings.Contains(why, "unbound immediate PersistentVolumeClaims") {
-			return nil, 0
-		}
-		if short := devicesShort(s, why); len(short) > 0 {
-			return fmt.Errorf("no Harvester host has a free %s for the VM (%s)%s. Stop a VM that holds one, or enable passthrough "+
-				"on another device in Harvester (Advanced → PCI Devices, USB Devices or vGPU Devices)", lists.Join(short, "and"), status, orNothing(why)), 0
-		}
-		return fmt.Errorf("no Harvester host can run the VM (%s)%s. Free CPU or memory on the hosts, ask for less "+
-			"(--%s, --%s), or check the placement rules (--%s, zones)", status, orNothing(why), config.FlagCPUCount, config.FlagMemorySize, config.FlagVMAffinity), 0
+		return unschedulableError(s, launcher)
 	case kubevirtv1.VirtualMachineStatusErrImagePull, kubevirtv1.VirtualMachineStatusImagePullBackOff:
 		return fmt.Errorf("Harvester cannot pull a container image the VM needs (%s)%s. Check the hosts' access to their registry", status, orNothing(why)), graceImagePull
 	case kubevirtv1.VirtualMachineStatusPvcNotFound, kubevirtv1.VirtualMachineStatusDataVolumeError:
@@ -145,6 +137,79 @@ var (
 	graceImagePull = time.Minute
 	graceFailedVMI = time.Minute
 )
+
+// kubevirtPVCAwaited ends the message KubeVirt's VMI controller gives while a PVC of the VMI does not exist yet
+// (kubevirt/kubevirt pkg/virt-controller/watch/vmi/datavolumes.go: "PVC %s/%s does not exist, waiting for it to
+// appear"). On Harvester that is the normal start: its VM controller makes the PVCs from the VM's
+// volumeClaimTemplates annotation as KubeVirt makes the VMI.
+const kubevirtPVCAwaited = "does not exist, waiting for it to appear"
+
+// unschedulableError is stuckError for ErrorUnschedulable. KubeVirt's VM controller prints it from the VMI's
+// PodScheduled=False condition, and that condition is not always the scheduler's current word:
+//   - the VM's status is written after the VMI's (pkg/virt-controller/watch/vm/vm.go updateStatus), so the VM may
+//     still say ErrorUnschedulable after the VMI's launcher Pod was scheduled; the VMI is the one to read;
+//   - the VMI keeps the first PodScheduled=False condition it was given and never updates its message while the
+//     launcher Pod stays unschedulable (pkg/controller/conditions.go AddPodCondition, called from
+//     pkg/virt-controller/watch/vmi/lifecycle.go for a scheduling VMI). On Harvester the first one is usually the
+//     VMI controller's own "PVC … does not exist, waiting for it to appear", written before Harvester made the
+//     PVC; the Pod that follows waits a moment for the PVC to bind ("unbound immediate PersistentVolumeClaims"),
+//     which passes, or is truly unschedulable. Only the Pod tells: the wait reads its condition (launcher). When
+//     it cannot, the stale state counts only once it has lasted graceVolumes.
+func unschedulableError(s snapshot, launcher *corev1.PodCondition) (error, time.Duration) {
+	const status = kubevirtv1.VirtualMachineStatusUnschedulable
+	cond := vmiCondition(s.VMI, kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled))
+	if cond == nil || cond.Status != corev1.ConditionFalse {
+		return nil, 0 // the VM's status lags the VMI's: the launcher Pod was scheduled since
+	}
+	reason, message := cond.Reason, cond.Message
+	switch {
+	case launcher != nil && launcher.Status != corev1.ConditionFalse:
+		return nil, 0 // scheduled, or not yet looked at by the scheduler
+	case launcher != nil:
+		reason, message = launcher.Reason, launcher.Message
+	case staleScheduling(s):
+		return fmt.Errorf("no Harvester host took the VM's virt-launcher Pod (%s). KubeVirt still shows its first reason, "+
+			"%q, which it keeps while the Pod stays unschedulable for any reason; the Pod's events in Harvester say why "+
+			"(CPU, memory, placement rules, devices, volumes)", status, message), graceVolumes
+	}
+	// The scheduler also says Unschedulable while a volume is still being bound; that passes.
+	if strings.Contains(message, "unbound immediate PersistentVolumeClaims") {
+		return nil, 0
+	}
+	why := string(corev1.PodScheduled) + " " + strings.Trim(reason+": "+message, ": ")
+	if short := devicesShort(s, why); len(short) > 0 {
+		return fmt.Errorf("no Harvester host has a free %s for the VM (%s)%s. Stop a VM that holds one, or enable passthrough "+
+			"on another device in Harvester (Advanced → PCI Devices, USB Devices or vGPU Devices)", lists.Join(short, "and"), status, orNothing(why)), 0
+	}
+	return fmt.Errorf("no Harvester host can run the VM (%s)%s. Free CPU or memory on the hosts, ask for less "+
+		"(--%s, --%s), or check the placement rules (--%s, zones)", status, orNothing(why), config.FlagCPUCount, config.FlagMemorySize, config.FlagVMAffinity), 0
+}
+
+// staleScheduling reports whether the VM's ErrorUnschedulable rests on KubeVirt's "PVC … does not exist"
+// rather than on the scheduler. Once the PVC exists that message is stale, yet KubeVirt keeps it: a scheduling
+// VMI keeps its first PodScheduled=False condition (see unschedulableError), and a pending VMI whose last sync
+// found every PVC and made the launcher Pod drops only the Synchronized condition, which is what makes the
+// printable status ErrorPvcNotFound (pkg/virt-controller/watch/vmi/lifecycle.go, case vmi.IsUnprocessed; the
+// VM controller checks ErrorPvcNotFound before ErrorUnschedulable, pkg/virt-controller/watch/vm/vm.go
+// setPrintableStatus). The launcher Pod's own condition is then worth a read.
+func staleScheduling(s snapshot) bool {
+	cond := vmiCondition(s.VMI, kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled))
+	phase := s.vmiPhase()
+	return s.printableStatus() == kubevirtv1.VirtualMachineStatusUnschedulable && cond != nil && cond.Status == corev1.ConditionFalse &&
+		strings.Contains(cond.Message, kubevirtPVCAwaited) && (phase == kubevirtv1.Pending || phase == kubevirtv1.Scheduling)
+}
+
+func vmiCondition(vmi *kubevirtv1.VirtualMachineInstance, typ kubevirtv1.VirtualMachineInstanceConditionType) *kubevirtv1.VirtualMachineInstanceCondition {
+	if vmi == nil {
+		return nil
+	}
+	for i := range vmi.Status.Conditions {
+		if vmi.Status.Conditions[i].Type == typ {
+			return &vmi.Status.Conditions[i]
+		}
+	}
+	return nil
+}
 
 // readyAddresses returns the primary NIC's addresses once the VMI runs and has one; ok reports readiness.
 func readyAddresses(s snapshot) (ipv4, ipv6 string, ok bool) {

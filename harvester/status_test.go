@@ -109,7 +109,7 @@ func TestStuckError(t *testing.T) {
 		Type: kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled), Status: corev1.ConditionFalse,
 		Reason: "Unschedulable", Message: "0/3 nodes are available: 3 Insufficient memory.",
 	}}
-	err, grace := stuckError(unsched)
+	err, grace := stuckError(unsched, nil)
 	if grace != 0 || err == nil || !strings.Contains(err.Error(), "no Harvester host can run the VM (ErrorUnschedulable)") ||
 		!strings.Contains(err.Error(), "3 Insufficient memory") || !strings.Contains(err.Error(), "--harvester-memory-size") {
 		t.Errorf("unschedulable: %v", err)
@@ -122,7 +122,7 @@ func TestStuckError(t *testing.T) {
 		Type: kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled), Status: corev1.ConditionFalse,
 		Reason: "Unschedulable", Message: "0/3 nodes are available: 1 Insufficient nvidia.com/GA102GL_A10, 2 node(s) didn't match Pod's node affinity/selector.",
 	}}
-	err, grace = stuckError(devices)
+	err, grace = stuckError(devices, nil)
 	if want := "no Harvester host has a free nvidia.com/GA102GL_A10 for the VM (ErrorUnschedulable): PodScheduled Unschedulable: 0/3 nodes are available: " +
 		"1 Insufficient nvidia.com/GA102GL_A10, 2 node(s) didn't match Pod's node affinity/selector. Stop a VM that holds one"; grace != 0 || err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("device unschedulable: %v\nwant %q", err, want)
@@ -132,24 +132,86 @@ func TestStuckError(t *testing.T) {
 		Type: kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled), Status: corev1.ConditionFalse,
 		Reason: "Unschedulable", Message: "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
 	}}
-	if err, _ := stuckError(binding); err != nil {
+	if err, _ := stuckError(binding, nil); err != nil {
 		t.Errorf("waiting for a volume to bind is not stuck: %v", err)
 	}
 	for ps, want := range map[kubevirtv1.VirtualMachinePrintableStatus]time.Duration{
 		"ErrImagePull": graceImagePull, "ImagePullBackOff": graceImagePull, "ErrorPvcNotFound": graceVolumes,
 		"DataVolumeError": graceVolumes, "CrashLoopBackOff": 0, "Terminating": 0,
 	} {
-		if err, grace := stuckError(snapshot{VM: testVM(ps)}); err == nil || grace != want {
+		if err, grace := stuckError(snapshot{VM: testVM(ps)}, nil); err == nil || grace != want {
 			t.Errorf("%s: %v after %s, want stuck after %s", ps, err, grace, want)
 		}
 	}
 	for _, ps := range []kubevirtv1.VirtualMachinePrintableStatus{"", "Provisioning", "Starting", "Running", "WaitingForVolumeBinding"} {
-		if err, _ := stuckError(snapshot{VM: testVM(ps), VMI: testVMI(kubevirtv1.Scheduling)}); err != nil {
+		if err, _ := stuckError(snapshot{VM: testVM(ps), VMI: testVMI(kubevirtv1.Scheduling)}, nil); err != nil {
 			t.Errorf("%s is reported as stuck: %v", ps, err)
 		}
 	}
-	if err, grace := stuckError(snapshot{VM: testVM(""), VMI: testVMI(kubevirtv1.Failed)}); err == nil || grace != graceFailedVMI || !strings.Contains(err.Error(), "VMI phase Failed") {
+	if err, grace := stuckError(snapshot{VM: testVM(""), VMI: testVMI(kubevirtv1.Failed)}, nil); err == nil || grace != graceFailedVMI || !strings.Contains(err.Error(), "VMI phase Failed") {
 		t.Errorf("failed VMI: %v", err)
+	}
+}
+
+// KubeVirt's ErrorUnschedulable is not always the scheduler's current word (unschedulableError): the VM's status
+// lags the VMI's, and the VMI keeps its first PodScheduled=False message, on Harvester usually the VMI
+// controller's own "PVC … does not exist".
+func TestStuckErrorUnschedulableStale(t *testing.T) {
+	podScheduled := kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled)
+	unsched := func(phase kubevirtv1.VirtualMachineInstancePhase, message string) snapshot {
+		s := snapshot{VM: testVM(kubevirtv1.VirtualMachineStatusUnschedulable), VMI: testVMI(phase)}
+		if message != "" {
+			s.VMI.Status.Conditions = []kubevirtv1.VirtualMachineInstanceCondition{{Type: podScheduled, Status: corev1.ConditionFalse,
+				Reason: "Unschedulable", Message: message}}
+		}
+		return s
+	}
+	const pvcAwaited = "PVC ns/m1-disk-0-abcde does not exist, waiting for it to appear"
+	memory := &corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+		Message: "0/3 nodes are available: 3 Insufficient memory."}
+	binding := &corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+		Message: "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims."}
+
+	// The VM still says ErrorUnschedulable, the VMI has moved on.
+	for _, phase := range []kubevirtv1.VirtualMachineInstancePhase{kubevirtv1.Scheduled, kubevirtv1.Running} {
+		if err, _ := stuckError(unsched(phase, ""), nil); err != nil {
+			t.Errorf("VM status lagging a VMI %s is reported as stuck: %v", phase, err)
+		}
+	}
+
+	stale := unsched(kubevirtv1.Scheduling, pvcAwaited)
+	if !staleScheduling(stale) {
+		t.Fatal("a scheduling VMI that still says its PVC does not exist is not seen as stale")
+	}
+	// A pending VMI whose Synchronized condition is gone: KubeVirt found the PVC and made the Pod.
+	if !staleScheduling(unsched(kubevirtv1.Pending, pvcAwaited)) {
+		t.Error("a pending VMI printed ErrorUnschedulable for a missing PVC is not seen as stale")
+	}
+	// While the PVC is missing the VM says ErrorPvcNotFound, whose grace applies; nothing is stale.
+	missing := unsched(kubevirtv1.Pending, pvcAwaited)
+	missing.VM.Status.PrintableStatus = kubevirtv1.VirtualMachineStatusPvcNotFound
+	if staleScheduling(missing) {
+		t.Error("ErrorPvcNotFound is seen as a stale ErrorUnschedulable")
+	}
+	if staleScheduling(unsched(kubevirtv1.Scheduling, memory.Message)) {
+		t.Error("the scheduler's own message is seen as stale")
+	}
+
+	// The launcher Pod could not be read: the state counts once it lasts graceVolumes, and says where to look.
+	err, grace := stuckError(stale, nil)
+	if err == nil || grace != graceVolumes || !strings.Contains(err.Error(), "virt-launcher Pod") || !strings.Contains(err.Error(), "m1-disk-0-abcde") {
+		t.Errorf("stale message, Pod unread: %v after %s", err, grace)
+	}
+	// The Pod's own condition decides.
+	err, grace = stuckError(stale, memory)
+	if err == nil || grace != 0 || !strings.Contains(err.Error(), "3 Insufficient memory") || strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("stale message, Pod unschedulable for memory: %v after %s", err, grace)
+	}
+	for _, pod := range []*corev1.PodCondition{binding, {Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+		{Type: corev1.PodScheduled, Status: corev1.ConditionUnknown}} {
+		if err, _ := stuckError(stale, pod); err != nil {
+			t.Errorf("stale message, Pod %s %q: reported as stuck: %v", pod.Status, pod.Message, err)
+		}
 	}
 }
 

@@ -36,6 +36,7 @@ var (
 	Namespaces          = kind[corev1.Namespace](corev1.SchemeGroupVersion, "Namespace", "namespaces")
 	ServiceAccounts     = kind[corev1.ServiceAccount](corev1.SchemeGroupVersion, "ServiceAccount", "serviceaccounts")
 	ConfigMaps          = kind[corev1.ConfigMap](corev1.SchemeGroupVersion, "ConfigMap", "configmaps")
+	Pods                = kind[corev1.Pod](corev1.SchemeGroupVersion, "Pod", "pods")
 	Nodes               = kind[corev1.Node](corev1.SchemeGroupVersion, "Node", "nodes")
 	ResourceQuotas      = kind[corev1.ResourceQuota](corev1.SchemeGroupVersion, "ResourceQuota", "resourcequotas")
 	ClusterRoles        = kind[rbacv1.ClusterRole](rbacv1.SchemeGroupVersion, "ClusterRole", "clusterroles")
