@@ -40,7 +40,7 @@ func interfaces(vmi *kubevirtv1.VirtualMachineInstance, agent, withIP bool) []ku
 }
 
 // podInterfaceName keeps the pod interface name the VMI's status gives the NIC: KubeVirt's VMI controller
-// writes it (pkg/network/controllers/vmi.go UpdateVMIStatus) when it runs (Options.VMIController), and
+// writes it (pkg/network/controllers/vmi.go UpdateVMIStatus), and
 // virt-handler reports the NIC under the same name; dropping it would start a tug of war over the status.
 func podInterfaceName(vmi *kubevirtv1.VirtualMachineInstance, nic string) string {
 	for _, i := range vmi.Status.Interfaces {

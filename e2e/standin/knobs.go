@@ -56,16 +56,11 @@ const (
 
 // Options tunes the imitated latencies. Zero values take the defaults in brackets.
 type Options struct {
-	PhaseDelay time.Duration // each VMI step Pending → Scheduling → Scheduled → Running [50ms]
+	PhaseDelay time.Duration // each step: launcher Pod made → bound → running (VMI Scheduled) → VMI Running [50ms]
 	IPDelay    time.Duration // Running → guest agent connected, addresses reported [200ms]
 	BindDelay  time.Duration // PVC Pending → Bound [50ms]
 	StopDelay  time.Duration // VMI deleted → guest stopped, when its grace period is not 0 [100ms]
 	Workers    int           // reconcile workers [4]
-	// VMIController says KubeVirt's own VMI controller runs beside the stand-in (the test bed then starts it:
-	// virtcontroller.Options.VMI). The stand-in then no longer plays the VMI controller (phases up to Scheduled,
-	// conditions from the launcher Pod, the VMI's finalizers once final) but kube-scheduler and kubelet for the
-	// virt-launcher Pods it makes (launcherpod.go); virt-handler's part is the same.
-	VMIController bool
 	// Logf receives errors and one line per notable action; nil discards them.
 	Logf func(format string, args ...any)
 }

@@ -22,7 +22,7 @@ var launcherSelector = labels.SelectorFromSet(labels.Set{kubevirtv1.AppLabel: "v
 // unscheduledRetry is how often an unschedulable launcher Pod is tried again (nodes may have changed).
 const unscheduledRetry = time.Second
 
-// syncPod plays, with Options.VMIController, kube-scheduler and kubelet for one virt-launcher Pod: it binds the
+// syncPod plays kube-scheduler and kubelet for one virt-launcher Pod, each after Options.PhaseDelay: it binds the
 // Pod to a node that fits (pickNode) or marks it PodScheduled=False, reason Unschedulable, with the scheduler's
 // message; runs a bound Pod (phase Running, a pod IP, every container started and ready: what KubeVirt's VMI
 // controller waits for before it reports the VMI Scheduled, pkg/controller/controller.go IsPodReady); ends a
@@ -56,10 +56,17 @@ func (s *StandIn) syncPod(ctx context.Context, namespace, name string) (time.Dur
 		grace := int64(0)
 		err := s.kube.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace,
 			Preconditions: &metav1.Preconditions{UID: &pod.UID}})
+		s.forget(pod.UID)
 		return 0, ignoreNotFound(err)
 	case pod.Spec.NodeName == "":
+		if wait := s.opts.PhaseDelay - s.elapsed(pod.UID, "unscheduled"); wait > 0 {
+			return wait, nil
+		}
 		return s.schedulePod(ctx, pod, owner.Name, vm)
 	case pod.Status.Phase == corev1.PodPending:
+		if wait := s.opts.PhaseDelay - s.elapsed(pod.UID, "bound"); wait > 0 {
+			return wait, nil
+		}
 		return 0, s.runPod(ctx, pod, vm)
 	case pod.Status.Phase == corev1.PodRunning && vmi != nil && vmi.IsFinal():
 		return 0, s.endPod(ctx, pod, vmi)
@@ -114,11 +121,16 @@ func (s *StandIn) schedulePod(ctx context.Context, pod *corev1.Pod, vmiName stri
 	if vm != nil && s.injected(vm, InjectUnschedulable) {
 		node, msg = "", insufficientMemory(s.nodeCount())
 	}
-	if claim := s.unboundClaim(pod); claim != "" {
-		// kube-scheduler's VolumeBinding filter; the stand-in's provisioner binds the PVC soon.
+	if claim, exists := s.unboundClaim(pod); claim != "" {
+		// kube-scheduler's VolumeBinding filter (k8s.io/kubernetes pkg/scheduler/framework/plugins/volumebinding);
+		// the stand-in's provisioner binds the PVC soon.
 		n := s.nodeCount()
-		node, msg, retry = "", fmt.Sprintf("0/%d nodes are available: pod has unbound immediate PersistentVolumeClaims. "+
-			"preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.", n, n, n), 100*time.Millisecond
+		why := "pod has unbound immediate PersistentVolumeClaims"
+		if !exists {
+			why = fmt.Sprintf("persistentvolumeclaim %q not found", claim)
+		}
+		node, msg, retry = "", fmt.Sprintf("0/%d nodes are available: %s. "+
+			"preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.", n, why, n, n), 100*time.Millisecond
 	}
 	if node == "" {
 		if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse && c.Message == msg {
@@ -185,18 +197,18 @@ func (s *StandIn) runPod(ctx context.Context, pod *corev1.Pod, vm *kubevirtv1.Vi
 	return err
 }
 
-// unboundClaim names a PVC of the Pod that is not Bound (or does not exist), or "".
-func (s *StandIn) unboundClaim(pod *corev1.Pod) string {
+// unboundClaim names a PVC of the Pod that is not Bound, and whether it exists, or "".
+func (s *StandIn) unboundClaim(pod *corev1.Pod) (claim string, exists bool) {
 	for _, v := range pod.Spec.Volumes {
 		if v.PersistentVolumeClaim == nil {
 			continue
 		}
 		pvc, err := s.pvcs.PersistentVolumeClaims(pod.Namespace).Get(v.PersistentVolumeClaim.ClaimName)
 		if err != nil || pvc.Status.Phase != corev1.ClaimBound {
-			return v.PersistentVolumeClaim.ClaimName
+			return v.PersistentVolumeClaim.ClaimName, err == nil
 		}
 	}
-	return ""
+	return "", false
 }
 
 // extendedRequests sums a Pod's requests of extended resources (device plugins' "vendor/name" resources:
@@ -235,27 +247,53 @@ func (s *StandIn) podDevicesOn(node string, self *corev1.Pod) map[string]int64 {
 var devicePluginResources = []corev1.ResourceName{"devices.kubevirt.io/kvm", "devices.kubevirt.io/tun", "devices.kubevirt.io/vhost-net"}
 
 // registerDevicePlugins is virt-handler's device plugins on every node, as kubelet reports them: the nodes'
-// capacity and allocatable gain devicePluginResources. With Options.VMIController only: launcher Pods request
-// them, and kube-scheduler would not place a Pod on a node without them.
+// capacity and allocatable gain devicePluginResources. Launcher Pods request them, and kube-scheduler would not
+// place a Pod on a node without them.
 func (s *StandIn) registerDevicePlugins(ctx context.Context) error {
 	nodes, err := s.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
 	for i := range nodes.Items {
-		n := &nodes.Items[i]
-		if _, ok := n.Status.Allocatable[devicePluginResources[0]]; ok {
-			continue
-		}
-		for _, r := range devicePluginResources {
-			n.Status.Capacity[r] = *resource.NewQuantity(1000, resource.DecimalSI)
-			n.Status.Allocatable[r] = *resource.NewQuantity(1000, resource.DecimalSI)
-		}
-		if _, err := s.kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("register virt-handler's device plugins on node %s: %w", n.Name, err)
+		if err := s.addDevicePlugins(ctx, &nodes.Items[i]); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// syncNode adds virt-handler's device plugins to a node that came after the stand-in started.
+func (s *StandIn) syncNode(ctx context.Context, name string) error {
+	n, err := s.nodes.Get(name)
+	if err != nil {
+		return ignoreNotFound(err)
+	}
+	return s.addDevicePlugins(ctx, n.DeepCopy())
+}
+
+func (s *StandIn) addDevicePlugins(ctx context.Context, n *corev1.Node) error {
+	if hasDevicePlugins(n) {
+		return nil
+	}
+	if n.Status.Capacity == nil {
+		n.Status.Capacity = corev1.ResourceList{}
+	}
+	if n.Status.Allocatable == nil {
+		n.Status.Allocatable = corev1.ResourceList{}
+	}
+	for _, r := range devicePluginResources {
+		n.Status.Capacity[r] = *resource.NewQuantity(1000, resource.DecimalSI)
+		n.Status.Allocatable[r] = *resource.NewQuantity(1000, resource.DecimalSI)
+	}
+	if _, err := s.kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("register virt-handler's device plugins on node %s: %w", n.Name, err)
+	}
+	return nil
+}
+
+func hasDevicePlugins(n *corev1.Node) bool {
+	_, ok := n.Status.Allocatable[devicePluginResources[0]]
+	return ok
 }
 
 // podIP is a stable made-up address in Harvester's pod network (10.52.0.0/16) for a Pod.

@@ -136,26 +136,3 @@ func (s *StandIn) enqueueUsers(namespace, claim string) {
 		}
 	}
 }
-
-// claimState reports, for the VM's PVC volumes, whether one is missing and whether one is not yet bound.
-func (s *StandIn) claimState(vm *kubevirtv1.VirtualMachine) (missing string, unbound bool) {
-	if vm.Spec.Template == nil {
-		return "", false
-	}
-	for _, v := range vm.Spec.Template.Spec.Volumes {
-		if v.PersistentVolumeClaim == nil {
-			continue
-		}
-		pvc, err := s.pvcs.PersistentVolumeClaims(vm.Namespace).Get(v.PersistentVolumeClaim.ClaimName)
-		if err != nil {
-			if missing == "" {
-				missing = v.PersistentVolumeClaim.ClaimName
-			}
-			continue
-		}
-		if pvc.Status.Phase != corev1.ClaimBound {
-			unbound = true
-		}
-	}
-	return missing, unbound
-}

@@ -8,24 +8,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
 
-// placement is what kube-scheduler's filters look at: a pod's (or a VMI's, whose launcher pod copies them)
-// nodeSelector, required node affinity and device resource requests.
+// placement is what kube-scheduler's filters look at: a pod's nodeSelector, required node affinity and device
+// resource requests.
 type placement struct {
 	key          string // namespace/name: a hash of it picks among the nodes that fit, so placement is stable
 	nodeSelector map[string]string
 	affinity     *corev1.Affinity
 	want         map[string]int64                   // device resource requests by name
 	held         func(node string) map[string]int64 // what others placed on a node hold of them
-}
-
-// vmiPlacement is the placement of the VMI's launcher pod, the other VMIs placed on a node holding theirs.
-func (s *StandIn) vmiPlacement(vmi *kubevirtv1.VirtualMachineInstance) placement {
-	return placement{key: vmi.Namespace + "/" + vmi.Name, nodeSelector: vmi.Spec.NodeSelector, affinity: vmi.Spec.Affinity,
-		want: deviceRequests(vmi), held: func(node string) map[string]int64 { return s.vmiDevicesOn(node, vmi.UID) }}
 }
 
 // pickNode returns a node that satisfies p's nodeSelector and required node affinity and has its devices free,
@@ -89,34 +82,6 @@ func devicesShort(p placement, node *corev1.Node) string {
 		}
 	}
 	return ""
-}
-
-// vmiDevicesOn sums the device requests of the live VMIs placed on node but the VMI self.
-func (s *StandIn) vmiDevicesOn(node string, self types.UID) map[string]int64 {
-	held := map[string]int64{}
-	for _, obj := range s.vmis.GetStore().List() {
-		other, ok := obj.(*kubevirtv1.VirtualMachineInstance)
-		if !ok || other.Status.NodeName != node || other.UID == self ||
-			other.Status.Phase == kubevirtv1.Succeeded || other.Status.Phase == kubevirtv1.Failed {
-			continue
-		}
-		for res, n := range deviceRequests(other) {
-			held[res] += n
-		}
-	}
-	return held
-}
-
-// deviceRequests counts the VMI's host devices and vGPUs by resource name.
-func deviceRequests(vmi *kubevirtv1.VirtualMachineInstance) map[string]int64 {
-	want := map[string]int64{}
-	for _, hd := range vmi.Spec.Domain.Devices.HostDevices {
-		want[hd.DeviceName]++
-	}
-	for _, g := range vmi.Spec.Domain.Devices.GPUs {
-		want[g.DeviceName]++
-	}
-	return want
 }
 
 func (s *StandIn) nodeCount() int {

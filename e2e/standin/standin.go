@@ -7,19 +7,17 @@
 //     annotation (not owned by the VM), and on deletion the PVCs named in
 //     harvesterhci.io/removedPersistentVolumeClaims; the node-topology annotations on VMIs of VMs the node driver
 //     created.
-//   - KubeVirt's VMI controller with kube-scheduler, and virt-handler: the VMI's phases Pending → Scheduling →
-//     Scheduled → Running, placement on a node (or the scheduler's Unschedulable message), the conditions KubeVirt
-//     derives from the launcher pod, guest-agent interfaces and conditions, the guest's shutdown when the VMI is
-//     deleted, and the VMI's finalizers once it is final.
+//   - kube-scheduler and kubelet for the virt-launcher Pods KubeVirt's own VMI controller (run beside it too)
+//     makes: a Pod bound to a node that fits (or the scheduler's Unschedulable message), running with an IP,
+//     ended when its VMI is final (launcherpod.go); virt-handler's device plugins in the nodes' capacity.
+//   - virt-handler: the VMI's phase from Scheduled to Running, guest-agent interfaces and conditions, the guest's
+//     shutdown when the VMI is deleted.
 //   - a storage provisioner: PVCs of an existing storage class become Bound.
 //
-// With Options.VMIController KubeVirt's own VMI controller runs beside it and makes virt-launcher Pods; the
-// stand-in then plays kube-scheduler and kubelet for those Pods (launcherpod.go) instead of the VMI controller.
-//
-// Otherwise there are no pods; there is never a virt-launcher process. Guests are simulated, with latencies
-// imitated by small delays (Options) and failures injected with annotations (AnnotationInject), or, for VMs
-// annotated AnnotationGuest, real Linux guests under qemu (realguest.go). Garbage collection of the VMI and of VM-owned Secrets is left to the real
-// kube-controller-manager.
+// There is never a container or a virt-launcher process. Guests are simulated, with latencies imitated by small
+// delays (Options) and failures injected with annotations (AnnotationInject), or, for VMs annotated
+// AnnotationGuest, real Linux guests under qemu (realguest.go). Garbage collection of the VMI and of VM-owned
+// Secrets is left to the real kube-controller-manager.
 package standin
 
 import (
@@ -58,7 +56,7 @@ type StandIn struct {
 	vms        cache.SharedIndexInformer
 	vmis       cache.SharedIndexInformer
 	pvcs       corelisters.PersistentVolumeClaimLister
-	pods       corelisters.PodLister // virt-launcher Pods, with Options.VMIController only
+	pods       corelisters.PodLister // virt-launcher Pods
 	nodes      corelisters.NodeLister
 	namespaces corelisters.NamespaceLister
 	classes    storagelisters.StorageClassLister
@@ -74,10 +72,10 @@ type StandIn struct {
 	wg     sync.WaitGroup
 }
 
-// key names what a worker reconciles: a VirtualMachine (with its VMI), a PersistentVolumeClaim or a
-// virt-launcher Pod.
+// key names what a worker reconciles: a VirtualMachine (with its VMI), a PersistentVolumeClaim, a
+// virt-launcher Pod or a Node (name only).
 type key struct {
-	pvc, pod        bool
+	pvc, pod, node  bool
 	namespace, name string
 }
 
@@ -139,38 +137,46 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*StandIn, error
 		return nil, err
 	}
 
-	var podFactory informers.SharedInformerFactory
-	if s.opts.VMIController {
-		if err := s.registerDevicePlugins(startup); err != nil {
-			s.cancel()
-			return nil, err
+	if err := s.registerDevicePlugins(startup); err != nil {
+		s.cancel()
+		return nil, err
+	}
+	// Nodes added later get them too (a Pod would not fit a node without them).
+	enqueueNode := func(obj any) {
+		if n, ok := obj.(*corev1.Node); ok && !hasDevicePlugins(n) {
+			s.queue.Add(key{node: true, name: n.Name})
 		}
-		podFactory = informers.NewSharedInformerFactoryWithOptions(s.kube, 0,
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = launcherSelector.String() }))
-		s.pods = podFactory.Core().V1().Pods().Lister()
-		enqueuePod := func(obj any) {
-			if m, ok := metaOf(obj); ok {
-				s.queue.Add(key{pod: true, namespace: m.GetNamespace(), name: m.GetName()})
+	}
+	if _, err := factory.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueueNode, UpdateFunc: func(_, o any) { enqueueNode(o) },
+	}); err != nil {
+		return nil, err
+	}
+	podFactory := informers.NewSharedInformerFactoryWithOptions(s.kube, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = launcherSelector.String() }))
+	s.pods = podFactory.Core().V1().Pods().Lister()
+	enqueuePod := func(obj any) {
+		if m, ok := metaOf(obj); ok {
+			s.queue.Add(key{pod: true, namespace: m.GetNamespace(), name: m.GetName()})
+		}
+	}
+	if _, err := podFactory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueuePod, UpdateFunc: func(_, o any) { enqueuePod(o) }, DeleteFunc: enqueuePod,
+	}); err != nil {
+		return nil, err
+	}
+	// A VMI that ends or goes away ends its launcher Pods.
+	enqueueVMIPods := func(obj any) {
+		if m, ok := metaOf(obj); ok {
+			for _, name := range s.launcherPodsOf(m) {
+				s.queue.Add(key{pod: true, namespace: m.GetNamespace(), name: name})
 			}
 		}
-		if _, err := podFactory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: enqueuePod, UpdateFunc: func(_, o any) { enqueuePod(o) }, DeleteFunc: enqueuePod,
-		}); err != nil {
-			return nil, err
-		}
-		// A VMI that ends or goes away ends its launcher Pods.
-		enqueueVMIPods := func(obj any) {
-			if m, ok := metaOf(obj); ok {
-				for _, name := range s.launcherPodsOf(m) {
-					s.queue.Add(key{pod: true, namespace: m.GetNamespace(), name: name})
-				}
-			}
-		}
-		if _, err := s.vmis.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			UpdateFunc: func(_, o any) { enqueueVMIPods(o) }, DeleteFunc: enqueueVMIPods,
-		}); err != nil {
-			return nil, err
-		}
+	}
+	if _, err := s.vmis.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, o any) { enqueueVMIPods(o) }, DeleteFunc: enqueueVMIPods,
+	}); err != nil {
+		return nil, err
 	}
 
 	for _, inf := range []cache.SharedIndexInformer{s.vms, s.vmis} {
@@ -181,18 +187,14 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*StandIn, error
 		}()
 	}
 	factory.Start(ctx.Done())
-	if podFactory != nil {
-		podFactory.Start(ctx.Done())
-	}
+	podFactory.Start(ctx.Done())
 	s.wg.Add(1)
 	go func() { // informers and the factory end with ctx; the queue must be shut down for the workers to end
 		defer s.wg.Done()
 		<-ctx.Done()
 		s.queue.ShutDown()
 		factory.Shutdown()
-		if podFactory != nil {
-			podFactory.Shutdown()
-		}
+		podFactory.Shutdown()
 	}()
 	synced := []cache.InformerSynced{s.vms.HasSynced, s.vmis.HasSynced}
 	for _, ok := range factory.WaitForCacheSync(startup.Done()) {
@@ -201,12 +203,10 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*StandIn, error
 			return nil, fmt.Errorf("stand-in: informer caches did not sync: %w", startup.Err())
 		}
 	}
-	if podFactory != nil {
-		for _, ok := range podFactory.WaitForCacheSync(startup.Done()) {
-			if !ok {
-				s.Stop()
-				return nil, fmt.Errorf("stand-in: pod cache did not sync: %w", startup.Err())
-			}
+	for _, ok := range podFactory.WaitForCacheSync(startup.Done()) {
+		if !ok {
+			s.Stop()
+			return nil, fmt.Errorf("stand-in: pod cache did not sync: %w", startup.Err())
 		}
 	}
 	if !cache.WaitForCacheSync(startup.Done(), synced...) {
@@ -249,6 +249,8 @@ func (s *StandIn) processNext(ctx context.Context) bool {
 		after, err = s.syncPVC(ctx, k.namespace, k.name)
 	case k.pod:
 		after, err = s.syncPod(ctx, k.namespace, k.name)
+	case k.node:
+		err = s.syncNode(ctx, k.name)
 	default:
 		after, err = s.syncVM(ctx, k.namespace, k.name)
 	}
@@ -321,6 +323,8 @@ func kind(k key) string {
 		return "pvc"
 	case k.pod:
 		return "pod"
+	case k.node:
+		return "node"
 	}
 	return "vm"
 }

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	kubevirtv1 "kubevirt.io/api/core/v1"
@@ -249,11 +250,10 @@ func TestInjectedFaults(t *testing.T) {
 		check  func(t *testing.T, vmi *kubevirtv1.VirtualMachineInstance)
 	}{
 		{standin.InjectUnschedulable, kubevirtv1.VirtualMachineStatusUnschedulable, func(t *testing.T, vmi *kubevirtv1.VirtualMachineInstance) {
-			c := findCondition(vmi, "PodScheduled")
-			if vmi.Status.Phase != kubevirtv1.Scheduling || c == nil || c.Status != corev1.ConditionFalse || c.Reason != "Unschedulable" ||
-				!strings.Contains(c.Message, "0/3 nodes are available: 3 Insufficient memory") {
+			if c := findCondition(vmi, "PodScheduled"); vmi.Status.Phase != kubevirtv1.Scheduling || c == nil || c.Status != corev1.ConditionFalse || c.Reason != "Unschedulable" {
 				t.Errorf("VMI %s: phase %s, PodScheduled %+v", vmi.Name, vmi.Status.Phase, c)
 			}
+			schedulerSays(t, ctx, bed, vmi, "0/3 nodes are available: 3 Insufficient memory")
 		}},
 		{standin.InjectImagePullError, kubevirtv1.VirtualMachineStatusErrImagePull, func(t *testing.T, vmi *kubevirtv1.VirtualMachineInstance) {
 			c := findCondition(vmi, kubevirtv1.VirtualMachineInstanceSynchronized)
@@ -338,9 +338,37 @@ func TestZoneAffinity(t *testing.T) {
 			if vmi.Status.NodeName != "harvester-node-2" || vmi.Annotations[corev1.LabelTopologyZone] != zone {
 				t.Errorf("%s: VMI on %q with zone %q, want harvester-node-2 in %s", zone, vmi.Status.NodeName, vmi.Annotations[corev1.LabelTopologyZone], zone)
 			}
-		} else if c := findCondition(vmi, "PodScheduled"); c == nil || !strings.Contains(c.Message, "didn't match Pod's node affinity/selector") {
-			t.Errorf("%s: PodScheduled %+v, want the affinity message", zone, c)
+		} else {
+			schedulerSays(t, ctx, bed, vmi, "didn't match Pod's node affinity/selector")
 		}
+	}
+}
+
+// schedulerSays waits until the VMI's virt-launcher Pod is unschedulable with a message that contains want: the
+// stand-in's kube-scheduler at work. The VMI's own PodScheduled condition may still give KubeVirt's first reason
+// ("PVC … does not exist", from before Harvester made the PVC): KubeVirt keeps it while the Pod stays
+// unschedulable (kubevirt/kubevirt pkg/controller/conditions.go AddPodCondition).
+func schedulerSays(t *testing.T, ctx context.Context, bed *testbed.Bed, vmi *kubevirtv1.VirtualMachineInstance, want string) {
+	t.Helper()
+	var last []corev1.PodCondition
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		pods, err := bed.Kube.CoreV1().Pods(vmi.Namespace).List(ctx, metav1.ListOptions{
+			LabelSelector: kubevirtv1.AppLabel + "=virt-launcher," + kubevirtv1.CreatedByLabel + "=" + string(vmi.UID)})
+		if err != nil || len(pods.Items) != 1 {
+			return false, err
+		}
+		pod := pods.Items[0]
+		last = pod.Status.Conditions
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable &&
+				strings.Contains(c.Message, want) {
+				return pod.Spec.NodeName == "", nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Errorf("VMI %s: its launcher Pod never was unschedulable with %q (conditions %+v): %v", vmi.Name, want, last, err)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // syncVM plays, for one VM and its VMI, the parts KubeVirt's own VirtualMachine controller (run beside the
 // stand-in by the test bed) leaves to others: Harvester's VM controller (its finalizer, the PVCs of
 // volumeClaimTemplates, their removal on delete), and, for the VMI that controller creates, virt-api's VMI
-// mutator, the VMI controller and virt-handler (advanceVMI, settleVMI). It returns how soon it wants to run again
+// mutator and virt-handler (advanceVMI, settleVMI). It returns how soon it wants to run again
 // for a pending delay.
 func (s *StandIn) syncVM(ctx context.Context, namespace, name string) (time.Duration, error) {
 	vm, err := cached[*kubevirtv1.VirtualMachine](s.vms, namespace, name)

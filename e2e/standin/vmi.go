@@ -2,7 +2,6 @@ package standin
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -12,9 +11,10 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
 
-// advanceVMI moves a live VMI one step along Pending → Scheduling → Scheduled → Running → guest agent
-// connected, each step after its delay, or holds it where an injected fault or a missing/unbound PVC holds a real
-// one. It returns the VMI as written and the delay before the next step is due.
+// advanceVMI is virt-handler for a live VMI: it moves it Scheduled → Running → guest agent connected, each step
+// after its delay, or holds it where an injected fault holds a real one. Up to Scheduled the VMI is KubeVirt's
+// own VMI controller's (it makes the launcher Pod that syncPod schedules and runs). It returns the VMI as written
+// and the delay before the next step is due.
 func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) (*kubevirtv1.VirtualMachineInstance, time.Duration, error) {
 	upd := vmi.DeepCopy()
 	st := &upd.Status
@@ -26,43 +26,18 @@ func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine,
 		}
 		return true
 	}
-	if vmi.Status.Phase == "" || s.opts.VMIController {
-		// A new VMI, as KubeVirt's VirtualMachine controller creates it. virt-api's VMI mutator would have added
-		// virt-handler's finalizer at creation (pkg/virt-api/webhooks/mutating-webhook/mutators/vmi-mutator.go);
-		// the VMI controller then reports it Pending. (KubeVirt's own VMI controller may have done so already.)
-		if !slices.Contains(upd.Finalizers, finalizerVMI) {
-			upd.Finalizers = append(upd.Finalizers, finalizerVMI)
-		}
-		if !s.opts.VMIController {
-			setPhase(upd, kubevirtv1.Pending)
-		}
+	// virt-api's VMI mutator adds virt-handler's finalizer at creation (pkg/virt-api/webhooks/mutating-webhook/
+	// mutators/vmi-mutator.go); that webhook does not run here, so the stand-in adds it on first sight.
+	if !slices.Contains(upd.Finalizers, finalizerVMI) {
+		upd.Finalizers = append(upd.Finalizers, finalizerVMI)
 	}
 	switch vmi.Status.Phase {
-	case "", kubevirtv1.Pending, kubevirtv1.Scheduling:
-		if s.opts.VMIController {
-			break // KubeVirt's VMI controller's part: it makes the launcher Pod, which syncPod schedules and runs
-		}
-		if vmi.Status.Phase == kubevirtv1.Scheduling {
-			s.schedule(vm, upd, due)
-			break
-		}
-		// The launcher pod cannot start before its PVCs exist and are bound.
-		missing, unbound := s.claimState(vm)
-		if missing != "" {
-			st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceSynchronized, corev1.ConditionFalse,
-				"FailedPvcNotFound", fmt.Sprintf("PVC %s/%s does not exist, waiting for it to appear", vm.Namespace, missing))
-			break
-		}
-		st.Conditions = removeCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceSynchronized)
-		if !unbound && due("pending", s.opts.PhaseDelay) {
-			setPhase(upd, kubevirtv1.Scheduling)
-		}
 	case kubevirtv1.Scheduled:
 		if !due("scheduled", s.opts.PhaseDelay) {
 			break
 		}
-		if s.opts.VMIController && upd.Labels[labelCreator] == creatorNodeDriver {
-			s.copyTopology(upd, upd.Status.NodeName) // KubeVirt's VMI controller placed it
+		if upd.Labels[labelCreator] == creatorNodeDriver {
+			s.copyTopology(upd, upd.Status.NodeName) // Harvester's VMI controller, once KubeVirt's placed it
 		}
 		if s.injected(vm, InjectCrashLoop) {
 			setPhase(upd, kubevirtv1.Failed)
@@ -107,47 +82,10 @@ func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine,
 	return out, after, err
 }
 
-// schedule imitates kube-scheduler placing the launcher pod and KubeVirt reporting it: a node that satisfies
-// the VMI's nodeSelector and required node affinity, else PodScheduled=False with the scheduler's message; or
-// an injected fault. Once scheduled, Harvester copies the node's topology onto VMIs the node driver created.
-func (s *StandIn) schedule(vm *kubevirtv1.VirtualMachine, upd *kubevirtv1.VirtualMachineInstance, due func(string, time.Duration) bool) {
-	st := &upd.Status
-	podScheduled := kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled)
-	node, msg := s.pickNode(s.vmiPlacement(upd))
-	if s.injected(vm, InjectUnschedulable) {
-		node, msg = "", insufficientMemory(s.nodeCount())
-	}
-	if node == "" {
-		st.Conditions = setCondition(st.Conditions, podScheduled, corev1.ConditionFalse, corev1.PodReasonUnschedulable, msg)
-		return
-	}
-	st.Conditions = removeCondition(st.Conditions, podScheduled)
-	if s.injected(vm, InjectImagePullError) {
-		// The pod is placed but kubelet cannot pull virt-launcher; KubeVirt reports the container's reason.
-		st.Conditions = setCondition(st.Conditions, kubevirtv1.VirtualMachineInstanceSynchronized, corev1.ConditionFalse,
-			"ErrImagePull", `failed to pull and unpack image "registry.suse.com/suse/sles/15.7/virt-launcher:1.6.0": not found`)
-		return
-	}
-	if !due("scheduling", s.opts.PhaseDelay) {
-		return
-	}
-	setPhase(upd, kubevirtv1.Scheduled)
-	st.NodeName = node
-	if upd.Labels == nil {
-		upd.Labels = map[string]string{}
-	}
-	upd.Labels[kubevirtv1.NodeNameLabel] = node
-	if upd.Labels[labelCreator] == creatorNodeDriver {
-		s.copyTopology(upd, node)
-	}
-}
-
 // settleVMI handles a VMI being deleted or in a final phase. Being deleted, it is virt-handler shutting the guest
 // down: after the grace period (capped at Options.StopDelay; 0 means at once, as does a VMI that is not running)
-// the VMI is marked Succeeded. Final, it is the VMI controller (kubevirt/kubevirt
-// pkg/virt-controller/watch/vmi/lifecycle.go, case vmi.IsFinal()): with no launcher pod left, virt-handler's
-// finalizer goes, and, when no VM owns the VMI any more, the VM controller's too; an owning VM's controller drops
-// its own. With Options.VMIController, KubeVirt's own VMI controller does that part.
+// the VMI is marked Succeeded. KubeVirt's VMI controller then drops the VMI's finalizers once its launcher Pod
+// is gone (pkg/virt-controller/watch/vmi/lifecycle.go, case vmi.IsFinal(); syncPod ends the Pod).
 func (s *StandIn) settleVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) (time.Duration, error) {
 	upd := vmi.DeepCopy()
 	grace := kubevirtv1.DefaultGracePeriodSeconds
@@ -168,25 +106,10 @@ func (s *StandIn) settleVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine, 
 		}
 		setPhase(upd, kubevirtv1.Succeeded)
 	}
-	if s.opts.VMIController {
-		// KubeVirt's VMI controller drops the finalizers once the launcher Pod is gone (syncPod ends it).
-		if _, err := s.writeVMI(ctx, vmi, upd); err != nil {
-			return 0, ignoreNotFound(err)
-		}
-		if vmi.IsFinal() && vmi.DeletionTimestamp != nil {
-			s.forget(vmi.UID)
-		}
-		return 0, nil
-	}
-	drop := []string{finalizerVMI}
-	if vm == nil || !metav1.IsControlledBy(vmi, vm) {
-		drop = append(drop, kubevirtv1.VirtualMachineControllerFinalizer)
-	}
-	upd.Finalizers = slices.DeleteFunc(upd.Finalizers, func(f string) bool { return slices.Contains(drop, f) })
 	if _, err := s.writeVMI(ctx, vmi, upd); err != nil {
 		return 0, ignoreNotFound(err)
 	}
-	if vmi.DeletionTimestamp != nil && len(upd.Finalizers) == 0 {
+	if vmi.IsFinal() && vmi.DeletionTimestamp != nil {
 		s.forget(vmi.UID)
 	}
 	return 0, nil

@@ -1,6 +1,6 @@
 // Package testbed composes the simulated Harvester the end-to-end tests and `make demo` run against: a real
 // control plane, Harvester's and KubeVirt's own CRDs (package upstream), KubeVirt's and Harvester's own
-// VirtualMachine admission (package admission), a seeded cluster state, KubeVirt's own VirtualMachine controller
+// VirtualMachine admission (package admission), a seeded cluster state, KubeVirt's own VM and VMI controllers
 // (package virtcontroller) and the stand-in controllers for what it leaves to others (package standin).
 package testbed
 
@@ -34,7 +34,7 @@ type Options struct {
 	Fixtures *fixtures.Spec
 	// StandIn options (latencies, workers).
 	StandIn standin.Options
-	// NoStandIn starts the bed without the controllers (KubeVirt's VirtualMachine controller and the stand-in):
+	// NoStandIn starts the bed without the controllers (KubeVirt's VM and VMI controllers and the stand-in):
 	// VMs then never progress. Start them later with StartStandIn.
 	NoStandIn bool
 	// Logf receives progress lines of all parts; nil discards them.
@@ -49,7 +49,7 @@ type Bed struct {
 	// HarvesterAdmission is Harvester's VirtualMachine validator, which every VM create and update (status
 	// updates included) passes through.
 	HarvesterAdmission *admission.Webhook
-	// VMController is KubeVirt's VirtualMachine controller; StandIn plays the rest. Both are nil when started with
+	// VMController is KubeVirt's VirtualMachine and VMI controllers; StandIn plays the rest. Both are nil when started with
 	// NoStandIn or after StopStandIn.
 	VMController *virtcontroller.Controller
 	StandIn      *standin.StandIn
@@ -163,20 +163,20 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	return b, nil
 }
 
-// StartStandIn starts KubeVirt's VirtualMachine controller and the stand-in controllers (after NoStandIn or
+// StartStandIn starts KubeVirt's VM and VMI controllers and the stand-in controllers (after NoStandIn or
 // StopStandIn).
 func (b *Bed) StartStandIn(ctx context.Context) error {
 	if b.StandIn != nil {
 		return fmt.Errorf("the stand-in is already running")
 	}
 	t0 := time.Now()
-	// With StandIn.VMIController KubeVirt's VMI controller runs too, and the stand-in plays scheduler and kubelet.
+	// KubeVirt's VM and VMI controllers; the stand-in plays kube-scheduler, kubelet and virt-handler around them.
 	vmc, err := virtcontroller.Start(ctx, virtcontroller.Options{Tool: b.kubevirtTool, Dir: b.ControlPlane.Dir(),
-		Kubeconfig: b.KubeconfigPath, VMI: b.opts.StandIn.VMIController})
+		Kubeconfig: b.KubeconfigPath, VMI: true})
 	if err != nil {
 		return err
 	}
-	b.opts.Logf("testbed: KubeVirt's VirtualMachine controller running after %v", time.Since(t0).Round(time.Millisecond))
+	b.opts.Logf("testbed: KubeVirt's VM and VMI controllers running after %v", time.Since(t0).Round(time.Millisecond))
 	so := b.opts.StandIn
 	if so.Logf == nil {
 		so.Logf = b.opts.Logf
@@ -190,7 +190,7 @@ func (b *Bed) StartStandIn(ctx context.Context) error {
 	return nil
 }
 
-// StopStandIn stops the stand-in and KubeVirt's VirtualMachine controller; VMs keep their state and stop
+// StopStandIn stops the stand-in and KubeVirt's controllers; VMs keep their state and stop
 // progressing.
 func (b *Bed) StopStandIn() {
 	if b.StandIn != nil {

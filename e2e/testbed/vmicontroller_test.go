@@ -17,7 +17,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 )
 
-// With StandIn.VMIController the VMI's way to Scheduled is KubeVirt's own VMI controller's, the stand-in playing
+// The VMI's way to Scheduled is KubeVirt's own VMI controller's, the stand-in playing
 // only kube-scheduler and kubelet for its virt-launcher Pod (and virt-handler after that): a VM reaches Running
 // with an address on a Pod that is bound to the VMI's node and running with a pod IP; a VM whose nodeSelector no
 // node matches is ErrorUnschedulable with the scheduler's reason and message, copied by KubeVirt onto the VMI; a
@@ -25,7 +25,7 @@ import (
 // ErrImagePull; a running VMI settles (no tug of war over its status); a guest that shuts down ends its Pod and
 // VMI; deleting a VM ends its Pod and its VMI.
 func TestKubeVirtVMIController(t *testing.T) {
-	bed := testbed.StartT(t, testbed.Options{StandIn: standin.Options{VMIController: true}})
+	bed := testbed.StartT(t, testbed.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	vms := bed.Virt.KubevirtV1().VirtualMachines("default")

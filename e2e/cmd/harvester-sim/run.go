@@ -19,7 +19,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	kubeconfig := fs.String("kubeconfig", "", "also write the admin kubeconfig to this file (removed on exit)")
 	var so standin.Options
-	fs.DurationVar(&so.PhaseDelay, "phase-delay", 200*time.Millisecond, "time per VMI phase (Pending, Scheduling, Scheduled)")
+	fs.DurationVar(&so.PhaseDelay, "phase-delay", 200*time.Millisecond, "time per step of a VMI's start (launcher Pod bound, Pod running, VMI Running)")
 	fs.DurationVar(&so.IPDelay, "ip-delay", 2*time.Second, "time from Running until the guest agent reports addresses")
 	fs.DurationVar(&so.BindDelay, "bind-delay", 200*time.Millisecond, "time until a new PVC is Bound")
 	verbose := fs.Bool("v", false, "log what the stand-in controllers do")
