@@ -10,8 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	toolscache "k8s.io/client-go/tools/cache"
 )
 
 // The resources the validator's caches read (the twelve caches of virtualmachine.NewValidator), by the
@@ -125,6 +128,73 @@ func (s *memStore) list(gvr schema.GroupVersionResource, namespace string, selec
 		if (namespace == "" || o.GetNamespace() == namespace) && selector.Matches(labels.Set(o.GetLabels())) {
 			out = append(out, *o.DeepCopy())
 		}
+	}
+	return out, nil
+}
+
+// informedStore reads some resources from informers, as Harvester's own webhook reads all of them, and the rest
+// live. Pods go through an informer: the validator asks of every VirtualMachine update (status updates
+// included) whether the VM has a pod, through an index over all pods (pkg/util/resourcequota/calculator.go
+// getVMPods, PodByVMNameIndex), which on Harvester is a lookup in memory; read live, it would be a list of
+// every virt-launcher Pod in the cluster on each admission, and 100 machines at once would time it out.
+type informedStore struct {
+	live     liveStore
+	informed map[schema.GroupVersionResource]toolscache.GenericLister
+}
+
+// newInformedStore starts informers (through watchClient, whose requests have no timeout) on the resources
+// informed, and waits until they have synced; the rest is read live through client.
+func newInformedStore(ctx context.Context, client, watchClient dynamic.Interface, informed ...schema.GroupVersionResource) (informedStore, error) {
+	s := informedStore{live: liveStore{ctx: ctx, client: client}, informed: map[schema.GroupVersionResource]toolscache.GenericLister{}}
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(watchClient, 0)
+	for _, gvr := range informed {
+		s.informed[gvr] = factory.ForResource(gvr).Lister()
+	}
+	factory.Start(ctx.Done())
+	for gvr, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return s, fmt.Errorf("the %s informer did not sync", gvr.Resource)
+		}
+	}
+	return s, nil
+}
+
+func (s informedStore) get(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	l, ok := s.informed[gvr]
+	if !ok {
+		return s.live.get(gvr, namespace, name)
+	}
+	var obj runtime.Object
+	var err error
+	if namespace == "" {
+		obj, err = l.Get(name)
+	} else {
+		obj, err = l.ByNamespace(namespace).Get(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*unstructured.Unstructured).DeepCopy(), nil
+}
+
+func (s informedStore) list(gvr schema.GroupVersionResource, namespace string, selector labels.Selector) ([]unstructured.Unstructured, error) {
+	l, ok := s.informed[gvr]
+	if !ok {
+		return s.live.list(gvr, namespace, selector)
+	}
+	var objs []runtime.Object
+	var err error
+	if namespace == "" {
+		objs, err = l.List(selector)
+	} else {
+		objs, err = l.ByNamespace(namespace).List(selector)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, *o.(*unstructured.Unstructured).DeepCopy())
 	}
 	return out, nil
 }

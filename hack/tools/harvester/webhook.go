@@ -16,6 +16,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -52,7 +53,19 @@ func serveWebhook(args []string, stderr io.Writer) error {
 	logrus.SetLevel(logrus.ErrorLevel)
 
 	mux := http.NewServeMux()
-	mux.Handle(validationPath, newHandler(newValidator(liveStore{ctx: context.Background(), client: client})))
+	informerCtx, stopInformers := context.WithCancel(context.Background())
+	defer stopInformers()
+	watchCfg := rest.CopyConfig(cfg)
+	watchCfg.Timeout = 0 // a watch lasts
+	watchClient, err := dynamic.NewForConfig(watchCfg)
+	if err != nil {
+		return err
+	}
+	store, err := newInformedStore(informerCtx, client, watchClient, pods)
+	if err != nil {
+		return err
+	}
+	mux.Handle(validationPath, newHandler(newValidator(store)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	srv := &http.Server{Handler: recoverPanics(mux, stderr)}
 
