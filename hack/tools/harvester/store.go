@@ -133,10 +133,16 @@ func (s *memStore) list(gvr schema.GroupVersionResource, namespace string, selec
 }
 
 // informedStore reads some resources from informers, as Harvester's own webhook reads all of them, and the rest
-// live. Pods go through an informer: the validator asks of every VirtualMachine update (status updates
-// included) whether the VM has a pod, through an index over all pods (pkg/util/resourcequota/calculator.go
-// getVMPods, PodByVMNameIndex), which on Harvester is a lookup in memory; read live, it would be a list of
-// every virt-launcher Pod in the cluster on each admission, and 100 machines at once would time it out.
+// live. Two kinds go through informers, because the validator looks at all of their objects on every
+// VirtualMachine update (status updates included), which on Harvester is a lookup in memory:
+//   - Pods: it asks through an index over all Pods whether the VM has one (pkg/util/resourcequota/calculator.go
+//     getVMPods, PodByVMNameIndex);
+//   - VirtualMachines: indexes over all VMs by PVC and by MAC address (pkg/util/virtualmachine, the MAC check of
+//     validator.go).
+//
+// Read live, each admission listed every virt-launcher Pod and every VM of the cluster, and 100 machines removed at
+// once timed the webhook out. An informer lags the cluster by a moment, as Harvester's do: a VM created an
+// instant before may not be seen yet by the next admission (see e2e/admission TestHarvesterRefusesDuplicateMAC).
 type informedStore struct {
 	live     liveStore
 	informed map[schema.GroupVersionResource]toolscache.GenericLister

@@ -21,7 +21,8 @@ import (
 )
 
 // serveWebhook serves Harvester's VirtualMachine validator on validationPath over HTTPS until SIGTERM or SIGINT.
-// Its caches read the cluster of -kubeconfig on every call (liveStore). Once it listens it writes its address
+// Its caches of Pods and VirtualMachines are informers, as on Harvester; the others read the cluster of
+// -kubeconfig on every call (informedStore). Once it listens it writes its address
 // (host:port) to -addr-file, through a rename; /healthz answers "ok".
 func serveWebhook(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
@@ -61,7 +62,7 @@ func serveWebhook(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store, err := newInformedStore(informerCtx, client, watchClient, pods)
+	store, err := newInformedStore(informerCtx, client, watchClient, pods, vms)
 	if err != nil {
 		return err
 	}
