@@ -250,8 +250,14 @@ func TestInjectedFaults(t *testing.T) {
 		check  func(t *testing.T, vmi *kubevirtv1.VirtualMachineInstance)
 	}{
 		{standin.InjectUnschedulable, kubevirtv1.VirtualMachineStatusUnschedulable, func(t *testing.T, vmi *kubevirtv1.VirtualMachineInstance) {
-			if c := findCondition(vmi, "PodScheduled"); vmi.Status.Phase != kubevirtv1.Scheduling || c == nil || c.Status != corev1.ConditionFalse || c.Reason != "Unschedulable" {
-				t.Errorf("VMI %s: phase %s, PodScheduled %+v", vmi.Name, vmi.Status.Phase, c)
+			// The VM's status lags the VMI's: KubeVirt drops the VMI's PodScheduled condition while the new Pod has
+			// none yet, and sets it again once the scheduler has refused the Pod.
+			vmi, err := bed.WaitVMI(ctx, vmi.Namespace, vmi.Name, "Scheduling, PodScheduled=False (Unschedulable)", func(vmi *kubevirtv1.VirtualMachineInstance, ok bool) bool {
+				c := findCondition(vmi, "PodScheduled")
+				return ok && vmi.Status.Phase == kubevirtv1.Scheduling && c != nil && c.Status == corev1.ConditionFalse && c.Reason == "Unschedulable"
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
 			schedulerSays(t, ctx, bed, vmi, "0/3 nodes are available: 3 Insufficient memory")
 		}},
