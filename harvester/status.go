@@ -167,13 +167,13 @@ func unschedulableError(s snapshot, launcher *corev1.PodCondition) (error, time.
 		return nil, 0 // scheduled, or not yet looked at by the scheduler
 	case launcher != nil:
 		reason, message = launcher.Reason, launcher.Message
-	case staleScheduling(s):
+	case staleScheduling(s) && strings.Contains(message, kubevirtPVCAwaited):
 		return fmt.Errorf("no Harvester host took the VM's virt-launcher Pod (%s). KubeVirt still shows its first reason, "+
 			"%q, which it keeps while the Pod stays unschedulable for any reason; the Pod's events in Harvester say why "+
 			"(CPU, memory, placement rules, devices, volumes)", status, message), graceVolumes
 	}
 	// The scheduler also says Unschedulable while a volume is still being bound; that passes.
-	if strings.Contains(message, "unbound immediate PersistentVolumeClaims") {
+	if strings.Contains(message, schedulerUnboundClaims) {
 		return nil, 0
 	}
 	why := string(corev1.PodScheduled) + " " + strings.Trim(reason+": "+message, ": ")
@@ -185,18 +185,24 @@ func unschedulableError(s snapshot, launcher *corev1.PodCondition) (error, time.
 		"(--%s, --%s), or check the placement rules (--%s, zones)", status, orNothing(why), config.FlagCPUCount, config.FlagMemorySize, config.FlagVMAffinity), 0
 }
 
-// staleScheduling reports whether the VM's ErrorUnschedulable rests on KubeVirt's "PVC … does not exist"
-// rather than on the scheduler. Once the PVC exists that message is stale, yet KubeVirt keeps it: a scheduling
-// VMI keeps its first PodScheduled=False condition (see unschedulableError), and a pending VMI whose last sync
-// found every PVC and made the launcher Pod drops only the Synchronized condition, which is what makes the
-// printable status ErrorPvcNotFound (pkg/virt-controller/watch/vmi/lifecycle.go, case vmi.IsUnprocessed; the
-// VM controller checks ErrorPvcNotFound before ErrorUnschedulable, pkg/virt-controller/watch/vm/vm.go
-// setPrintableStatus). The launcher Pod's own condition is then worth a read.
+// schedulerUnboundClaims is in kube-scheduler's message while a Pod's PVC is not bound yet (k8s.io/kubernetes
+// pkg/scheduler/framework/plugins/volumebinding: "pod has unbound immediate PersistentVolumeClaims").
+const schedulerUnboundClaims = "unbound immediate PersistentVolumeClaims"
+
+// staleScheduling reports whether the VM's ErrorUnschedulable rests on a reason about the VM's volumes that may
+// no longer hold: KubeVirt's "PVC … does not exist", or the scheduler's "unbound immediate
+// PersistentVolumeClaims". KubeVirt keeps either once the volume is there: a scheduling VMI keeps its first
+// PodScheduled=False condition (see unschedulableError), and a pending VMI whose last sync found every PVC and
+// made the launcher Pod drops only the Synchronized condition, which is what makes the printable status
+// ErrorPvcNotFound (pkg/virt-controller/watch/vmi/lifecycle.go, case vmi.IsUnprocessed; the VM controller checks
+// ErrorPvcNotFound before ErrorUnschedulable, pkg/virt-controller/watch/vm/vm.go setPrintableStatus). A Pod
+// that then fits no host would go unnoticed until the timeout. The launcher Pod's own condition is worth a read.
 func staleScheduling(s snapshot) bool {
 	cond := vmiCondition(s.VMI, kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled))
 	phase := s.vmiPhase()
 	return s.printableStatus() == kubevirtv1.VirtualMachineStatusUnschedulable && cond != nil && cond.Status == corev1.ConditionFalse &&
-		strings.Contains(cond.Message, kubevirtPVCAwaited) && (phase == kubevirtv1.Pending || phase == kubevirtv1.Scheduling)
+		(strings.Contains(cond.Message, kubevirtPVCAwaited) || strings.Contains(cond.Message, schedulerUnboundClaims)) &&
+		(phase == kubevirtv1.Pending || phase == kubevirtv1.Scheduling)
 }
 
 func vmiCondition(vmi *kubevirtv1.VirtualMachineInstance, typ kubevirtv1.VirtualMachineInstanceConditionType) *kubevirtv1.VirtualMachineInstanceCondition {

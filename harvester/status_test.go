@@ -197,6 +197,18 @@ func TestStuckErrorUnschedulableStale(t *testing.T) {
 		t.Error("the scheduler's own message is seen as stale")
 	}
 
+	// The scheduler's first word was about binding, and KubeVirt kept it: the Pod tells whether it still is.
+	binding1st := unsched(kubevirtv1.Scheduling, binding.Message)
+	if !staleScheduling(binding1st) {
+		t.Error("a VMI that still says its PVC is unbound is not seen as stale")
+	}
+	if err, _ := stuckError(binding1st, nil); err != nil {
+		t.Errorf("binding, Pod unread: reported as stuck: %v", err)
+	}
+	if err, grace := stuckError(binding1st, memory); err == nil || grace != 0 || !strings.Contains(err.Error(), "3 Insufficient memory") {
+		t.Errorf("binding first, Pod unschedulable for memory: %v after %s", err, grace)
+	}
+
 	// The launcher Pod could not be read: the state counts once it lasts graceVolumes, and says where to look.
 	err, grace := stuckError(stale, nil)
 	if err == nil || grace != graceVolumes || !strings.Contains(err.Error(), "virt-launcher Pod") || !strings.Contains(err.Error(), "m1-disk-0-abcde") {
