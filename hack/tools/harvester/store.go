@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -149,7 +149,7 @@ type informedStore struct {
 }
 
 // newInformedStore starts informers (through watchClient, whose requests have no timeout) on the resources
-// informed, and waits until they have synced; the rest is read live through client.
+// informed, and waits until they have synced, at most informerSync; the rest is read live through client.
 func newInformedStore(ctx context.Context, client, watchClient dynamic.Interface, informed ...schema.GroupVersionResource) (informedStore, error) {
 	s := informedStore{live: liveStore{ctx: ctx, client: client}, informed: map[schema.GroupVersionResource]toolscache.GenericLister{}}
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(watchClient, 0)
@@ -157,26 +157,35 @@ func newInformedStore(ctx context.Context, client, watchClient dynamic.Interface
 		s.informed[gvr] = factory.ForResource(gvr).Lister()
 	}
 	factory.Start(ctx.Done())
-	for gvr, ok := range factory.WaitForCacheSync(ctx.Done()) {
+	syncCtx, cancel := context.WithTimeout(ctx, informerSync)
+	defer cancel()
+	for gvr, ok := range factory.WaitForCacheSync(syncCtx.Done()) {
 		if !ok {
-			return s, fmt.Errorf("the %s informer did not sync", gvr.Resource)
+			return s, fmt.Errorf("the %s informer did not sync within %s", gvr.Resource, informerSync)
 		}
 	}
 	return s, nil
 }
 
-func (s informedStore) get(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+// informerSync bounds the informers' first list.
+const informerSync = time.Minute
+
+// lister is the informer's lister of gvr in namespace ("" for all, or a cluster-scoped resource), false when gvr
+// is read live.
+func (s informedStore) lister(gvr schema.GroupVersionResource, namespace string) (toolscache.GenericNamespaceLister, bool) {
 	l, ok := s.informed[gvr]
+	if !ok || namespace == "" {
+		return l, ok
+	}
+	return l.ByNamespace(namespace), true
+}
+
+func (s informedStore) get(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	l, ok := s.lister(gvr, namespace)
 	if !ok {
 		return s.live.get(gvr, namespace, name)
 	}
-	var obj runtime.Object
-	var err error
-	if namespace == "" {
-		obj, err = l.Get(name)
-	} else {
-		obj, err = l.ByNamespace(namespace).Get(name)
-	}
+	obj, err := l.Get(name)
 	if err != nil {
 		return nil, err
 	}
@@ -184,17 +193,11 @@ func (s informedStore) get(gvr schema.GroupVersionResource, namespace, name stri
 }
 
 func (s informedStore) list(gvr schema.GroupVersionResource, namespace string, selector labels.Selector) ([]unstructured.Unstructured, error) {
-	l, ok := s.informed[gvr]
+	l, ok := s.lister(gvr, namespace)
 	if !ok {
 		return s.live.list(gvr, namespace, selector)
 	}
-	var objs []runtime.Object
-	var err error
-	if namespace == "" {
-		objs, err = l.List(selector)
-	} else {
-		objs, err = l.ByNamespace(namespace).List(selector)
-	}
+	objs, err := l.List(selector)
 	if err != nil {
 		return nil, err
 	}
