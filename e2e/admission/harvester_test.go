@@ -1,6 +1,7 @@
 package admission_test
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
@@ -52,14 +54,10 @@ func TestHarvesterRefusesDuplicateMAC(t *testing.T) {
 	// The validator reads VMs from an informer, as on Harvester: the first VM may take a moment to reach it. The
 	// dry run is refused once it has (a dry run stores nothing, so trying again is harmless).
 	var err error
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		_, err = vms.Create(ctx, withMAC("second", "default/vlan100"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err != nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err != nil, nil
+	})
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("dry-run create of a second VM with MAC %s on cluster network mgmt: %v\nwant: %s", mac, err, want)
 	}

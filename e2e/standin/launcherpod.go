@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
@@ -101,10 +102,15 @@ func (s *StandIn) endPod(ctx context.Context, pod *corev1.Pod, vmi *kubevirtv1.V
 	return err
 }
 
-// launcherPodsOf names the launcher Pods the VMI vmi made (KubeVirt labels them kubevirt.io/created-by=<its UID>).
+// LauncherLabels are the labels KubeVirt's VMI controller gives the virt-launcher Pods it makes for the VMI of
+// UID uid (kubevirt/kubevirt pkg/virt-controller/services/template.go); as a selector they find those Pods.
+func LauncherLabels(uid types.UID) labels.Set {
+	return labels.Set{kubevirtv1.AppLabel: "virt-launcher", kubevirtv1.CreatedByLabel: string(uid)}
+}
+
+// launcherPodsOf names the launcher Pods the VMI vmi made.
 func (s *StandIn) launcherPodsOf(vmi metav1.Object) []string {
-	pods, _ := s.pods.Pods(vmi.GetNamespace()).List(labels.SelectorFromSet(labels.Set{
-		kubevirtv1.AppLabel: "virt-launcher", kubevirtv1.CreatedByLabel: string(vmi.GetUID())}))
+	pods, _ := s.pods.Pods(vmi.GetNamespace()).List(labels.SelectorFromSet(LauncherLabels(vmi.GetUID())))
 	names := make([]string, 0, len(pods))
 	for _, p := range pods {
 		names = append(names, p.Name)

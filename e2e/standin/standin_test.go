@@ -359,7 +359,7 @@ func schedulerSays(t *testing.T, ctx context.Context, bed *testbed.Bed, vmi *kub
 	var last []corev1.PodCondition
 	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		pods, err := bed.Kube.CoreV1().Pods(vmi.Namespace).List(ctx, metav1.ListOptions{
-			LabelSelector: kubevirtv1.AppLabel + "=virt-launcher," + kubevirtv1.CreatedByLabel + "=" + string(vmi.UID)})
+			LabelSelector: standin.LauncherLabels(vmi.UID).String()})
 		if err != nil || len(pods.Items) != 1 {
 			return false, err
 		}

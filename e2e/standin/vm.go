@@ -57,7 +57,7 @@ func (s *StandIn) syncVM(ctx context.Context, namespace, name string) (time.Dura
 func (s *StandIn) syncVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) (time.Duration, error) {
 	switch {
 	case vmi.DeletionTimestamp != nil || vmi.IsFinal():
-		return s.settleVMI(ctx, vm, vmi) // whether or not its VM still exists
+		return s.settleVMI(ctx, vmi) // whether or not its VM still exists
 	case vm == nil:
 		return 0, nil // its VM is gone: the garbage collector deletes it, then settleVMI stops it
 	}

@@ -86,7 +86,7 @@ func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine,
 // down: after the grace period (capped at Options.StopDelay; 0 means at once, as does a VMI that is not running)
 // the VMI is marked Succeeded. KubeVirt's VMI controller then drops the VMI's finalizers once its launcher Pod
 // is gone (pkg/virt-controller/watch/vmi/lifecycle.go, case vmi.IsFinal(); syncPod ends the Pod).
-func (s *StandIn) settleVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) (time.Duration, error) {
+func (s *StandIn) settleVMI(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (time.Duration, error) {
 	upd := vmi.DeepCopy()
 	grace := kubevirtv1.DefaultGracePeriodSeconds
 	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {

@@ -160,7 +160,7 @@ func TestKubeVirtVMIController(t *testing.T) {
 func launcherPod(ctx context.Context, t *testing.T, bed *testbed.Bed, vmi *kubevirtv1.VirtualMachineInstance) *corev1.Pod {
 	t.Helper()
 	pods, err := bed.Kube.CoreV1().Pods(vmi.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: kubevirtv1.AppLabel + "=virt-launcher," + kubevirtv1.CreatedByLabel + "=" + string(vmi.UID)})
+		LabelSelector: standin.LauncherLabels(vmi.UID).String()})
 	if err != nil {
 		t.Fatal(err)
 	}
