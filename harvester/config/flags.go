@@ -173,7 +173,7 @@ var flagTable = []flagSpec{
 	{name: FlagOS, str: DefaultOS, usage: "Operating system of the guest: linux, the only one (the driver boots its guests with cloud-init; Windows guests need cloudbase-init, which it does not build for). rancher-machine reads it to write Rancher's install script into the cloud-config. Default: linux."},
 	{name: FlagPersistentTPM, kind: boolFlag, usage: "Keep the virtual TPM's state across reboots and migrations (needs --harvester-enable-tpm). KubeVirt stores it in a volume of Harvester's vmstate-persistence storage class (Longhorn)."},
 	{name: FlagMachineType, usage: "Machine type of the VM: q35 or pc-q35-<version> on x86_64 hosts (e.g. pc-q35-rhel9.6.0), virt or virt-<version> on arm64 hosts (what KubeVirt emulates by default; pc/i440fx is not). Empty: KubeVirt's default (q35 on x86_64)."},
-	{name: FlagIPPoolDNSSearch, usage: "DNS search domains for --harvester-ip-pool, comma-separated, e.g. example.com,corp.example.com (lowercase DNS names; needs --harvester-ip-pool-dns: cloud-init skips search domains without servers). Empty: none."},
+	{name: FlagIPPoolDNSSearch, usage: "DNS search domains for --harvester-ip-pool, comma-separated, e.g. example.com,corp.example.com (lowercase DNS names, at most 32 of them and 2,048 characters in all, the bounds Kubernetes puts on a pod's search list; needs --harvester-ip-pool-dns: cloud-init skips search domains without servers). Empty: none."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

@@ -151,18 +151,39 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
 	return pool
 }
 
-// parseSearchDomains reads --harvester-ip-pool-dns-search: comma-separated DNS names (isDNSName), none given twice.
+// The bounds Kubernetes puts on a pod's DNS search list (k8s.io/kubernetes pkg/apis/core/validation
+// MaxDNSSearchPaths, MaxDNSSearchListChars, checked in validatePodDNSConfig): the guest's kubelet gives its pods
+// the node's search list and drops what is past them, with a warning.
+const (
+	maxSearchDomains   = 32
+	maxSearchListChars = 2048
+)
+
+// parseSearchDomains reads --harvester-ip-pool-dns-search: comma-separated DNS names (isDNSName), none given
+// twice, at most maxSearchDomains of them and maxSearchListChars in all (joined by spaces, as Kubernetes counts).
+// Past the count only the count is reported: each domain of a list of a thousand is not worth a problem.
 func parseSearchDomains(p *Problems, raw string) []string {
-	var out []string
+	var given []string
+	var position []int // each domain's place in the comma-separated list, blanks counted, as problems name it
 	for i, d := range strings.Split(raw, ",") {
-		if d = strings.TrimSpace(d); d == "" {
-			continue
+		if d = strings.TrimSpace(d); d != "" {
+			given, position = append(given, d), append(position, i+1)
 		}
+	}
+	if len(given) > maxSearchDomains {
+		p.Addf(FlagIPPoolDNSSearch, "has %d domains; Kubernetes allows at most %d search domains for a node's pods: give at most %d", len(given), maxSearchDomains, maxSearchDomains)
+		return nil
+	}
+	if n := len(strings.Join(given, " ")); n > maxSearchListChars {
+		p.Addf(FlagIPPoolDNSSearch, "is %d characters long with a space between domains; Kubernetes allows at most %d for a node's pods: give fewer or shorter domains", n, maxSearchListChars)
+	}
+	var out []string
+	for i, d := range given {
 		switch {
 		case !isDNSName(d):
-			p.Addf(FlagIPPoolDNSSearch, "domain %d: %q is not a DNS name of lowercase letters, digits, '-' and '.' (e.g. corp.example.com, labels of at most 63 characters, at most 253 in all, no trailing dot)", i+1, d)
+			p.Addf(FlagIPPoolDNSSearch, "domain %d: %q is not a DNS name of lowercase letters, digits, '-' and '.' (e.g. corp.example.com, labels of at most 63 characters, at most 253 in all, no trailing dot)", position[i], d)
 		case slices.Contains(out, d):
-			p.Addf(FlagIPPoolDNSSearch, "domain %d: %s is given twice", i+1, d)
+			p.Addf(FlagIPPoolDNSSearch, "domain %d: %s is given twice", position[i], d)
 		default:
 			out = append(out, d)
 		}

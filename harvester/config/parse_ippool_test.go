@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -140,6 +141,10 @@ func TestParseIPPoolRefuses(t *testing.T) {
 			`--harvester-ip-pool-dns-search: domain 1: "Example.com" is not a DNS name of lowercase letters, digits, '-' and '.' (e.g. corp.example.com, labels of at most 63 characters, at most 253 in all, no trailing dot)`,
 			`domain 2: "corp.example.com." is not a DNS name`, `domain 3: "a b" is not a DNS name`, `domain 4: (a value not shown: it may hold a secret) is not a DNS name`, /* a run of 64 letters could be a token */
 			"--harvester-ip-pool-dns-search: domain 6: ok.example is given twice"}},
+		{"33 search domains", poolOptions(FlagIPPool, "10.0.0.0/24", FlagIPPoolDNS, "10.0.0.2", FlagIPPoolDNSSearch, searchList(33, 33*4-1)), []string{
+			"--harvester-ip-pool-dns-search: has 33 domains; Kubernetes allows at most 32 search domains for a node's pods: give at most 32"}},
+		{"search list over 2,048 characters", poolOptions(FlagIPPool, "10.0.0.0/24", FlagIPPoolDNS, "10.0.0.2", FlagIPPoolDNSSearch, searchList(9, 2049)), []string{
+			"--harvester-ip-pool-dns-search: is 2049 characters long with a space between domains; Kubernetes allows at most 2048 for a node's pods: give fewer or shorter domains"}},
 		{"masquerade first NIC", poolOptions(FlagIPPool, "10.0.0.0/24", FlagNetworkInfo, `{"interfaces":[{"type":"masquerade"},{"networkName":"default/vlan1"}]}`), []string{
 			"--harvester-ip-pool: applies to the first NIC, which is a masquerade interface on the pod network; make the first interface in --harvester-network-info a bridge on a VM network"}},
 		// --harvester-network-data wins over the pool, so a document that could configure the first NIC is refused.
@@ -167,6 +172,40 @@ func TestParseIPPoolRefuses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// searchList is n distinct search domains, comma-separated, whose list joined by spaces is total characters long.
+func searchList(n, total int) string {
+	domains := make([]string, n)
+	for i := range domains {
+		length := (total - (n - 1)) / n
+		if i < (total-(n-1))%n {
+			length++
+		}
+		d := fmt.Sprintf("d%02d", i)
+		for need := length - len(d); need > 0; need = length - len(d) {
+			label := min(63, need-1)
+			if need-1-label == 1 { // one character could not be a label of its own
+				label--
+			}
+			d += "." + strings.Repeat("a", label)
+		}
+		domains[i] = d
+	}
+	return strings.Join(domains, ",")
+}
+
+// Kubernetes' own bounds are reached, not refused: 32 domains, and 2,048 characters with the spaces between them.
+func TestParseIPPoolSearchDomainsAtTheBounds(t *testing.T) {
+	for _, list := range []string{searchList(32, 32*4-1), searchList(9, 2048)} {
+		cfg, err := ParseConfig("m1", poolOptions(FlagIPPool, "10.0.0.0/24", FlagIPPoolDNS, "10.0.0.2", FlagIPPoolDNSSearch, list))
+		if err != nil {
+			t.Fatalf("%d domains, %d characters: %v", strings.Count(list, ",")+1, len(list), err)
+		}
+		if got := strings.Join(cfg.IPPool.Search, ","); got != list {
+			t.Errorf("search domains %q, want %q", got, list)
+		}
 	}
 }
 
