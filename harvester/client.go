@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
@@ -23,7 +24,7 @@ func (d *Driver) api() (kube.Interface, error) {
 	if d.credentialErr != nil {
 		return nil, d.credentialErr
 	}
-	c, expiry, err := connect(d.kubeconfig, time.Now())
+	c, expiry, err := connect(Credential{Content: d.kubeconfig}, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -35,10 +36,22 @@ func (d *Driver) api() (kube.Interface, error) {
 var renewCredential = fmt.Sprintf("Renew it: in Rancher, update the Harvester cloud credential (Cluster Management → Cloud Credentials); with rancher-machine, pass a current kubeconfig with --%s or $KUBECONFIG",
 	config.FlagKubeconfigContent)
 
-// connect returns a client for a Harvester kubeconfig (see restConfig), and the expiry of its token when the
+// Credential is the Harvester kubeconfig the driver connects with (see restConfig).
+type Credential struct {
+	// Content is a kubeconfig given as content: a cloud credential, --harvester-kubeconfig-content or its
+	// environment variable, the copy saved with a machine. Someone else wrote it: it may carry its credential
+	// only inline.
+	Content []byte
+	// Path, when there is no Content, is a kubeconfig file the user named on their own command line
+	// (cloud-provider-config --kubeconfig); with neither, $KUBECONFIG or ~/.kube/config. Those files are the
+	// user's own, read as kubectl reads them.
+	Path string
+}
+
+// connect returns a client for a Harvester credential (see restConfig), and the expiry of its token when the
 // token says (see tokenExpiry); a rejected credential's errors give that expiry as of now.
-func connect(kubeconfig []byte, now time.Time) (kube.Interface, time.Time, error) {
-	cfg, err := restConfig(kubeconfig)
+func connect(cred Credential, now time.Time) (kube.Interface, time.Time, error) {
+	cfg, err := restConfig(cred)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -54,21 +67,28 @@ func connect(kubeconfig []byte, now time.Time) (kube.Interface, time.Time, error
 	return c, expiry, nil
 }
 
-// restConfig resolves the Harvester credential: the kubeconfig given (--harvester-kubeconfig-content, its
-// environment variable, or a reference-driver machine's saved state), else the kubeconfig files of $KUBECONFIG /
-// ~/.kube/config. In-cluster configuration is deliberately never used: inside Rancher's provisioning pod it
-// would be Rancher's own cluster, not Harvester.
-func restConfig(kubeconfig []byte) (*rest.Config, error) {
+// restConfig resolves the Harvester credential: the kubeconfig given as content, which may carry its credential
+// only inline (see contentRESTConfig); else the file the user named, or those of $KUBECONFIG / ~/.kube/config,
+// which are the docker-machine user's own and are read as kubectl reads them, exec plugins and file references
+// included (the user who can point the driver at a file can run those commands and read those files already).
+// In-cluster configuration is deliberately never used: inside Rancher's provisioning pod it would be Rancher's
+// own cluster, not Harvester.
+func restConfig(cred Credential) (*rest.Config, error) {
 	var (
 		cfg *rest.Config
 		err error
 	)
-	if len(kubeconfig) > 0 {
-		cfg, err = clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if len(cred.Content) > 0 {
+		cfg, err = contentRESTConfig(cred.Content)
 	} else {
-		raw, loadErr := clientcmd.NewDefaultClientConfigLoadingRules().Load()
+		rules := clientcmd.NewDefaultClientConfigLoadingRules()
+		where := "$KUBECONFIG or ~/.kube/config"
+		if cred.Path != "" {
+			rules.ExplicitPath, where = cred.Path, cred.Path
+		}
+		raw, loadErr := rules.Load()
 		if loadErr != nil {
-			return nil, fmt.Errorf("cannot read the kubeconfig from $KUBECONFIG or ~/.kube/config: %v", scrubNotFound(loadErr))
+			return nil, fmt.Errorf("cannot read the kubeconfig from %s: %v", where, scrubNotFound(loadErr))
 		}
 		if len(raw.Clusters) == 0 {
 			return nil, fmt.Errorf("no Harvester credential: pass --%s (or set $%s), or point $KUBECONFIG at a Harvester kubeconfig",
@@ -76,13 +96,45 @@ func restConfig(kubeconfig []byte) (*rest.Config, error) {
 		}
 		cfg, err = clientcmd.NewDefaultClientConfig(*raw, nil).ClientConfig()
 	}
-	if err != nil {
+	var inline *config.InlineCredentialError
+	switch {
+	case errors.As(err, &inline):
+		return nil, fmt.Errorf("the Harvester kubeconfig %w", err)
+	case err != nil:
 		return nil, fmt.Errorf("the Harvester kubeconfig is not usable: %v", scrubNotFound(err))
 	}
 	cfg.UserAgent = "docker-machine-driver-harvester/" + version.Version
 	// One plugin process serves one machine; a create makes a few dozen requests at most, in bursts.
 	cfg.QPS, cfg.Burst = 20, 40
 	return cfg, nil
+}
+
+// contentRESTConfig is the REST config of a kubeconfig given as content: data someone else wrote, which may
+// authenticate only with what it carries inline (config.CheckInlineCredential, checked before client-go reads any
+// file it names). Behind that check, client-go is told to refuse any exec plugin all the same.
+func contentRESTConfig(kubeconfig []byte) (*rest.Config, error) {
+	raw, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if err := config.CheckInlineCredential(raw); err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.NewDefaultClientConfig(*raw, nil).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	denyPlugins(cfg)
+	return cfg, nil
+}
+
+// denyPlugins makes client-go refuse to run cfg's exec plugin (its DenyAll policy) and drops its auth-provider
+// plugin: a credential given as content never runs code, even past a check that let one through.
+func denyPlugins(cfg *rest.Config) {
+	if cfg.ExecProvider != nil {
+		cfg.ExecProvider.PluginPolicy = clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyDenyAll}
+	}
+	cfg.AuthProvider = nil
 }
 
 // waitFor follows the machine's VM and VMI by watch (kube.Interface.WatchMachine) and calls check with each new

@@ -187,14 +187,14 @@ func ruleAccess(rules []rbacv1.PolicyRule, ns string, clusterScoped bool) []kube
 	return out
 }
 
-// EnsureCloudProviderAccount connects to Harvester with kubeconfig (nil: $KUBECONFIG or ~/.kube/config) and
-// makes the guest cluster's account there (see ensureCloudProviderAccount). It replaces
-// harvester/cloud-provider-harvester's generate_addon.sh; the cloud-provider-config subcommand runs it.
-func EnsureCloudProviderAccount(ctx context.Context, kubeconfig []byte, a CloudProviderAccount) ([]byte, error) {
+// EnsureCloudProviderAccount connects to Harvester with cred (see Credential) and makes the guest cluster's
+// account there (see ensureCloudProviderAccount). It replaces harvester/cloud-provider-harvester's
+// generate_addon.sh; the cloud-provider-config subcommand runs it.
+func EnsureCloudProviderAccount(ctx context.Context, cred Credential, a CloudProviderAccount) ([]byte, error) {
 	if err := a.check(); err != nil {
 		return nil, err
 	}
-	c, _, err := connect(kubeconfig, time.Now())
+	c, _, err := connect(cred, time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -69,7 +69,7 @@ func TestRejectedExpiredCredentialGivesTheExpiry(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	token := jwt(`{"exp":1795338000}`) // 2026-11-22T09:00:00Z
 	kubeconfig := strings.Replace(configtest.Kubeconfig, "not-a-real-token", token, 1)
-	c, expiry, err := connect([]byte(kubeconfig), now)
+	c, expiry, err := connect(Credential{Content: []byte(kubeconfig)}, now)
 	if err != nil {
 		t.Fatal(err)
 	}

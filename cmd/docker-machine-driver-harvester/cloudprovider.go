@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
@@ -75,23 +74,15 @@ not make are refused. Put the kubeconfig in the guest at
 		return 1
 	}
 
-	// The credential: the file given, else the driver's environment variable, else $KUBECONFIG (nil).
-	var credential []byte
-	switch {
-	case *kubeconfigPath != "":
-		data, err := os.ReadFile(*kubeconfigPath)
+	// The credential: the file given (the user's own, read as $KUBECONFIG is), else the driver's environment
+	// variable (content: inline credentials only), else $KUBECONFIG.
+	credential := harvester.Credential{Path: *kubeconfigPath}
+	if v, ok := lookupEnv(credentialEnv); ok && v != "" && *kubeconfigPath == "" {
+		data, err := config.DecodeKubeconfig(v)
 		if err != nil {
-			return fail(err)
+			return fail(fmt.Errorf("$%s: %v", credentialEnv, err))
 		}
-		credential = data
-	default:
-		if v, ok := lookupEnv(credentialEnv); ok && v != "" {
-			data, err := config.DecodeKubeconfig(v)
-			if err != nil {
-				return fail(fmt.Errorf("$%s: %v", credentialEnv, err))
-			}
-			credential = data
-		}
+		credential.Content = data
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -109,7 +109,7 @@ current-context: h
 		{"credential from the environment is not a kubeconfig", badCredential, []string{"--namespace", "default", "--cluster-name", "gc1"}, 1,
 			"cloud-provider-config: $HARVESTER_KUBECONFIG_CONTENT: is not"},
 		{"missing kubeconfig file", noEnv, []string{"--kubeconfig", "/nonexistent/kubeconfig", "--namespace", "default", "--cluster-name", "gc1"}, 1,
-			"cloud-provider-config: open /nonexistent/kubeconfig"},
+			"cloud-provider-config: cannot read the kubeconfig from /nonexistent/kubeconfig: stat /nonexistent/kubeconfig: no such file or directory"},
 		{"Harvester unreachable", noEnv, []string{"--kubeconfig", kubeconfig, "--namespace", "default", "--cluster-name", "gc1"}, 1,
 			"cloud-provider-config: cannot read namespace default: Harvester at 127.0.0.1:1 is unreachable"},
 	} {

@@ -39,11 +39,16 @@ func isKubeconfig(b []byte) bool {
 	return err == nil && len(cfg.Clusters) > 0
 }
 
-// checkKubeconfig validates a kubeconfig without contacting its server.
+// checkKubeconfig validates a kubeconfig given as content without contacting its server: it must carry its
+// credential inline (CheckInlineCredential), which is checked before client-go's client configuration, which
+// would read the files it names.
 func checkKubeconfig(data []byte) error {
 	cfg, err := clientcmd.Load(data)
 	if err != nil {
 		return fmt.Errorf("is not a kubeconfig (YAML or base64 of YAML): %v", err)
+	}
+	if err := CheckInlineCredential(cfg); err != nil {
+		return err
 	}
 	if _, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig(); err != nil {
 		return fmt.Errorf("is not a usable kubeconfig: %v", err)

@@ -66,8 +66,13 @@ func (c *Client) Explain(action, object string, err error) error {
 	if c != nil && c.server != "" {
 		server = "Harvester at " + c.server
 	}
-	var netErr net.Error
+	var (
+		netErr   net.Error
+		tooLarge *ResponseTooLargeError
+	)
 	switch {
+	case errors.As(err, &tooLarge):
+		return fmt.Errorf("cannot %s %s: %v", action, object, tooLarge)
 	case apierrors.IsUnauthorized(err):
 		renew := ""
 		if c != nil && c.renew != "" {

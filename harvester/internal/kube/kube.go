@@ -63,8 +63,11 @@ func New(kubevirt kubevirtv1client.KubevirtV1Interface, dyn dynamic.Interface, s
 	return &Client{kubevirt: kubevirt, dynamic: dyn, server: server, renew: renew}
 }
 
-// NewForConfig returns a client for cfg. Both clients share one HTTP client and so one connection pool.
+// NewForConfig returns a client for cfg. Both clients share one HTTP client and so one connection pool, whose
+// responses are read within a budget (BoundResponses).
 func NewForConfig(cfg *rest.Config, renew string) (*Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(BoundResponses)
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("the Harvester kubeconfig is not usable: %v", err)
