@@ -2,6 +2,7 @@ package harvester
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -68,8 +69,12 @@ func (d *Driver) checkDeviceCapacity(ctx context.Context, c kube.Interface, p *c
 
 // errWording is how a failed read is named in a debug line: forbidden reads are expected of scoped credentials.
 func errWording(err error) string {
-	if apierrors.IsForbidden(err) {
+	var tooLarge *kube.ResponseTooLargeError
+	switch {
+	case apierrors.IsForbidden(err):
 		return "not allowed"
+	case errors.As(err, &tooLarge):
+		return tooLarge.Error() // without client-go's "unexpected error when reading response body. Please retry"
 	}
 	return config.Redact(err.Error())
 }

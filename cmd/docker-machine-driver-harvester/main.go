@@ -16,6 +16,7 @@ import (
 )
 
 func main() {
+	setUpProcess()
 	// rancher-machine starts its plugin with ITS OWN command line (create -d harvester …) and this token, so the
 	// token decides, before any argument is looked at. Nothing may reach stdout before RegisterDriver prints the
 	// RPC address: rancher-machine reads it as the first line.

@@ -81,4 +81,3 @@ func CheckInlineCredential(cfg *clientcmdapi.Config) error {
 	}
 	return e
 }
-

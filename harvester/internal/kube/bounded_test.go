@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,7 +45,7 @@ func TestEndlessResponseStopsAtTheBudget(t *testing.T) {
 		t.Errorf("got %+v", tooLarge)
 	}
 	explained := c.Explain("list", "the hosts", err).Error()
-	want := "cannot list the hosts: the response to GET " + srv.URL + "/api/v1/nodes grew past 32 MiB, more than any Harvester object or list the driver reads needs"
+	want := "cannot list the hosts: the response to GET " + srv.URL + "/api/v1/nodes grew past 16 MiB, more than any Harvester object or list the driver reads needs"
 	if !strings.HasPrefix(explained, want) || strings.Contains(explained, "Please retry") {
 		t.Errorf("explained as %q, want it to start with %q", explained, want)
 	}
@@ -65,9 +66,11 @@ func TestWatchEventsAreBoundedOneByOne(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			body := io.LimitReader(&repeat{b: tt.body}, tt.total)
-			tooLarge := &ResponseTooLargeError{Watch: true, Budget: EventBudget}
-			n, err := io.Copy(io.Discard, &boundedBody{body: io.NopCloser(body), left: EventBudget, tooLarge: tooLarge})
-			if tt.err != (err != nil) || (err != nil && !errors.Is(err, tooLarge)) {
+			b := &boundedBody{body: io.NopCloser(body), inFlight: new(atomic.Int64), limit: EventBudget,
+				tooLarge: ResponseTooLargeError{Watch: true, Budget: EventBudget}}
+			n, err := io.Copy(io.Discard, b)
+			var tooLarge *ResponseTooLargeError
+			if tt.err != (err != nil) || (err != nil && (!errors.As(err, &tooLarge) || tooLarge.Together)) {
 				t.Fatalf("read %d bytes, error %v", n, err)
 			}
 			if !tt.err && n != tt.total {
@@ -83,12 +86,44 @@ func TestResponseExactlyAtTheBudget(t *testing.T) {
 		size int64
 		err  bool
 	}{{ResponseBudget, false}, {ResponseBudget + 1, true}} {
-		tooLarge := &ResponseTooLargeError{Budget: ResponseBudget}
 		body := io.NopCloser(io.LimitReader(&repeat{b: []byte("x")}, tt.size))
-		n, err := io.Copy(io.Discard, &boundedBody{body: body, left: ResponseBudget, tooLarge: tooLarge})
+		n, err := io.Copy(io.Discard, &boundedBody{body: body, inFlight: new(atomic.Int64), limit: ResponseBudget,
+			tooLarge: ResponseTooLargeError{Budget: ResponseBudget}})
 		if tt.err != (err != nil) || n > ResponseBudget {
 			t.Errorf("%d bytes: read %d, error %v", tt.size, n, err)
 		}
+	}
+}
+
+// The responses read at once share one budget: reads that together pass it fail, and a closed response gives its
+// bytes back.
+func TestResponsesReadAtOnceShareTheBudget(t *testing.T) {
+	tr := &boundedTransport{}
+	open := func() *boundedBody {
+		return &boundedBody{body: io.NopCloser(&repeat{b: []byte("x")}), inFlight: &tr.inFlight, limit: ResponseBudget,
+			tooLarge: ResponseTooLargeError{Method: "GET", Endpoint: "https://h/api/v1/nodes", Budget: ResponseBudget}}
+	}
+	read := func(b *boundedBody, n int64) error {
+		_, err := io.CopyN(io.Discard, b, n)
+		return err
+	}
+	first, second := open(), open()
+	if err := read(first, ResponseBudget/2+1); err != nil {
+		t.Fatal(err)
+	}
+	err := read(second, ResponseBudget/2+1)
+	var tooLarge *ResponseTooLargeError
+	if !errors.As(err, &tooLarge) || !tooLarge.Together ||
+		!strings.HasPrefix(err.Error(), "the responses read at once, the response to GET https://h/api/v1/nodes among them, grew past 16 MiB") {
+		t.Fatalf("want the two responses refused together, got %v", err)
+	}
+	first.Close()
+	second.Close()
+	if got := tr.inFlight.Load(); got != 0 {
+		t.Fatalf("%d bytes still counted after both responses closed", got)
+	}
+	if err := read(open(), ResponseBudget); err != nil {
+		t.Errorf("after the others closed, one response may use the whole budget: %v", err)
 	}
 }
 

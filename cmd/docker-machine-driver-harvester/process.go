@@ -1,0 +1,29 @@
+package main
+
+import (
+	"os"
+	"runtime/debug"
+
+	"github.com/go-logr/logr/funcr"
+	"github.com/rancher/machine/libmachine/log"
+	"k8s.io/klog/v2"
+)
+
+// heapTarget is the heap size the garbage collector keeps the plugin near (a soft limit: Go's
+// debug.SetMemoryLimit). Reading a response is bounded by the client layer's budget (16 MiB for all responses
+// read at once), but each read grows a buffer by copying it, and by default the collector lets garbage reach the
+// size of the live heap before it runs: ten endless responses read at once left the plugin at up to 97 MB. With
+// the target, the same stays under 70 MB. A plugin serves one machine and its live heap is a few MiB, so the
+// collector seldom has work to do below the target; $GOMEMLIMIT, when set, wins.
+const heapTarget = 48 << 20
+
+// setUpProcess makes the process-wide settings of the plugin: the heap target, and client-go's log lines (klog: a
+// response body that could not be read, client-side throttling, …) sent to the driver's debug log instead of
+// stderr — they are detail, and the driver words every error that matters to a user itself (rancher-machine
+// --debug still shows them).
+func setUpProcess() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(heapTarget)
+	}
+	klog.SetLogger(funcr.New(func(prefix, args string) { log.Debug("client-go: " + args) }, funcr.Options{}))
+}
