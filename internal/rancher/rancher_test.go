@@ -41,9 +41,9 @@ func TestRules(t *testing.T) {
 // Every kind of flag declares a default, its zero value included, except a string slice without a value.
 func TestFieldDefaults(t *testing.T) {
 	for _, tc := range []struct {
-		flag     mcnflag.Flag
-		typ      string
-		def      any
+		flag      mcnflag.Flag
+		typ       string
+		def       any
 		noDefault bool
 	}{
 		{&mcnflag.StringFlag{Name: "harvester-zone"}, "string", "", false},
