@@ -103,3 +103,15 @@ func jsonValue(v any) any {
 	}
 	return v
 }
+
+// Defaults is what the API server makes of an empty machine config under ConfigCRD(driver, fields): each
+// field that has a default, holding it.
+func Defaults(fields []Field) map[string]any {
+	out := map[string]any{}
+	for _, f := range fields {
+		if f.Default != nil {
+			out[f.Name] = jsonValue(f.Default)
+		}
+	}
+	return out
+}
