@@ -44,7 +44,13 @@ func flagsMarkdown() (string, error) {
 		case def == "``":
 			def = ""
 		}
-		fmt.Fprintf(&b, "| `--%s` | `%s` | `%s` | %s | %s | %s | %s |\n", f.name, EnvVar(f.name), field.Name, fieldType, kind, def, strings.ReplaceAll(f.usage, "|", "\\|"))
+		fieldCell := fmt.Sprintf("`%s`", field.Name)
+		for _, r := range rancher.Rules { // TestFlagsRoundTripThroughRancher refuses such a flag; say what Rancher does
+			if back := r.Flag("harvester", field.Name); back != "--"+f.name {
+				fieldCell += fmt.Sprintf(" (%s passes `%s`)", r.Name, back)
+			}
+		}
+		fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s | %s | %s | %s |\n", f.name, EnvVar(f.name), fieldCell, fieldType, kind, def, strings.ReplaceAll(f.usage, "|", "\\|"))
 	}
 	return b.String(), nil
 }
