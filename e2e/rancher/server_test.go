@@ -112,16 +112,17 @@ func (s *server) install(t *testing.T, fields []rancher.Field) {
 	}
 	want := rancher.Defaults(fields)
 	var got map[string]any
+	var lastErr error
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		out, err := s.dyn.Create(ctx, harvesterConfig("schema-probe", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err != nil {
+		if lastErr = err; err != nil {
 			return false, nil // the new schema's storage may not serve yet
 		}
 		got = content(out)
 		return reflect.DeepEqual(got, want), nil
 	})
 	if err != nil {
-		t.Fatalf("the API server never judged HarvesterConfigs by the new CRD: an empty one comes back as\n%v\nwant\n%v", got, want)
+		t.Fatalf("the API server never judged HarvesterConfigs by the new CRD (last error: %v): an empty one comes back as\n%v\nwant\n%v", lastErr, got, want)
 	}
 }
 
