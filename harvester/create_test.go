@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -32,7 +33,7 @@ func createOptions() config.Options {
 		config.FlagKubeconfigContent, configtest.Kubeconfig,
 		config.FlagUserData, secretUserData,
 		config.FlagSSHPassword, "password-secret-marker",
-		config.FlagCreateTimeout, 30)
+		config.FlagCreateTimeout, "30")
 }
 
 func TestCreate(t *testing.T) {
@@ -137,7 +138,7 @@ func createOn(t *testing.T, shape vmiShape, timeoutSecs int) (*fakeCluster, time
 	fc := newFakeCluster(t)
 	fc.kubeVirt(shape)
 	captureLog(t)
-	d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagCreateTimeout, timeoutSecs))
+	d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagCreateTimeout, strconv.Itoa(timeoutSecs)))
 	start := time.Now()
 	err := d.Create()
 	return fc, time.Since(start), err
@@ -407,7 +408,7 @@ func TestCreateDoesNotWaitForAReplacedVM(t *testing.T) {
 		}
 		return healthy("10.0.0.9")(vm, vmi)
 	})
-	d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagCreateTimeout, 60))
+	d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagCreateTimeout, "60"))
 	err := d.Create()
 	if err == nil || !strings.Contains(err.Error(), "another VM of its name was made") {
 		t.Fatalf("Create: %v, want it to say its VM was replaced", err)

@@ -108,7 +108,7 @@ func TestIPPoolConcurrentCreates(t *testing.T) {
 	for k, v := range map[string]any{
 		config.FlagKubeconfigContent: string(b.AdminKubeconfig()), config.FlagVMNamespace: vmNS,
 		config.FlagImageName: "default/ubuntu-22.04", config.FlagDiskSize: 10, config.FlagNetworkName: netNS + "/pool-net",
-		config.FlagIPPool: "10.88.0.1-10.88.0.50/24", config.FlagCreateTimeout: 300,
+		config.FlagIPPool: "10.88.0.1-10.88.0.50/24", config.FlagCreateTimeout: "300",
 	} {
 		opts[k] = v
 	}

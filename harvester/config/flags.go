@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/rancher/machine/libmachine/mcnflag"
@@ -45,7 +46,8 @@ const (
 	FlagCPUModel              = "harvester-cpu-model"
 
 	// Flags this driver adds. Bools default to false (Rancher only sends a bool when it is true), so each names
-	// the non-default behaviour.
+	// the non-default behaviour. None declares a value: the driver applies their defaults itself (flagSpec.applied),
+	// and --harvester-create-timeout is a string flag, since an int flag declares at least "0" to Rancher.
 	FlagSkipGuestAgent = "harvester-skip-guest-agent"
 	FlagCreateTimeout  = "harvester-create-timeout"
 	FlagZone           = "harvester-zone"
@@ -109,11 +111,16 @@ const (
 // flagSpec is one row of the flag table: everything GetCreateFlags, the config parser, the render subcommand and
 // the README's flag table need to know about a flag.
 type flagSpec struct {
-	name  string
-	kind  flagKind
-	str   string // default of a string flag
-	num   int    // default of an int flag
-	usage string // becomes the Rancher UI field description: say the unit, the format and the default
+	name string
+	kind flagKind
+	str  string // default of a string flag, declared to rancher-machine and Rancher
+	num  int    // default of an int flag, declared likewise
+	// applied is the default of a flag beyond the reference 32 that the driver applies itself when the flag is
+	// empty; the flag declares "" to Rancher. Rancher makes every declared default a default of its
+	// HarvesterConfig CRD, so a non-empty one would change every stored HarvesterConfig and the command line
+	// of every pool that adopts the new schema (see TestNewFlagsDeclareNoValue).
+	applied string
+	usage   string // becomes the Rancher UI field description: say the unit, the format and the default
 }
 
 // flagTable lists every flag in the order rancher-machine and Rancher see them. Order matters once:
@@ -153,24 +160,24 @@ var flagTable = []flagSpec{
 	{name: FlagReservedMemorySize, kind: intFlag, num: DefaultReservedMemoryMiB, usage: "Memory in MiB reserved for the VM's own overhead (less than the VM memory). -1: Harvester's default."},
 	{name: FlagCPUModel, usage: "CPU model of the VM, e.g. host-passthrough (letters, digits, '-', '_' and '.'). Empty: Harvester's default."},
 	{name: FlagSkipGuestAgent, kind: boolFlag, usage: "Do not add qemu-guest-agent to cloud-init. For air-gapped images that already run the agent: without a running agent the driver cannot see the VM's IP on bridge networks."},
-	{name: FlagCreateTimeout, kind: intFlag, num: DefaultCreateTimeoutSecs, usage: "Seconds to wait for the VM to run and report an IP before the machine is removed again (at most 9223372036). Default: 900."},
+	{name: FlagCreateTimeout, applied: strconv.Itoa(DefaultCreateTimeoutSecs), usage: "Seconds to wait for the VM to run and report an IP before the machine is removed again (a whole number, at most 9223372036). Default: 900."},
 	{name: FlagZone, usage: "Run the VM only on Harvester hosts in these zones (host label topology.kubernetes.io/zone), comma-separated, e.g. zone-a. Empty: any zone."},
 	{name: FlagRegion, usage: "Run the VM only on Harvester hosts in these regions (host label topology.kubernetes.io/region), comma-separated. Empty: any region."},
 	{name: FlagCloudProviderConfig, usage: "Kubeconfig for the guest cluster's Harvester cloud provider and CSI driver (a scoped service account; see the cloud-provider-config subcommand), as YAML or base64. Written to /etc/kubernetes/cloud-config and the distribution's path, /var/lib/rancher/rke2/etc/config-files/cloud-provider-config or /var/lib/rancher/k3s/etc/config-files/cloud-provider-config (root, 0600). Rancher's RKE2 flow does this itself: leave empty there."},
 	{name: FlagGenerateCloudProviderConfig, kind: boolFlag, usage: "Create (once per guest cluster, named after --harvester-cluster-name) the cloud provider's scoped service account in Harvester and write its kubeconfig into the guest, as --harvester-cloud-provider-config does."},
 	{name: FlagCloudProviderServer, usage: "Harvester's address as the guests reach it, https://<Harvester VIP>:6443 (no user:password@), for the generated kubeconfig. Empty: discovered from Harvester."},
 	{name: FlagCloudProviderForRKE2, kind: boolFlag, usage: "Also write /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml setting cloud-provider-name harvester and that config file, for RKE2 installed outside Rancher's cloud provider setting. The same as --harvester-cloud-provider-drop-in with distribution rke2."},
-	{name: FlagCloudProviderDistribution, str: DefaultDistribution, usage: "Kubernetes distribution of the guest cluster, for where the cloud provider kubeconfig goes: rke2 or k3s. Default: rke2."},
+	{name: FlagCloudProviderDistribution, applied: DefaultDistribution, usage: "Kubernetes distribution of the guest cluster, for where the cloud provider kubeconfig goes: rke2 or k3s. Default: rke2."},
 	{name: FlagCloudProviderDropIn, kind: boolFlag, usage: "Also write the distribution's config drop-in that turns the Harvester cloud provider on, for clusters installed outside Rancher: RKE2 /etc/rancher/rke2/config.yaml.d/90-harvester-cloud-provider.yaml (cloud-provider-name harvester), K3s /etc/rancher/k3s/config.yaml.d/90-harvester-cloud-provider.yaml (disable-cloud-controller; install the harvester-cloud-provider chart with cloudConfigPath /var/lib/rancher/k3s/etc/config-files/cloud-provider-config)."},
 	{name: FlagHostDeviceInfo, usage: `PCI and USB host devices to pass through, as JSON: {"hostDevices":[{"name":"gpu1","deviceName":"nvidia.com/GA102GL_A10","tag":"compute"}]}; name: a lowercase name unique among host devices and vGPUs; deviceName: the device's resource name in Harvester (Advanced → PCI Devices / USB Devices), enabled for passthrough; tag (optional): KubeVirt's device role tag. Empty: none.`},
 	{name: FlagVMLabels, usage: "Extra labels of the VM and its instances, as key=value,key=value (Kubernetes label keys and values). The labels the driver sets itself (harvesterhci.io/creator, vmName, machineSetName, the guest-cluster and node-pool labels) cannot be given. Empty: none."},
-	{name: FlagEvictionStrategy, str: DefaultEvictionStrategy, usage: "What KubeVirt does with the VM when its host is drained: LiveMigrateIfPossible, LiveMigrate, None or External. Default: LiveMigrateIfPossible."},
+	{name: FlagEvictionStrategy, applied: DefaultEvictionStrategy, usage: "What KubeVirt does with the VM when its host is drained: LiveMigrateIfPossible, LiveMigrate, None or External. Default: LiveMigrateIfPossible."},
 	{name: FlagMaintenanceStrategy, usage: "What Harvester does with the VM when its host enters maintenance mode (label harvesterhci.io/maintain-mode-strategy): Migrate, ShutdownAndRestartAfterEnable, ShutdownAndRestartAfterDisable or Shutdown. Empty: Harvester's default (Migrate)."},
 	{name: FlagIPPool, usage: "Static addresses for the first NIC (a bridge on a VM network): each machine gets one of them, allocated in Harvester, as FIRST-LAST/PREFIX (10.0.0.10-10.0.0.59/24, 2001:db8::10-2001:db8::59/64) or a subnet (10.0.0.0/24: all but its network, broadcast and gateway addresses); unicast addresses only (no loopback, link-local, multicast or unspecified ones), at most 65536. Given to the guest as cloud-init network-config v2, added to --harvester-network-data (v2 only, its ethernets matched by macaddress, none the first NIC's). Empty: no static address (DHCP)."},
 	{name: FlagIPPoolGateway, usage: "Default gateway of --harvester-ip-pool's subnet, e.g. 10.0.0.1. Empty: no default route."},
 	{name: FlagIPPoolDNS, usage: "DNS servers for --harvester-ip-pool, comma-separated, e.g. 10.0.0.2,10.0.0.3. Empty: none configured."},
 	{name: FlagSSHKeyPairs, usage: "More Harvester SSH key pairs whose public keys are installed for the SSH user, beside the driver's own key: for the people who log in to the nodes. Comma-separated namespace/name or name (in the VM namespace), at most 32; each must exist and be validated by Harvester. No private key is needed. Empty: none."},
-	{name: FlagOS, str: DefaultOS, usage: "Operating system of the guest: linux, the only one (the driver boots its guests with cloud-init; Windows guests need cloudbase-init, which it does not build for). rancher-machine reads it to write Rancher's install script into the cloud-config. Default: linux."},
+	{name: FlagOS, applied: DefaultOS, usage: "Operating system of the guest: linux, the only one (the driver boots its guests with cloud-init; Windows guests need cloudbase-init, which it does not build for). rancher-machine reads it to write Rancher's install script into the cloud-config. Default: linux."},
 	{name: FlagPersistentTPM, kind: boolFlag, usage: "Keep the virtual TPM's state across reboots and migrations (needs --harvester-enable-tpm). KubeVirt stores it in a volume of Harvester's vmstate-persistence storage class (Longhorn)."},
 	{name: FlagMachineType, usage: "Machine type of the VM: q35 or pc-q35-<version> on x86_64 hosts (e.g. pc-q35-rhel9.6.0), virt or virt-<version> on arm64 hosts (what KubeVirt emulates by default; pc/i440fx is not). Empty: KubeVirt's default (q35 on x86_64)."},
 	{name: FlagIPPoolDNSSearch, usage: "DNS search domains for --harvester-ip-pool, comma-separated, e.g. example.com,corp.example.com (lowercase DNS names, at most 32 of them and 2,048 characters in all, the bounds Kubernetes puts on a pod's search list; needs --harvester-ip-pool-dns: cloud-init skips search domains without servers). Empty: none."},

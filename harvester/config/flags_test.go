@@ -1,40 +1,21 @@
 package config
 
 import (
-	"regexp"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/rancher/machine/libmachine/drivers"
 	"github.com/rancher/machine/libmachine/mcnflag"
+
+	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
 )
 
-// rancherFieldName is Rancher's flag → schema field conversion (pkg/controllers/management/drivers/nodedriver
-// ToLowerCamelCase): drop the part up to the first "-", then lowerCamel the rest.
-func rancherFieldName(flag string) (string, bool) {
-	_, rest, ok := strings.Cut(flag, "-")
-	if !ok {
-		return "", false
-	}
-	parts := strings.Split(rest, "-")
-	name := parts[0]
-	for _, p := range parts[1:] {
-		if p == "" {
-			return "", false
-		}
-		name += strings.ToUpper(p[:1]) + p[1:]
-	}
-	return name, true
-}
-
-var camelBoundary = regexp.MustCompile(`([a-z])([A-Z])`)
-
-// rancherArgName is Rancher's field → command-line flag conversion (pkg/controllers/capr/machineprovision
-// args.go): "--harvester-" + kebab case, where only a lowercase letter before a capital splits.
-func rancherArgName(field string) string {
-	return "harvester-" + strings.ToLower(camelBoundary.ReplaceAllString(field, "$1-$2"))
-}
-
+// Rancher names a flag's HarvesterConfig field after the part behind "harvester-" and turns the field back into
+// the flag it passes; both its rules, before 2.13 and since (rancher/rancher#52145: a digit before a capital
+// splits too), must give back the flag, and its environment variable for a cloud-credential key of that field
+// must be the flag's (rancher/rancher pkg/controllers/capr/machineprovision/args.go, toArgs and
+// getArgsEnvAndStatus; the rules live in internal/rancher).
 func TestFlagsRoundTripThroughRancher(t *testing.T) {
 	for _, f := range CreateFlags() {
 		name := f.String()
@@ -42,14 +23,77 @@ func TestFlagsRoundTripThroughRancher(t *testing.T) {
 			t.Errorf("%s: Rancher drops the part before the first '-', so every flag must start with %q", name, flagPrefix)
 			continue
 		}
-		field, ok := rancherFieldName(name)
-		if !ok {
-			t.Errorf("%s: Rancher cannot turn it into a field name", name)
+		field, err := rancher.FieldName(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if back := rancherArgName(field); back != name {
-			t.Errorf("%s → field %s → %s: Rancher would send a flag the driver does not know", name, field, back)
+		for _, r := range rancher.Rules {
+			if back := r.Flag("harvester", field); back != "--"+name {
+				t.Errorf("%s → field %s → %s under %s: Rancher would send a flag the driver does not know", name, field, back, r.Name)
+			}
+			if env := r.Env("harvester", "harvestercredentialConfig-"+field); env != EnvVar(name) {
+				t.Errorf("%s → field %s → $%s under %s, want $%s", name, field, env, r.Name, EnvVar(name))
+			}
 		}
+	}
+}
+
+// Rancher makes each flag's declared value a default of its HarvesterConfig CRD (internal/rancher FieldOf), and
+// the API server fills that default into every stored HarvesterConfig it reads. The flags beyond the reference
+// 32 therefore declare only what Rancher leaves off the command line ("" and false, args.go toArgs), and the
+// driver applies their defaults itself: an upgraded driver changes no existing pool's command line.
+func TestNewFlagsDeclareNoValue(t *testing.T) {
+	flags := CreateFlags()
+	for i, spec := range flagTable {
+		if i < len(referenceFlags) {
+			if spec.applied != "" {
+				t.Errorf("%s: a reference flag declares its default, as v1.0.6 did; applied %q is for new flags", spec.name, spec.applied)
+			}
+			continue
+		}
+		if spec.kind == intFlag {
+			t.Errorf("%s: an int flag declares at least \"0\" to Rancher (FlagToField: strconv.Itoa); make it a string flag", spec.name)
+		}
+		field, err := rancher.FieldOf(flags[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if field.Default != "" && field.Default != false {
+			t.Errorf("%s: Rancher's HarvesterConfig CRD would default field %s to %#v; declare nothing and apply the default in the driver", spec.name, field.Name, field.Default)
+		}
+		if spec.applied != "" && !strings.Contains(spec.usage, "Default: "+spec.applied+".") {
+			t.Errorf("%s: the usage must say \"Default: %s.\" (Rancher shows no default for it)", spec.name, spec.applied)
+		}
+	}
+}
+
+// A flag left empty is parsed as if it held the default the driver applies.
+func TestAppliedDefaults(t *testing.T) {
+	n := 0
+	for _, spec := range flagTable {
+		if spec.applied == "" {
+			continue
+		}
+		n++
+		o := DefaultOptions()
+		o[FlagImageName], o[FlagDiskSize], o[FlagNetworkName] = "default/ubuntu", 40, "default/vlan1"
+		o[spec.name] = ""
+		empty, err := ParseConfig("m1", o)
+		if err != nil {
+			t.Fatalf("%s empty: %v", spec.name, err)
+		}
+		o[spec.name] = spec.applied
+		set, err := ParseConfig("m1", o)
+		if err != nil {
+			t.Fatalf("%s=%s: %v", spec.name, spec.applied, err)
+		}
+		if !reflect.DeepEqual(empty, set) {
+			t.Errorf("%s: empty gives\n%+v\nbut %q gives\n%+v", spec.name, empty, spec.applied, set)
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d flags have a default the driver applies, want 4 (create timeout, distribution, eviction strategy, OS)", n)
 	}
 }
 
@@ -88,12 +132,14 @@ func TestUserDataFlagIsCloudConfig(t *testing.T) {
 	if got := drivers.DriverOSFlag(d); got != FlagOS {
 		t.Errorf("rancher-machine reads %q as the OS flag, want %q", got, FlagOS)
 	}
+	// The flag declares "" (see TestNewFlagsDeclareNoValue): rancher-machine writes a Linux cloud-config for any
+	// value without "windows" (commands/create.go, writeCloudConfig), and the driver reads "" as linux.
 	for _, f := range CreateFlags() {
 		if f.String() != FlagOS {
 			continue
 		}
-		if def, ok := f.Default().(string); !ok || def != "linux" {
-			t.Errorf("%s defaults to %#v, want the string linux (rancher-machine's cloud-config for a Linux guest)", FlagOS, f.Default())
+		if def, ok := f.Default().(string); !ok || strings.Contains(def, "windows") {
+			t.Errorf("%s defaults to %#v, want a string without windows (rancher-machine's cloud-config for a Linux guest)", FlagOS, f.Default())
 		}
 	}
 	var matching []string

@@ -79,8 +79,7 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	cfg.IPPool = parseIPPool(&p, opts, cfg)
 	parseOS(&p, opts.String(FlagOS))
 
-	timeout := inRange(&p, FlagCreateTimeout, opts.Int(FlagCreateTimeout), MaxCreateTimeoutSecs, "a positive whole number of seconds")
-	cfg.CreateTimeout = time.Duration(timeout) * time.Second
+	cfg.CreateTimeout = parseCreateTimeout(&p, opts.String(FlagCreateTimeout))
 
 	if err := p.Err(); err != nil {
 		return nil, err

@@ -124,7 +124,7 @@ func TestParseRejects(t *testing.T) {
 		{"kubeconfig not YAML", "m", configtest.With(configtest.MinimalOptions(), FlagKubeconfigContent, "{not: [a kubeconfig"), FlagKubeconfigContent, "is not a kubeconfig"},
 		{"kubeconfig without context", "m", configtest.With(configtest.MinimalOptions(), FlagKubeconfigContent, "apiVersion: v1\nkind: Config\nclusters: []\n"), FlagKubeconfigContent, "is not a usable kubeconfig"},
 		{"cluster name not a label", "m", configtest.With(configtest.MinimalOptions(), FlagClusterName, "my cluster"), FlagClusterName, "must be a valid label value"},
-		{"zero timeout", "m", configtest.With(configtest.MinimalOptions(), FlagCreateTimeout, 0), FlagCreateTimeout, "positive whole number of seconds"},
+		{"zero timeout", "m", configtest.With(configtest.MinimalOptions(), FlagCreateTimeout, "0"), FlagCreateTimeout, "positive whole number of seconds"},
 		{"persistent TPM without TPM", "m", configtest.With(configtest.MinimalOptions(), FlagPersistentTPM, true), FlagPersistentTPM, "needs --harvester-enable-tpm"},
 		{"machine type i440fx", "m", configtest.With(configtest.MinimalOptions(), FlagMachineType, "pc-i440fx-9.0"), FlagMachineType,
 			`must be a machine type KubeVirt emulates: q35 or pc-q35-<version> on x86_64 hosts (e.g. pc-q35-rhel9.6.0), virt or virt-<version> on arm64 hosts; got "pc-i440fx-9.0"`},

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
 )
 
 var updateREADME = flag.Bool("update-readme", false, "rewrite the flag table in README.md from the flag table")
@@ -15,24 +17,42 @@ const (
 	readmeFlagsEnd   = "<!-- flags:end -->"
 )
 
-// flagsMarkdown renders the flag table for the README.
-func flagsMarkdown() string {
+// flagsMarkdown renders the flag table for the README: each flag with its environment variable, its field in
+// Rancher's HarvesterConfig and that field's type as Rancher carries it (internal/rancher FieldOf: int flags are
+// string fields, kubeconfigContent a password one), its type on the command line, its default and its usage.
+func flagsMarkdown() (string, error) {
 	var b strings.Builder
-	b.WriteString("| Flag | Environment variable | Type | Default | Description |\n|---|---|---|---|---|\n")
-	for _, f := range flagTable {
+	b.WriteString("| Flag | Environment variable | HarvesterConfig field | Field type | Flag type | Default | Description |\n|---|---|---|---|---|---|---|\n")
+	flags := CreateFlags()
+	for i, f := range flagTable {
+		field, err := rancher.FieldOf(flags[i])
+		if err != nil {
+			return "", err
+		}
+		fieldType := field.Type
 		kind, def := "string", fmt.Sprintf("`%s`", f.str)
 		switch f.kind {
 		case intFlag:
 			kind, def = "int", fmt.Sprintf("`%d`", f.num)
+			fieldType = "string (a whole number, quoted)"
 		case boolFlag:
 			kind, def = "bool", "`false`"
 		}
-		if def == "``" {
+		switch {
+		case f.applied != "":
+			def = fmt.Sprintf("`%s` (applied by the driver)", f.applied)
+		case def == "``":
 			def = ""
 		}
-		fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s | %s |\n", f.name, EnvVar(f.name), kind, def, strings.ReplaceAll(f.usage, "|", "\\|"))
+		fieldCell := fmt.Sprintf("`%s`", field.Name)
+		for _, r := range rancher.Rules { // TestFlagsRoundTripThroughRancher refuses such a flag; say what Rancher does
+			if back := r.Flag("harvester", field.Name); back != "--"+f.name {
+				fieldCell += fmt.Sprintf(" (%s passes `%s`)", r.Name, back)
+			}
+		}
+		fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s | %s | %s | %s |\n", f.name, EnvVar(f.name), fieldCell, fieldType, kind, def, strings.ReplaceAll(f.usage, "|", "\\|"))
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 func TestREADMEFlagTable(t *testing.T) {
@@ -45,7 +65,11 @@ func TestREADMEFlagTable(t *testing.T) {
 	if start < 0 || end < start {
 		t.Fatalf("README.md lacks the generated flag table markers %q … %q", readmeFlagsStart, readmeFlagsEnd)
 	}
-	want := readme[:start] + readmeFlagsStart + "\n" + flagsMarkdown() + readme[end:]
+	table, err := flagsMarkdown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readme[:start] + readmeFlagsStart + "\n" + table + readme[end:]
 	if *updateREADME {
 		if err := os.WriteFile("../../README.md", []byte(want), 0o644); err != nil {
 			t.Fatal(err)
@@ -53,6 +77,6 @@ func TestREADMEFlagTable(t *testing.T) {
 		return
 	}
 	if readme != want {
-		t.Errorf("README.md's flag table is out of date: run go test ./harvester -run README -update-readme")
+		t.Errorf("README.md's flag table is out of date: run go test ./harvester/config -run README -update-readme")
 	}
 }
