@@ -38,7 +38,8 @@ const rollbackTimeout = 5 * time.Minute
 // rancher-machine saves the machine's state before Create (after PreCreateCheck) and again only after a
 // successful Create: the VM's UID goes into d.VMUID the moment the VM exists, so the second save records it;
 // the create id (d.CreateID, on the VM and the Secret) is in the first.
-func (d *Driver) Create() error {
+func (d *Driver) Create() (err error) {
+	defer d.named(&err)
 	if d.cfg == nil {
 		return errNoConfig
 	}

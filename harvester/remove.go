@@ -39,7 +39,8 @@ const removeTimeout = 10 * time.Minute
 //
 // rancher-machine's rm treats an error containing "not found" as success; every real failure is worded without
 // that phrase, so a failed remove is never mistaken for a done one and the VM is not leaked.
-func (d *Driver) Remove() error {
+func (d *Driver) Remove() (err error) {
+	defer d.named(&err)
 	d.created = nil
 	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
 	defer cancel()
