@@ -52,7 +52,7 @@ func (d *Driver) Create() (err error) {
 		return err
 	}
 	if warning := expiryWarning(d.credentialExpiry, time.Now()); warning != "" {
-		logging.Infof("%s", warning)
+		logging.Infof("%s", d.id.Text(warning))
 	}
 	looked, err := d.lookUp(ctx, c)
 	if err != nil {
@@ -223,7 +223,7 @@ func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
 	if made.vm == nil && made.secret == nil && made.address == nil {
 		return cause
 	}
-	logging.Infof("Create failed; removing what it made: %v", cause)
+	logging.Infof("Create failed; removing what it made: %v", d.id.Err(cause))
 	ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
 	defer cancel()
 	var cleanup error

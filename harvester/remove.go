@@ -107,7 +107,7 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, vm *kubevirtv1.
 		logging.Infof("Removing VM %s/%s and its volumes %s", ns, name, strings.Join(claims, ", "))
 		for _, claim := range keptClaims(vm) {
 			logging.Infof("Keeping volume %s of VM %s/%s (\"autoDelete\": false in --%s); delete it when it is no longer needed: kubectl -n %s delete pvc %s",
-				claim, ns, name, config.FlagDiskInfo, ns, claim)
+				claim, ns, name, d.id.Flag(config.FlagDiskInfo), ns, claim)
 		}
 		if err := annotateRemovedClaims(ctx, c, ns, name, vm.UID, claims); err != nil {
 			return err
