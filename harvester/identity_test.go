@@ -87,3 +87,19 @@ func TestSecondNamePreCreateCheckNamesItsFlags(t *testing.T) {
 		t.Errorf("the canonical driver read the second name's flags: %v", err)
 	}
 }
+
+// The canonical identity names every flag's environment variable exactly as the flag table does.
+func TestCanonicalIdentityKeepsTheFlagTablesNames(t *testing.T) {
+	var canonical identity.Identity
+	for _, f := range config.CreateFlags() {
+		if got, want := canonical.EnvVar(f.String()), config.EnvVar(f.String()); got != want {
+			t.Errorf("%s: identity's variable %q, the flag table's %q", f.String(), got, want)
+		}
+		if canonical.Flag(f.String()) != f.String() {
+			t.Errorf("%s renamed by the canonical identity", f.String())
+		}
+	}
+	if NewDriver("", "").DriverName() != "harvester" {
+		t.Errorf("the driver's own name is not harvester")
+	}
+}
