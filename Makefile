@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/inter
 TESTENV   := CGO_ENABLED=1
 TESTFLAGS ?= -race -timeout 80m
 
-.PHONY: help demo build test bench deps fmt-check vet unit e2e-guest size release-snapshot clean
+.PHONY: help demo build test bench deps fmt-check vet unit e2e-guest size release-snapshot nodedriver-manifests rancher-image clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -62,9 +62,33 @@ bench: build ## measure the driver on the simulated Harvester (ready detection, 
 	CGO_ENABLED=0 $(GO) run ./e2e/cmd/bench -plugin $(BIN) $(if $(REFERENCE_PLUGIN),-reference-plugin $(REFERENCE_PLUGIN))
 	$(GO) test -run '^$$' -bench HostileInput -benchmem -benchtime 5x ./harvester/config ./cmd/docker-machine-driver-harvester
 
-release-snapshot: ## build the release archives into dist/ with goreleaser (built by hack/tools.sh) and print their checksums
+release-snapshot: ## build the release archives into dist/ with goreleaser (built by hack/tools.sh), print their checksums and write the second name's NodeDriver manifests
 	@goreleaser=$$(hack/tools.sh goreleaser)/goreleaser && GOFLAGS=-buildvcs=false $$goreleaser release --snapshot --clean --skip=publish
 	@cat dist/sha256sums.txt
+	@$(MAKE) --no-print-directory nodedriver-manifests
+
+nodedriver-manifests: ## write dist/nodedriver-hcivm-<arch>.yaml, the NodeDriver that installs the second driver name on a stock Rancher, with the checksums of dist/sha256sums.txt (VERSION=the release tag the archives are published under)
+	$(GO) run ./hack/nodedriver -version $(VERSION) -checksums dist/sha256sums.txt -out dist
+
+# Rancher's image with this driver in place of its built-in Harvester driver (package/rancher/Dockerfile).
+RANCHER_VERSION ?=
+RANCHER_IMAGE   ?= rancher/rancher:$(RANCHER_VERSION)-harvester-$(VERSION)
+PLATFORMS       ?= linux/$(shell $(GO) env GOARCH)
+comma := ,
+
+rancher-image: ## build Rancher's image with this driver as its built-in harvester driver: RANCHER_VERSION=v2.x.y (the Rancher you run), RANCHER_IMAGE=registry/name:tag, PLATFORMS=linux/amd64,linux/arm64 with PUSH=1; prints the docker command and needs a Docker engine with buildx
+	@[ -n "$(RANCHER_VERSION)" ] || { echo "rancher-image: set RANCHER_VERSION to the Rancher version you run, e.g. make rancher-image RANCHER_VERSION=v2.13.1"; exit 2; }
+	@mkdir -p dist/rancher-image
+	@for arch in $(notdir $(subst $(comma), ,$(PLATFORMS))); do \
+		echo "building dist/rancher-image/docker-machine-driver-harvester-$$arch"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/rancher-image/docker-machine-driver-harvester-$$arch ./cmd/docker-machine-driver-harvester || exit 1; \
+	done
+	@cmd="docker buildx build --platform $(PLATFORMS) --build-arg RANCHER_VERSION=$(RANCHER_VERSION) -f package/rancher/Dockerfile -t $(RANCHER_IMAGE) $(if $(PUSH),--push,--load) dist/rancher-image"; \
+	echo "$$cmd"; \
+	if ! docker info >/dev/null 2>&1; then \
+		echo "rancher-image: no Docker engine here (docker info failed); the binaries are in dist/rancher-image: run the command above where Docker with buildx runs"; exit 1; \
+	fi; \
+	$$cmd
 
 clean: ## remove build output
 	rm -rf bin dist

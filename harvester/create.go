@@ -38,7 +38,8 @@ const rollbackTimeout = 5 * time.Minute
 // rancher-machine saves the machine's state before Create (after PreCreateCheck) and again only after a
 // successful Create: the VM's UID goes into d.VMUID the moment the VM exists, so the second save records it;
 // the create id (d.CreateID, on the VM and the Secret) is in the first.
-func (d *Driver) Create() error {
+func (d *Driver) Create() (err error) {
+	defer d.named(&err)
 	if d.cfg == nil {
 		return errNoConfig
 	}
@@ -51,7 +52,7 @@ func (d *Driver) Create() error {
 		return err
 	}
 	if warning := expiryWarning(d.credentialExpiry, time.Now()); warning != "" {
-		logging.Infof("%s", warning)
+		logging.Infof("%s", d.id.Text(warning))
 	}
 	looked, err := d.lookUp(ctx, c)
 	if err != nil {
@@ -222,7 +223,7 @@ func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
 	if made.vm == nil && made.secret == nil && made.address == nil {
 		return cause
 	}
-	logging.Infof("Create failed; removing what it made: %v", cause)
+	logging.Infof("Create failed; removing what it made: %v", d.id.Err(cause))
 	ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
 	defer cancel()
 	var cleanup error

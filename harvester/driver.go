@@ -20,13 +20,15 @@ import (
 	"github.com/rancher/machine/libmachine/mcnflag"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/internal/version"
 )
 
 // DriverName is the name rancher-machine and Rancher know this driver by. Another name would lose Rancher's
-// Harvester UI form, cloud credential type and cluster-name flag.
-const DriverName = "harvester"
+// Harvester UI form, cloud credential type and cluster-name flag; the same binary answers to one when installed
+// under it (see identity.go).
+const DriverName = identity.Canonical
 
 // Driver is one machine. Its exported fields are persisted by rancher-machine as JSON in the machine store (and
 // by Rancher in the machine-state Secret), so they hold only what later commands need to find the machine again;
@@ -53,6 +55,8 @@ type Driver struct {
 	// create died before the state could record VMUID.
 	CreateID string `json:",omitempty"`
 
+	// id is the name this copy of the plugin answers to (see identity.go); the zero value is "harvester".
+	id         identity.Identity
 	cfg        *config.Config // set by SetConfigFromFlags, used by PreCreateCheck and Create in the same process
 	kubeconfig []byte         // the Harvester credential: flags, environment, or the machine's saved state
 	// storedCredential is the credential saved with the machine (MarshalJSON, see savedState): one given on the
@@ -81,15 +85,16 @@ func NewDriver(hostName, storePath string) *Driver {
 	return &Driver{BaseDriver: &drivers.BaseDriver{MachineName: hostName, StorePath: storePath}}
 }
 
-// DriverName returns "harvester".
-func (d *Driver) DriverName() string { return DriverName }
+// DriverName returns "harvester", or the second name the plugin runs under (see identity.go).
+func (d *Driver) DriverName() string { return d.id.Name() }
 
 // SetConfigFromFlags parses and validates every flag (see ParseConfig). It reads no cluster. A credential given
 // as the create flag is kept with the machine (see savedState); one from the environment is not.
-func (d *Driver) SetConfigFromFlags(opts drivers.DriverOptions) error {
+func (d *Driver) SetConfigFromFlags(given drivers.DriverOptions) error {
+	opts := d.id.Options(given)
 	cfg, err := config.ParseConfig(d.MachineName, opts)
 	if err != nil {
-		return err
+		return d.id.Err(err)
 	}
 	d.cfg = cfg
 	d.VMNamespace = cfg.Namespace
@@ -101,14 +106,14 @@ func (d *Driver) SetConfigFromFlags(opts drivers.DriverOptions) error {
 	if cfg.Kubeconfig != nil {
 		// rancher-machine's own parse of the command line wins over UnmarshalJSON's (see givenInEnvironment).
 		d.kubeconfig, d.credentialErr = cfg.Kubeconfig, nil
-		d.storedCredential = credentialToSave(opts.String(config.FlagKubeconfigContent), cfg.Kubeconfig)
+		d.storedCredential = d.credentialToSave(opts.String(config.FlagKubeconfigContent), cfg.Kubeconfig)
 	}
 	return nil
 }
 
 // UnmarshalJSON loads a machine's persisted state, with the credential saved with it, and then reloads the
 // credential from this process's command line and environment (--harvester-kubeconfig-content /
-// HARVESTER_KUBECONFIG_CONTENT), so a credential rotated since the machine was created is used instead of a
+// HARVESTER_KUBECONFIG_CONTENT, or the second name's), so a credential rotated since the machine was created is used instead of a
 // stale one — `rm --update-config` relies on it. rancher-machine starts its plugin with its own arguments, so
 // os.Args is the rancher-machine command line. It must stay cheap and offline: rancher-machine calls it on every
 // plugin start.
@@ -126,21 +131,22 @@ func (d *Driver) UnmarshalJSON(data []byte) error {
 		kc, err := config.DecodeKubeconfig(saved.KubeConfigContent)
 		d.kubeconfig, d.credentialErr = kc, nil
 		if err != nil {
-			d.credentialErr = fmt.Errorf("the Harvester credential saved with this machine %v; pass a current one with --%s or $%s",
-				err, config.FlagKubeconfigContent, config.EnvVar(config.FlagKubeconfigContent))
+			d.credentialErr = d.id.Err(fmt.Errorf("the Harvester credential saved with this machine %v; pass a current one with --%s or $%s",
+				err, config.FlagKubeconfigContent, config.EnvVar(config.FlagKubeconfigContent)))
 		}
 	}
+	flag := d.id.Flag(config.FlagKubeconfigContent)
 	opts := rpcdriver.GetDriverOpts(d.GetCreateFlags(), os.Args)
-	if _, ok := opts.Values[config.FlagKubeconfigContent]; ok {
+	if _, ok := opts.Values[flag]; ok {
 		var p config.Problems
-		raw := opts.String(config.FlagKubeconfigContent)
+		raw := opts.String(flag)
 		if kc := config.ParseKubeconfig(&p, raw); kc != nil {
 			// A credential given again replaces the saved one, in memory and in the state saved next: saved in
 			// its place when given on the command line, dropped when it came from the environment.
 			d.kubeconfig, d.credentialErr = kc, nil
-			d.storedCredential = credentialToSave(raw, kc)
+			d.storedCredential = d.credentialToSave(raw, kc)
 		} else if err := p.Err(); err != nil {
-			d.credentialErr = fmt.Errorf("%v (from the command line or $%s)", err, config.EnvVar(config.FlagKubeconfigContent))
+			d.credentialErr = d.id.Err(fmt.Errorf("%v (from the command line or $%s)", err, config.EnvVar(config.FlagKubeconfigContent)))
 		}
 	}
 	return nil
@@ -167,21 +173,21 @@ type savedState struct {
 
 // credentialToSave is what the machine's state saves for a credential given to this process as raw (decoded:
 // kubeconfig): the kubeconfig when raw came from the command line, "" when it came from the environment.
-func credentialToSave(raw string, kubeconfig []byte) string {
-	if givenInEnvironment(raw) {
+func (d *Driver) credentialToSave(raw string, kubeconfig []byte) string {
+	if givenInEnvironment(d.id.EnvVar(config.FlagKubeconfigContent), raw) {
 		return ""
 	}
 	return string(kubeconfig)
 }
 
 // givenInEnvironment reports whether raw, the credential value rancher-machine gave this process, is the
-// content of $HARVESTER_KUBECONFIG_CONTENT. rancher-machine fills an absent flag from its environment variable
-// (urfave/cli's EnvVar, unchanged when not empty) and starts the plugin with its own environment, so a value
-// equal to the environment's came from there, or repeats it; a flag given with any other value overrides the
-// environment and is the user's own.
-func givenInEnvironment(raw string) bool {
-	env := os.Getenv(config.EnvVar(config.FlagKubeconfigContent))
-	return env != "" && env == raw
+// content of the credential's environment variable env ($HARVESTER_KUBECONFIG_CONTENT, or the second name's).
+// rancher-machine fills an absent flag from its environment variable (urfave/cli's EnvVar, unchanged when not
+// empty) and starts the plugin with its own environment, so a value equal to the environment's came from there,
+// or repeats it; a flag given with any other value overrides the environment and is the user's own.
+func givenInEnvironment(env, raw string) bool {
+	value := os.Getenv(env)
+	return value != "" && value == raw
 }
 
 // MarshalJSON saves the machine's state: the exported fields, plus the credential kept with the machine when
@@ -209,8 +215,9 @@ func (d *Driver) GetURL() (string, error) {
 	return "tcp://" + net.JoinHostPort(ip, "2376"), nil
 }
 
-// GetCreateFlags lists the driver's flags. It is static: Rancher calls it to build its UI schema, without
-// credentials, and rancher-machine calls it from a throw-away plugin to learn the flag set.
+// GetCreateFlags lists the driver's flags, named after the driver (see identity.go). It is static: Rancher calls
+// it to build its UI schema, without credentials, and rancher-machine calls it from a throw-away plugin to learn
+// the flag set.
 func (d *Driver) GetCreateFlags() []mcnflag.Flag {
-	return config.CreateFlags()
+	return d.id.Flags(config.CreateFlags())
 }

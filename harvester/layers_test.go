@@ -22,6 +22,8 @@ func TestLayersImportOnlyDownward(t *testing.T) {
 		// Pure: no client, and no randomness (what a create draws comes in as an argument).
 		{pkg: mod + "harvester/build", forbidden: lifecycle, direct: []string{"crypto/rand", "math/rand", "math/rand/v2"}},
 		{pkg: mod + "harvester/internal/lists", forbidden: []string{mod + "harvester/config", mod + "harvester/build"}},
+		// The driver's name only: it translates flag names, knows no flag table and no lifecycle.
+		{pkg: mod + "harvester/identity", forbidden: append([]string{mod + "harvester/config", mod + "harvester/build"}, lifecycle...)},
 	}
 	for _, r := range rules {
 		deps := goList(t, "-deps", "-f", "{{.ImportPath}}", r.pkg)

@@ -27,7 +27,7 @@ const stopTimeout = 10 * time.Minute
 // strategy, so a VM whose guest shut itself down (VMI Succeeded) is started by passing through Halted.
 
 // Start powers the machine on and waits until it runs with an IP.
-func (d *Driver) Start() error { return d.boot(false) }
+func (d *Driver) Start() error { return d.id.Err(d.boot(false)) }
 
 // needsHaltBeforeStart reports whether a VM that should run will not be started by KubeVirt without first
 // passing through Halted: its strategy is not Halted, yet it has no live VMI.
@@ -43,10 +43,10 @@ func needsHaltBeforeStart(s snapshot) bool {
 
 // Stop shuts the machine down gracefully and waits until its VMI is gone.
 func (d *Driver) Stop() error {
-	return d.powerOff(func(ctx context.Context, c kube.Interface, s snapshot) error {
+	return d.id.Err(d.powerOff(func(ctx context.Context, c kube.Interface, s snapshot) error {
 		logging.Infof("Stopping VM %s/%s", d.namespace(), d.MachineName)
 		return d.halt(ctx, c, s.VM.UID)
-	})
+	}))
 }
 
 // powerOff runs a power-off (off) on the machine's VM, within stopTimeout.
@@ -62,7 +62,7 @@ func (d *Driver) powerOff(off func(context.Context, kube.Interface, snapshot) er
 }
 
 // Restart stops the machine and starts it again; it is done when a new VMI runs with an IP.
-func (d *Driver) Restart() error { return d.boot(true) }
+func (d *Driver) Restart() error { return d.id.Err(d.boot(true)) }
 
 // boot starts the VM — with restart, after halting it — and waits until it runs with an IP.
 func (d *Driver) boot(restart bool) error {
@@ -97,7 +97,7 @@ func (d *Driver) boot(restart bool) error {
 // Kill powers the machine off at once, without a guest shutdown, and waits until its VMI is gone. It asks
 // KubeVirt's stop subresource for a zero grace period; where that API is not served it does what virt-api does
 // behind it: the VMI's grace period becomes 0, then the VM is halted (and the VMI deleted with no grace).
-func (d *Driver) Kill() error { return d.powerOff(d.kill) }
+func (d *Driver) Kill() error { return d.id.Err(d.powerOff(d.kill)) }
 
 func (d *Driver) kill(ctx context.Context, c kube.Interface, s snapshot) error {
 	ns, name := d.namespace(), d.MachineName

@@ -33,7 +33,8 @@ var errNoConfig = errors.New("the driver has no machine configuration: SetConfig
 // --harvester-ssh-keypairs) exist, the machine fits the namespace's resource quotas, host devices can be passed
 // through. Every problem is reported at once; an API failure is reported as what it is, never as "does not
 // exist". It is the checks of preflight, as one error.
-func (d *Driver) PreCreateCheck() error {
+func (d *Driver) PreCreateCheck() (err error) {
+	defer d.named(&err)
 	if d.cfg == nil {
 		return errNoConfig
 	}

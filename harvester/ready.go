@@ -40,7 +40,7 @@ func (d *Driver) waitUntilReady(ctx context.Context, c kube.Interface, timeout t
 	)
 	last, err := waitFor(ctx, c, ns, name, graceRecheck, func(s snapshot) (bool, error) {
 		if p := progress(s); p != lastLogged {
-			logging.Infof("VM %s/%s: %s", ns, name, p)
+			logging.Infof("VM %s/%s: %s", ns, name, d.id.Text(p))
 			lastLogged = p
 		}
 		if s.VM == nil {

@@ -39,7 +39,8 @@ const removeTimeout = 10 * time.Minute
 //
 // rancher-machine's rm treats an error containing "not found" as success; every real failure is worded without
 // that phrase, so a failed remove is never mistaken for a done one and the VM is not leaked.
-func (d *Driver) Remove() error {
+func (d *Driver) Remove() (err error) {
+	defer d.named(&err)
 	d.created = nil
 	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
 	defer cancel()
@@ -106,7 +107,7 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, vm *kubevirtv1.
 		logging.Infof("Removing VM %s/%s and its volumes %s", ns, name, strings.Join(claims, ", "))
 		for _, claim := range keptClaims(vm) {
 			logging.Infof("Keeping volume %s of VM %s/%s (\"autoDelete\": false in --%s); delete it when it is no longer needed: kubectl -n %s delete pvc %s",
-				claim, ns, name, config.FlagDiskInfo, ns, claim)
+				claim, ns, name, d.id.Flag(config.FlagDiskInfo), ns, claim)
 		}
 		if err := annotateRemovedClaims(ctx, c, ns, name, vm.UID, claims); err != nil {
 			return err

@@ -68,7 +68,8 @@ func (d *Driver) observe(ctx context.Context) (snapshot, kube.Interface, error) 
 // The first call within createdFresh of a successful Create in the same process (rancher-machine's wait for
 // "Running", which comes right after Create) answers from the VM and VMI the create's watch saw last, when it
 // found the machine running with an address: reading them again would tell the same, for two more requests.
-func (d *Driver) GetState() (state.State, error) {
+func (d *Driver) GetState() (st state.State, err error) {
+	defer d.named(&err)
 	if s := d.created; s != nil {
 		d.created = nil
 		if age := time.Since(s.at); age >= 0 && age < createdFresh {
@@ -88,7 +89,8 @@ func (d *Driver) GetState() (state.State, error) {
 }
 
 // GetIP returns the IPv4 address of the machine's first NIC, read live from its VMI (DHCP may change it).
-func (d *Driver) GetIP() (string, error) {
+func (d *Driver) GetIP() (ip string, err error) {
+	defer d.named(&err)
 	v4, _, err := d.addresses()
 	if err == nil && v4 == "" {
 		err = fmt.Errorf("VM %s/%s has no IPv4 address on %s (yet); see GetIPv6 for an IPv6 one", d.namespace(), d.MachineName, config.PrimaryNIC)
@@ -97,7 +99,8 @@ func (d *Driver) GetIP() (string, error) {
 }
 
 // GetIPv6 returns the global IPv6 address of the machine's first NIC.
-func (d *Driver) GetIPv6() (string, error) {
+func (d *Driver) GetIPv6() (ip string, err error) {
+	defer d.named(&err)
 	_, v6, err := d.addresses()
 	if err == nil && v6 == "" {
 		err = fmt.Errorf("VM %s/%s has no global IPv6 address on %s (yet)", d.namespace(), d.MachineName, config.PrimaryNIC)

@@ -22,8 +22,9 @@ func main() {
 	// RPC address: rancher-machine reads it as the first line.
 	if os.Getenv(localbinary.PluginEnvKey) == localbinary.PluginEnvVal || len(os.Args) < 2 {
 		// Without the token RegisterDriver prints its help to stderr and exits 1: Rancher runs the bare binary
-		// that way to check that it is executable.
-		plugin.RegisterDriver(harvester.NewDriver("", ""))
+		// that way to check that it is executable. The driver's name is the executable's: installed as
+		// docker-machine-driver-<name> it is the driver <name> (see harvester/identity.go).
+		plugin.RegisterDriver(harvester.NewNamedDriver(harvester.IdentityFromExecutable(os.Args[0]), "", ""))
 		return
 	}
 	os.Exit(run(os.Args[1], os.Args[2:], os.LookupEnv, os.Stdout, os.Stderr))

@@ -20,15 +20,16 @@ import (
 	"testing"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
+
 	// These tests build the plugin with `go build`, which go test's result cache cannot see; importing the
 	// driver makes this test binary, and so the cache key, change whenever the driver does.
 	_ "github.com/harvester/docker-machine-driver-harvester/harvester"
 )
 
-const binaryName = "docker-machine-driver-harvester"
-
 // TestReleaseArchivesAsRancherReadsThem runs goreleaser (snapshot) with the project's .goreleaser.yaml into a
-// temporary dist directory and checks every Linux archive.
+// temporary dist directory and checks every Linux archive, of the driver's own name and of its second name
+// (identity.Release), and the NodeDriver manifests written for the second name.
 func TestReleaseArchivesAsRancherReadsThem(t *testing.T) {
 	root, err := repo.Root()
 	if err != nil {
@@ -37,6 +38,15 @@ func TestReleaseArchivesAsRancherReadsThem(t *testing.T) {
 	dist := buildSnapshot(t, root)
 
 	sums := readChecksums(t, filepath.Join(dist, "sha256sums.txt"))
+	for _, driver := range []string{identity.Canonical, identity.Release} {
+		checkArchives(t, dist, sums, driver)
+	}
+	checkManifests(t, root, dist, sums)
+}
+
+// checkArchives checks the archives of driver name driver as Rancher reads them.
+func checkArchives(t *testing.T, dist string, sums map[string]string, driver string) {
+	binaryName := identity.BinaryPrefix + driver
 	for _, arch := range []struct {
 		goarch  string
 		machine elf.Machine
@@ -57,7 +67,7 @@ func TestReleaseArchivesAsRancherReadsThem(t *testing.T) {
 				t.Fatalf("not gzip data")
 			}
 			// The driver name is the file name minus docker-machine-driver-, cut at the first '-', '_' or '.'.
-			if got := regexp.MustCompile(`[-_.].*$`).ReplaceAllString(strings.TrimPrefix(name, "docker-machine-driver-"), ""); got != "harvester" {
+			if got := regexp.MustCompile(`[-_.].*$`).ReplaceAllString(strings.TrimPrefix(name, "docker-machine-driver-"), ""); got != driver {
 				t.Errorf("Rancher would name the driver %q", got)
 			}
 			entries := tarEntries(t, data)
@@ -85,6 +95,30 @@ func TestReleaseArchivesAsRancherReadsThem(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkManifests runs `make nodedriver-manifests`' command on the snapshot and checks that each manifest points
+// at the second name's archive and carries its checksum.
+func checkManifests(t *testing.T, root, dist string, sums map[string]string) {
+	cmd := exec.Command("go", "run", "./hack/nodedriver", "-version", "v0.0.0-test", "-checksums", filepath.Join(dist, "sha256sums.txt"), "-out", dist)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hack/nodedriver: %v\n%s", err, out)
+	}
+	for _, arch := range []string{"amd64", "arm64"} {
+		archive := identity.BinaryPrefix + identity.Release + "-" + arch + ".tar.gz"
+		data, err := os.ReadFile(filepath.Join(dist, "nodedriver-"+identity.Release+"-"+arch+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		for _, want := range []string{"\n  name: " + identity.Release + "\n", "\n  checksum: " + sums[archive] + "\n",
+			"\n  url: https://github.com/harvester/docker-machine-driver-harvester/releases/download/v0.0.0-test/" + archive + "\n"} {
+			if sums[archive] == "" || !strings.Contains(text, want) {
+				t.Errorf("the %s manifest lacks %q:\n%s", arch, strings.TrimSpace(want), text)
+			}
+		}
 	}
 }
 

@@ -1,0 +1,174 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
+)
+
+// The second node driver on a stock Rancher: the same binary installed as docker-machine-driver-hcivm (a copy,
+// as Rancher's download script moves the downloaded file into place), driven by the real rancher-machine the way
+// Rancher's provisioning job drives a node driver named hcivm — the cloud credential's fields as HCIVM_…
+// variables, the machine config's fields as --hcivm-… flags split by the job's entrypoint, `rm -y
+// --update-config` to delete — through create, status, ip and rm.
+func TestSecondDriverNameThroughRancherMachine(t *testing.T) {
+	const driver = identity.Release
+	b := testbed.Shared(t)
+	ns := b.Namespace(t)
+	cli := newCLI(t, b.AdminKubeconfig())
+	cli.PluginDir = secondNamePluginDir(t, driver)
+	// The cloud credential Secret of a node driver named hcivm whose privateCredentialFields is kubeconfigContent,
+	// as the dashboard stores it (<driver>credentialConfig-<field>), with the kubeconfig in base64 (a password
+	// field is one line).
+	cli.Env = rancherCredentialEnv(driver, map[string]string{
+		driver + "credentialConfig-kubeconfigContent": base64.StdEncoding.EncodeToString(b.AdminKubeconfig()),
+	})
+	// No other credential to fall back on: a driver that read $HARVESTER_KUBECONFIG_CONTENT or $KUBECONFIG would fail.
+	cli.Env = append(cli.Env, "KUBECONFIG="+filepath.Join(t.TempDir(), "absent"))
+	// The machine config (<Driver>Config) as Rancher stores it: ints as strings. clusterName is set by hand: Rancher
+	// appends --harvester-cluster-name only for the driver named harvester.
+	machineConfig := map[string]any{
+		"vmNamespace":   ns,
+		"imageName":     "default/ubuntu-22.04",
+		"diskSize":      "10",
+		"networkName":   "default/vm-untag",
+		"cpuCount":      "2",
+		"memorySize":    "4",
+		"createTimeout": "120",
+		"clusterName":   "gc2",
+		"enableEfi":     false,
+	}
+	const name = "gc2-pool1-abcde-fghij"
+	script := filepath.Join(t.TempDir(), "install.sh")
+	if err := os.WriteFile(script, []byte(installScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	create := append([]string{"create", "--driver=" + driver, "--custom-install-script=" + script}, rancherArgs(driver, machineConfig)...)
+	quiet(t, cli.must(entrypointSplit(append(create, name))...))
+
+	ctx := context.Background()
+	vm, err := b.Virt.KubevirtV1().VirtualMachines(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("no VM after create under the second name: %v", err)
+	}
+	for k, want := range map[string]string{"harvesterhci.io/creator": "docker-machine-driver-harvester",
+		"guestcluster.harvesterhci.io/name": "gc2", "nodepool.harvesterhci.io/name": "pool1-abcde"} {
+		if vm.Labels[k] != want {
+			t.Errorf("VM label %s = %q, want %q", k, vm.Labels[k], want)
+		}
+	}
+	if cores := vm.Spec.Template.Spec.Domain.CPU.Cores; cores != 2 {
+		t.Errorf("VM has %d cores, the machine config said 2", cores)
+	}
+
+	var host struct {
+		DriverName string
+		Driver     map[string]any
+	}
+	raw, err := os.ReadFile(filepath.Join(cli.Store, "machines", name, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &host); err != nil {
+		t.Fatal(err)
+	}
+	if host.DriverName != driver || host.Driver["VMNamespace"] != ns || host.Driver["ClusterName"] != "gc2" {
+		t.Errorf("saved host: DriverName %q, VMNamespace %v, ClusterName %v", host.DriverName, host.Driver["VMNamespace"], host.Driver["ClusterName"])
+	}
+	if held := storeFilesHolding(t, cli.Store, name, b.AdminConfig().BearerToken, base64.StdEncoding.EncodeToString(b.AdminKubeconfig())); len(held) > 0 {
+		t.Errorf("the credential from $%s_KUBECONFIG_CONTENT is saved in %v", strings.ToUpper(driver), held)
+	}
+
+	if out := quiet(t, cli.must("status", name)).Answer(); out != "Running" {
+		t.Errorf("status: %q", out)
+	}
+	ipv4, _ := standin.Addresses(ns, name, 0)
+	if out := cli.must("ip", name).Answer(); out != ipv4 {
+		t.Errorf("ip: %q, want %s", out, ipv4)
+	}
+	// Rancher's delete job (args.go getArgsEnvAndStatus): rm -y --update-config <instance>.
+	cli.must("rm", "-y", "--update-config", name)
+	nothingLeft(t, b, ns)
+}
+
+// secondNamePluginDir copies the built plugin into a directory of its own as docker-machine-driver-<driver>, the
+// only plugin rancher-machine finds there.
+func secondNamePluginDir(t *testing.T, driver string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(binDir, "docker-machine-driver-harvester"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, identity.BinaryPrefix+driver), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// rancherHyphen is Rancher's camelCase boundary since 2.13 (rancher/rancher
+// pkg/controllers/capr/machineprovision/args.go regExHyphen).
+var rancherHyphen = regexp.MustCompile(`([a-z0-9])([A-Z])`)
+
+// rancherCredentialEnv names a cloud credential Secret's keys the way Rancher's provisioning job does for driver
+// (args.go getArgsEnvAndStatus): the part after the last "-", camelCase split, upper-cased behind "<DRIVER>_".
+func rancherCredentialEnv(driver string, secret map[string]string) []string {
+	var env []string
+	for k, v := range secret {
+		field := k[strings.LastIndex(k, "-")+1:]
+		env = append(env, strings.ToUpper(driver+"_"+rancherHyphen.ReplaceAllString(field, "${1}_${2}"))+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
+
+// rancherArgs are the flags Rancher's job passes for a machine config of driver (args.go toArgs): --<driver>-
+// plus the field in kebab case; strings given when not empty, bools only when true, sorted. Only the driver named
+// harvester also gets --harvester-cluster-name.
+func rancherArgs(driver string, config map[string]any) []string {
+	var args []string
+	for k, v := range config {
+		flag := "--" + driver + "-" + strings.ToLower(rancherHyphen.ReplaceAllString(k, "${1}-${2}"))
+		switch v := v.(type) {
+		case string:
+			if v != "" {
+				args = append(args, flag+"="+v)
+			}
+		case bool:
+			if v {
+				args = append(args, flag)
+			}
+		default:
+			args = append(args, fmt.Sprintf("%s=%v", flag, v))
+		}
+	}
+	sort.Strings(args)
+	return args
+}
+
+// entrypointSplit is what rancher/machine's package/entrypoint.sh does to the job's arguments before it runs
+// rancher-machine: each --flag=value becomes --flag value.
+func entrypointSplit(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if flag, value, ok := strings.Cut(a, "="); ok && strings.HasPrefix(flag, "--") {
+			out = append(out, flag, value)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}

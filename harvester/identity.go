@@ -1,0 +1,41 @@
+package harvester
+
+import (
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
+)
+
+// The same binary serves a second node driver: installed as docker-machine-driver-<name> (lowercase letters), it
+// is the driver <name>. DriverName says <name>, so rancher-machine saves it with each machine and finds this
+// binary again; GetCreateFlags declares <name>-… flags with <NAME>_… environment variables, the names Rancher
+// builds for a node driver called <name> (pkg/controllers/capr/machineprovision/args.go: toArgs for the flags,
+// getArgsEnvAndStatus for the cloud credential's variables); SetConfigFromFlags reads them back by their
+// canonical names; and every error the driver returns names the <name>- flags. Everything else — the VMs, their
+// labels (harvesterhci.io/creator stays docker-machine-driver-harvester, which Harvester keys on), the saved
+// fields — is the same under either name. Installed under its own name, no translation happens at all.
+
+// IdentityFromExecutable is the identity of the plugin run as path, normally os.Args[0] (see
+// identity.FromExecutable).
+func IdentityFromExecutable(path string) identity.Identity {
+	return identity.FromExecutable(path, flagNames())
+}
+
+// NewNamedDriver is NewDriver for a plugin with identity id.
+func NewNamedDriver(id identity.Identity, hostName, storePath string) *Driver {
+	d := NewDriver(hostName, storePath)
+	d.id = id
+	return d
+}
+
+// named rewrites *err into the driver's flag names; deferred by the methods rancher-machine calls.
+func (d *Driver) named(err *error) { *err = d.id.Err(*err) }
+
+// flagNames are the canonical names of all flags.
+func flagNames() []string {
+	flags := config.CreateFlags()
+	names := make([]string, 0, len(flags))
+	for _, f := range flags {
+		names = append(names, f.String())
+	}
+	return names
+}

@@ -1,0 +1,124 @@
+// Package nodedriver writes the NodeDriver object (management.cattle.io/v3) that installs this driver on a stock
+// Rancher under a second name (see harvester/identity), for one release archive.
+//
+// Rancher reads the object in rancher/rancher pkg/controllers/management/drivers/nodedriver/machine_driver.go:
+// it downloads spec.url, checks spec.checksum (the archive's sha256; base_driver.go getHasher), names the driver
+// after the archive's docker-machine-driver-* entry (base_driver.go copyBinary), builds the <name>config schema
+// from the binary's flags, and makes the cloud credential type <name>credentialConfig from the fields the
+// privateCredentialFields / publicCredentialFields annotations list (getCredFields). Provisioning jobs find the
+// NodeDriver by the driver name (pkg/controllers/capr/machineprovision/args.go getArgsEnvAndStatus), so
+// metadata.name is the driver name.
+package nodedriver
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
+)
+
+// CredentialFields are the driver's fields that Rancher moves into the cloud credential (private: stored in the
+// credential Secret, shown as a password field). Only the kubeconfig: the driver uses neither clusterType nor
+// clusterId, which Rancher's built-in harvester credential also carries (pkg/data/management/machinedriver_data.go
+// DriverData), so asking for them would ask for values nothing reads.
+var CredentialFields = []string{"kubeconfigContent"}
+
+// Archive is the file name of the release archive of driver name for arch: docker-machine-driver-<name>-<arch>.tar.gz,
+// holding the one file docker-machine-driver-<name>. Rancher's download script takes the driver name from the
+// file name up to the first '-', '_' or '.' (rancher/machine package/download_driver.sh).
+func Archive(name, arch string) string {
+	return identity.BinaryPrefix + name + "-" + arch + ".tar.gz"
+}
+
+// Spec is what one NodeDriver manifest says.
+type Spec struct {
+	Name     string // the driver name, e.g. identity.Release
+	URL      string // where Rancher downloads the archive
+	Checksum string // the archive's sha256, hex
+	Version  string // the release, for the comment
+	Arch     string // the archive's architecture, for the comment
+}
+
+type nodeDriver struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metadata          `json:"metadata"`
+	Spec       nodeDriverSpecOut `json:"spec"`
+}
+
+type metadata struct {
+	Name        string            `json:"name"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+type nodeDriverSpecOut struct {
+	Active           bool     `json:"active"`
+	Builtin          bool     `json:"builtin"`
+	DisplayName      string   `json:"displayName"`
+	URL              string   `json:"url"`
+	Checksum         string   `json:"checksum"`
+	WhitelistDomains []string `json:"whitelistDomains"`
+}
+
+// Manifest renders the NodeDriver for s as YAML, with a comment saying what it is.
+func Manifest(s Spec) ([]byte, error) {
+	if err := identity.ValidName(s.Name); err != nil || s.Name == identity.Canonical {
+		return nil, fmt.Errorf("-name %q: a second driver name is needed (lowercase letters, not %s): %v", s.Name, identity.Canonical, err)
+	}
+	if len(s.Checksum) != 64 || strings.Trim(strings.ToLower(s.Checksum), "0123456789abcdef") != "" {
+		return nil, fmt.Errorf("the checksum of %s must be a sha256 in hex, got %q", s.URL, s.Checksum)
+	}
+	host, err := urlHost(s.URL)
+	if err != nil {
+		return nil, err
+	}
+	body, err := yaml.Marshal(nodeDriver{
+		APIVersion: "management.cattle.io/v3",
+		Kind:       "NodeDriver",
+		Metadata: metadata{Name: s.Name, Annotations: map[string]string{
+			"privateCredentialFields": strings.Join(CredentialFields, ","),
+		}},
+		Spec: nodeDriverSpecOut{
+			Active:           true,
+			DisplayName:      s.Name,
+			URL:              s.URL,
+			Checksum:         strings.ToLower(s.Checksum),
+			WhitelistDomains: []string{host},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	head := fmt.Sprintf("# The Harvester node driver %s (%s) as a second node driver named %s, for a stock Rancher:\n"+
+		"#   kubectl apply -f <this file>   (on Rancher's local cluster)\n"+
+		"# Its cloud credential holds the Harvester kubeconfig (paste it base64-encoded: the field is one line).\n"+
+		"# Set clusterName in each machine config: Rancher passes the cluster's name only to the driver named harvester.\n",
+		s.Version, s.Arch, s.Name)
+	return append([]byte(head), body...), nil
+}
+
+func urlHost(u string) (string, error) {
+	rest, ok := strings.CutPrefix(u, "https://")
+	host, _, _ := strings.Cut(rest, "/")
+	if !ok || host == "" {
+		return "", fmt.Errorf("the download URL must be https://host/…, got %q", u)
+	}
+	return host, nil
+}
+
+// ReadChecksums reads a sha256sums file (goreleaser's checksum file, `sha256sum` output): file name → sum.
+func ReadChecksums(r io.Reader) (map[string]string, error) {
+	sums := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 2 {
+			sums[strings.TrimPrefix(fields[1], "*")] = fields[0]
+		}
+	}
+	return sums, sc.Err()
+}
