@@ -2,6 +2,7 @@ package harvester
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -148,4 +149,27 @@ func writeFile(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// A machine's saved credential is content too: one that names an exec plugin (saved by an older driver) is
+// refused when the machine is loaded, and the command that needs it says so and how to give a current one; the
+// plugin never runs and nothing reaches the server.
+func TestSavedCredentialIsInlineOnly(t *testing.T) {
+	srv := newRecorder(t)
+	marker := filepath.Join(t.TempDir(), "marker")
+	d := NewDriver("", "")
+	if err := json.Unmarshal(referenceState(t, execKubeconfig(srv.URL, marker)), d); err != nil {
+		t.Fatalf("loading must not fail on a refused credential (rm must still be able to run with another): %v", err)
+	}
+	_, err := d.api()
+	if err == nil || !strings.Contains(err.Error(), "the Harvester credential saved with this machine is refused") ||
+		!strings.Contains(err.Error(), `its user "u" uses exec`) || !strings.Contains(err.Error(), "pass a current one with --harvester-kubeconfig-content") {
+		t.Fatalf("want the saved credential refused, got %v", err)
+	}
+	if _, statErr := os.Stat(marker); !os.IsNotExist(statErr) {
+		t.Error("the exec plugin ran")
+	}
+	if seen := srv.seen(); len(seen) != 0 {
+		t.Errorf("%d requests reached the server", len(seen))
+	}
 }
