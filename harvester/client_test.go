@@ -46,6 +46,17 @@ func (r *recorder) seen() []string {
 	return append([]string(nil), r.auth...)
 }
 
+// wantNothingRan fails t when the exec plugin that writes marker ran or a request reached the server.
+func (r *recorder) wantNothingRan(t *testing.T, marker string) {
+	t.Helper()
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Error("the exec plugin ran")
+	}
+	if seen := r.seen(); len(seen) != 0 {
+		t.Errorf("%d requests reached the server", len(seen))
+	}
+}
+
 // execKubeconfig is a kubeconfig for server whose user gets its token from a shell command that writes marker.
 func execKubeconfig(server, marker string) string {
 	return fmt.Sprintf(`apiVersion: v1
@@ -79,12 +90,7 @@ func TestContentCredentialNeverRunsExec(t *testing.T) {
 	if !errors.As(err, &inline) || !strings.Contains(err.Error(), `its user "u" uses exec, which runs a command on this machine`) {
 		t.Fatalf("want the exec plugin refused, got %v", err)
 	}
-	if _, statErr := os.Stat(marker); !os.IsNotExist(statErr) {
-		t.Error("the exec plugin ran")
-	}
-	if seen := srv.seen(); len(seen) != 0 {
-		t.Errorf("%d requests reached the server", len(seen))
-	}
+	srv.wantNothingRan(t, marker)
 }
 
 // Behind the refusal, the REST config of a content credential tells client-go to refuse exec plugins: one that
@@ -108,12 +114,7 @@ func TestContentRESTConfigDeniesExecPlugins(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `not allowed: policy set to "DenyAll"`) {
 		t.Fatalf("want client-go's DenyAll refusal, got %v", err)
 	}
-	if _, statErr := os.Stat(marker); !os.IsNotExist(statErr) {
-		t.Error("the exec plugin ran")
-	}
-	if seen := srv.seen(); len(seen) != 0 {
-		t.Errorf("%d requests reached the server", len(seen))
-	}
+	srv.wantNothingRan(t, marker)
 }
 
 // A kubeconfig file the user names ($KUBECONFIG, or cloud-provider-config --kubeconfig) is their own and is read
@@ -166,10 +167,5 @@ func TestSavedCredentialIsInlineOnly(t *testing.T) {
 		!strings.Contains(err.Error(), `its user "u" uses exec`) || !strings.Contains(err.Error(), "pass a current one with --harvester-kubeconfig-content") {
 		t.Fatalf("want the saved credential refused, got %v", err)
 	}
-	if _, statErr := os.Stat(marker); !os.IsNotExist(statErr) {
-		t.Error("the exec plugin ran")
-	}
-	if seen := srv.seen(); len(seen) != 0 {
-		t.Errorf("%d requests reached the server", len(seen))
-	}
+	srv.wantNothingRan(t, marker)
 }

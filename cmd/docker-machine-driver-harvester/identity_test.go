@@ -98,14 +98,7 @@ current-context: h
 	if err != nil {
 		t.Fatalf("SetConfigFromFlags under the second name: %v", err)
 	}
-	raw, err := d.GetConfigRaw()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var saved map[string]any
-	if err := json.Unmarshal(raw, &saved); err != nil {
-		t.Fatal(err)
-	}
+	raw, saved := savedState(t, d)
 	if saved["VMNamespace"] != "team-a" || saved["ClusterName"] != "gc8" {
 		t.Errorf("the second name's flags did not reach the saved state: %s", raw)
 	}

@@ -98,6 +98,20 @@ func rancherMachineOptions(flags []mcnflag.Flag, set map[string]any) *rpcdriver.
 
 // startPlugin launches the built binary the way rancher-machine does: found on $PATH as
 // docker-machine-driver-harvester, handshake, heartbeat, SetConfigRaw.
+// savedState is the machine state the plugin gives rancher-machine to save, raw and decoded.
+func savedState(t *testing.T, d *rpcdriver.RPCClientDriver) ([]byte, map[string]any) {
+	t.Helper()
+	raw, err := d.GetConfigRaw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved map[string]any
+	if err := json.Unmarshal(raw, &saved); err != nil {
+		t.Fatal(err)
+	}
+	return raw, saved
+}
+
 func startPlugin(t *testing.T, machine string) *rpcdriver.RPCClientDriver {
 	t.Helper()
 	t.Setenv("PATH", filepath.Dir(pluginBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -158,14 +172,7 @@ current-context: h
 	if err != nil {
 		t.Fatalf("SetConfigFromFlags over RPC: %v", err)
 	}
-	raw, err := d.GetConfigRaw()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var saved map[string]any
-	if err := json.Unmarshal(raw, &saved); err != nil {
-		t.Fatal(err)
-	}
+	raw, saved := savedState(t, d)
 	if saved["VMNamespace"] != "team-a" || saved["ClusterName"] != "gc8" || saved["MachineName"] != "gc8-pool1-q99l7-6ndw9" {
 		t.Errorf("persisted state lacks what Remove needs: %s", raw)
 	}
