@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/inter
 TESTENV   := CGO_ENABLED=1
 TESTFLAGS ?= -race -timeout 80m
 
-.PHONY: help demo build test bench deps fmt-check vet unit e2e-guest size release-snapshot nodedriver-manifests rancher-image clean
+.PHONY: help demo build test bench deps fmt-check vet unit ui-test ui-flags ui-extension e2e-guest size release-snapshot nodedriver-manifests rancher-image clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -22,15 +22,16 @@ demo: build ## run the driver's main job: a simulated Harvester on this machine,
 build: ## build the static plugin binary into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/docker-machine-driver-harvester
 
-test: fmt-check vet deps unit ## everything CI runs: gofmt and import-grouping check, go vet, all tests with the race detector
+test: fmt-check vet deps unit ui-test ## everything CI runs: gofmt and import-grouping check, go vet, all tests with the race detector, the UI extension's tests
 
-deps: ## install and build what the tests run (cloud-init, qemu from Debian; etcd, kube-apiserver, rancher-machine, goreleaser, KubeVirt's CRDs and admission, Harvester's VM validator from the Go module proxy; the Debian guest image where it can be built); idempotent and cached
+deps: ## install and build what the tests run (cloud-init, qemu from Debian; etcd, kube-apiserver, rancher-machine, goreleaser, KubeVirt's CRDs and admission, Harvester's VM validator from the Go module proxy; the UI tests' Node modules from npm; the Debian guest image where it can be built); idempotent and cached
 	cloudinit/testdata/install-cloud-init.sh
 	hack/tools.sh controlplane >/dev/null
 	hack/tools.sh kubevirt >/dev/null
 	hack/tools.sh harvester >/dev/null
 	hack/tools.sh rancher-machine >/dev/null
 	hack/tools.sh goreleaser >/dev/null
+	ui/scripts/deps.sh
 	@if hack/guest-image.sh --check; then hack/guest-image.sh >/dev/null; \
 	else echo "deps: no guest tooling here (needs root, Debian, x86_64): the real-guest tests will be skipped"; fi
 
@@ -49,6 +50,12 @@ vet: ## go vet
 # packages' actions a higher priority), so the longest one does not start last and hold the run at the end.
 unit: ## go test -race ./... (tools the tests need must be present: DMDH_REQUIRE_TOOLS=1)
 	DMDH_REQUIRE_TOOLS=1 $(TESTENV) $(GO) test $(TESTFLAGS) ./e2e/scenarios ./e2e/guest ./...
+
+ui-test: ## the UI extension's tests (ui/test: Jest with jsdom); installs their Node modules from npm first (ui/scripts/deps.sh, cached)
+	ui/scripts/test.sh
+
+ui-flags: ## rewrite ui/pkg/hcivm/flags.json, the flag table the UI extension is built from
+	$(GO) run ./cmd/docker-machine-driver-harvester flags --json --driver hcivm > ui/pkg/hcivm/flags.json
 
 e2e-guest: ## only the real-guest tests: the driver's VMs booted under qemu with real cloud-init and qemu-guest-agent
 	hack/guest-image.sh >/dev/null

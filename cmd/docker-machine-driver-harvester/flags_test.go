@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -122,5 +123,17 @@ func TestFlagsVerbRefusesAWrongName(t *testing.T) {
 		if _, stderr, code := runVerb(t, noEnv, "flags", args...); code != 2 || !strings.Contains(stderr, "flags:") {
 			t.Errorf("flags %v: exit %d, stderr %q", args, code, stderr)
 		}
+	}
+}
+
+// The UI extension is built from ui/pkg/hcivm/flags.json: it must be what the verb prints for hcivm.
+func TestFlagsVerbOutputIsTheExtensionsTable(t *testing.T) {
+	want, _, code := runVerb(t, noEnv, "flags", "--json", "--driver", "hcivm")
+	got, err := os.ReadFile("../../ui/pkg/hcivm/flags.json")
+	if err != nil || code != 0 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	if string(got) != want {
+		t.Errorf("ui/pkg/hcivm/flags.json is not the driver's flag table: run make ui-flags")
 	}
 }
