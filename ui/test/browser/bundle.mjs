@@ -1,0 +1,20 @@
+// Bundles entry.js (the form on a fake store) into out/bundle.js with esbuild and vue-plugin.mjs.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+import { vuePlugin } from './vue-plugin.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+await esbuild.build({
+  entryPoints: [path.join(here, 'entry.js')],
+  bundle:      true,
+  outfile:     path.join(here, 'out/bundle.js'),
+  format:      'iife',
+  nodePaths:   [path.join(here, '../node_modules')],
+  plugins:     [vuePlugin],
+  define:      {
+    'process.env.NODE_ENV': '"production"', __VUE_OPTIONS_API__: 'true', __VUE_PROD_DEVTOOLS__: 'false', __VUE_PROD_HYDRATION_MISMATCH_DETAILS__: 'false',
+  },
+  logLevel: 'warning',
+});
