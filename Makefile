@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/inter
 TESTENV   := CGO_ENABLED=1
 TESTFLAGS ?= -race -timeout 80m
 
-.PHONY: help demo build test bench deps fmt-check vet unit ui-test ui-flags ui-extension e2e-guest size release-snapshot nodedriver-manifests rancher-image clean
+.PHONY: help demo build test bench deps fmt-check vet unit ui-test ui-flags ui-extension helm-chart e2e-guest size release-snapshot nodedriver-manifests rancher-image clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -56,6 +56,24 @@ ui-test: ## the UI extension's tests (ui/test: Jest with jsdom, then the form in
 
 ui-flags: ## rewrite ui/pkg/hcivm/flags.json, the flag table the UI extension is built from
 	$(GO) run ./cmd/docker-machine-driver-harvester flags --json --driver hcivm > ui/pkg/hcivm/flags.json
+
+# The extension's version (ui/pkg/hcivm/package.json) and the chart's (the release tag without its v).
+UI_VERSION    := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' ui/pkg/hcivm/package.json)
+CHART_VERSION ?= $(shell echo "$(VERSION)" | sed -n 's/^v\{0,1\}\([0-9]\{1,\}\.[0-9]\{1,\}\.[0-9]\{1,\}.*\)$$/\1/p' | grep . || echo 0.0.0-$(VERSION))
+
+ui-extension: ## build the UI extension with @rancher/shell's toolchain (ui/package.json, Node modules from npm, cached) into ui/dist-pkg/hcivm-<version> and dist/hcivm-ui-<version>.tgz, the archive the chart's UIPlugin names
+	cd ui && npm_config_cache=$${XDG_CACHE_HOME:-$$HOME/.cache}/docker-machine-driver-harvester/npm npm install --no-audit --no-fund
+	cd ui && npm run build-pkg -- hcivm
+	@mkdir -p dist && tar -C ui/dist-pkg/hcivm-$(UI_VERSION) -czf dist/hcivm-ui-$(UI_VERSION).tgz .
+	@echo "dist/hcivm-ui-$(UI_VERSION).tgz"
+
+helm-chart: ## package the Helm chart of the second name (package/helm/hcivm: the NodeDriver manifests of dist/, written by make nodedriver-manifests, and the UIPlugin) into dist/hcivm-<version>.tgz
+	@ls dist/nodedriver-hcivm-*.yaml >/dev/null 2>&1 || { echo "helm-chart: no dist/nodedriver-hcivm-*.yaml: run make release-snapshot, or make nodedriver-manifests VERSION=<tag>, first"; exit 1; }
+	@rm -rf dist/helm && mkdir -p dist/helm/hcivm && cp -r package/helm/hcivm/. dist/helm/hcivm/ && mkdir -p dist/helm/hcivm/files && cp dist/nodedriver-hcivm-*.yaml dist/helm/hcivm/files/
+	@sed -i 's/^version: .*/version: $(CHART_VERSION)/; s/^appVersion: .*/appVersion: $(UI_VERSION)/' dist/helm/hcivm/Chart.yaml
+	@sed -i 's/^release: ""/release: "$(VERSION)"/' dist/helm/hcivm/values.yaml
+	@tar -C dist/helm -czf dist/hcivm-$(CHART_VERSION).tgz hcivm
+	@echo "dist/hcivm-$(CHART_VERSION).tgz"
 
 e2e-guest: ## only the real-guest tests: the driver's VMs booted under qemu with real cloud-init and qemu-guest-agent
 	hack/guest-image.sh >/dev/null
