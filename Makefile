@@ -87,10 +87,11 @@ bench: build ## measure the driver on the simulated Harvester (ready detection, 
 	CGO_ENABLED=0 $(GO) run ./e2e/cmd/bench -plugin $(BIN) $(if $(REFERENCE_PLUGIN),-reference-plugin $(REFERENCE_PLUGIN))
 	$(GO) test -run '^$$' -bench HostileInput -benchmem -benchtime 5x ./harvester/config ./cmd/docker-machine-driver-harvester
 
-release-snapshot: ## build the release archives into dist/ with goreleaser (built by hack/tools.sh), print their checksums and write the second name's NodeDriver manifests
+release-snapshot: ## build the release archives into dist/ with goreleaser (built by hack/tools.sh), print their checksums, write the second name's NodeDriver manifests and package its Helm chart
 	@goreleaser=$$(hack/tools.sh goreleaser)/goreleaser && GOFLAGS=-buildvcs=false $$goreleaser release --snapshot --clean --skip=publish
 	@cat dist/sha256sums.txt
 	@$(MAKE) --no-print-directory nodedriver-manifests
+	@$(MAKE) --no-print-directory helm-chart
 
 nodedriver-manifests: ## write dist/nodedriver-hcivm-<arch>.yaml, the NodeDriver that installs the second driver name on a stock Rancher, with the checksums of dist/sha256sums.txt (VERSION=the release tag the archives are published under)
 	$(GO) run ./hack/nodedriver -version $(VERSION) -checksums dist/sha256sums.txt -out dist
