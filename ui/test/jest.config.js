@@ -6,6 +6,8 @@ module.exports = {
   testEnvironment:      require.resolve('jest-environment-jsdom'),
   testEnvironmentOptions: { customExportConditions: ['node', 'node-addons'] },
   modulePaths:          ['<rootDir>/test/node_modules'],
+  // One Vue, this folder's, also when ui/node_modules (the build workspace's) has its own.
+  moduleNameMapper:     { '^vue$': '<rootDir>/test/node_modules/vue' },
   moduleFileExtensions: ['js', 'ts', 'json', 'vue'],
   transform:            {
     '^.+\\.vue$':   require.resolve('@vue/vue3-jest'),

@@ -12,6 +12,8 @@ await esbuild.build({
   outfile:     path.join(here, 'out/bundle.js'),
   format:      'iife',
   nodePaths:   [path.join(here, '../node_modules')],
+  // One Vue, ui/test's, also when ui/node_modules (the build workspace's) has its own.
+  alias:       { vue: path.join(here, '../node_modules/vue') },
   plugins:     [vuePlugin],
   define:      {
     'process.env.NODE_ENV': '"production"', __VUE_OPTIONS_API__: 'true', __VUE_PROD_DEVTOOLS__: 'false', __VUE_PROD_HYDRATION_MISMATCH_DETAILS__: 'false',
