@@ -61,9 +61,11 @@ ui-flags: ## rewrite ui/pkg/hcivm/flags.json, the flag table the UI extension is
 UI_VERSION    := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' ui/pkg/hcivm/package.json)
 CHART_VERSION ?= $(shell echo "$(VERSION)" | sed -n 's/^v\{0,1\}\([0-9]\{1,\}\.[0-9]\{1,\}\.[0-9]\{1,\}.*\)$$/\1/p' | grep . || echo 0.0.0-$(VERSION))
 
-ui-extension: ## build the UI extension with @rancher/shell's toolchain (ui/package.json, Node modules from npm, cached) into ui/dist-pkg/hcivm-<version> and dist/hcivm-ui-<version>.tgz, the archive the chart's UIPlugin names
-	cd ui && npm_config_cache=$${XDG_CACHE_HOME:-$$HOME/.cache}/docker-machine-driver-harvester/npm npm install --no-audit --no-fund
+ui-extension: ## build the UI extension with @rancher/shell's toolchain (ui/package.json and its lock, Node modules from npm, cached) into ui/dist-pkg/hcivm-<version>, check the build in headless Chromium, and pack dist/hcivm-ui-<version>.tgz, the archive the chart's UIPlugin names
+	cd ui && npm_config_cache=$${XDG_CACHE_HOME:-$$HOME/.cache}/docker-machine-driver-harvester/npm npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	cd ui && npm run build-pkg -- hcivm
+	ui/scripts/deps.sh && ui/scripts/install-chromium.sh >&2
+	cd ui/test && node browser/bundle.mjs && node browser/run.mjs --built ../dist-pkg/hcivm-$(UI_VERSION)
 	@mkdir -p dist && tar -C ui/dist-pkg/hcivm-$(UI_VERSION) -czf dist/hcivm-ui-$(UI_VERSION).tgz .
 	@echo "dist/hcivm-ui-$(UI_VERSION).tgz"
 

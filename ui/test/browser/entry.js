@@ -1,43 +1,8 @@
-// The page of the browser check: the machine-config form of the extension on a fake store that answers
-// Rancher's requests from ui/test/fixtures/harvester.json. window.hcivm exposes the machine config the form writes.
-import { createApp, reactive } from 'vue';
-import flagTable from '../../pkg/hcivm/flags.json';
-import harvester from '../fixtures/harvester.json';
+// The browser check's page without a build of the extension: Vue and the machine-config component bundled by
+// esbuild (bundle.mjs), started in the fake Rancher of harness.js.
+import * as Vue from 'vue';
 import MachineConfig from '../../pkg/hcivm/machine-config/hcivm.vue';
+import './harness';
 
-const PREFIX = '/k8s/clusters/c-m-abc12/v1';
-const value = reactive({});
-
-for (const f of flagTable.flags) {
-  if (!f.credential) {
-    value[f.field] = f.kind === 'bool' ? false : f.declared;
-  }
-}
-const store = {
-  getters:  {},
-  dispatch: async(action, arg) => {
-    if (action === 'rancher/find') {
-      return { id: arg.id, annotations: { 'hcivm.cattle.io/clusterId': 'c-m-abc12' } };
-    }
-    const path = arg.url.startsWith(PREFIX) ? arg.url.slice(PREFIX.length) : arg.url;
-
-    if (action === 'cluster/request' && path in harvester.responses) {
-      return harvester.responses[path];
-    }
-    throw new Error(`404 ${ arg.url }`);
-  },
-};
-const valid = [];
-const app = createApp(MachineConfig, {
-  value,
-  mode:              'create',
-  credentialId:      'cattle-global-data:cc-1',
-  cluster:           { metadata: { name: 'mycluster' } },
-  poolIndex:         0,
-  machinePools:      [{ pool: { quantity: 1 } }],
-  onValidationChanged: (v) => valid.push(v),
-});
-
-app.config.globalProperties.$store = store;
-app.mount('#app');
-window.hcivm = { value, valid };
+window.Vue = Vue;
+window.hcivmStart(MachineConfig);
