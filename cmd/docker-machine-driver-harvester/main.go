@@ -43,6 +43,8 @@ func run(cmd string, args []string, lookupEnv func(string) (string, bool), stdou
 		return check(args, lookupEnv, stdout, stderr)
 	case "cloud-provider-config":
 		return cloudProviderConfig(args, lookupEnv, stdout, stderr)
+	case "flags":
+		return flagsVerb(args, stdout, stderr)
 	case "help", "--help", "-h":
 		usage(stdout)
 		return 0
@@ -64,6 +66,9 @@ It is started by them as a plugin (driver name "harvester"); by hand it offers:
         problem with its reason, skipped); it creates and changes nothing; exit code 1 on any problem
   cloud-provider-config --namespace NS --cluster-name NAME [--server https://VIP:6443]
         create the guest cluster's scoped cloud provider / CSI account in Harvester and print its kubeconfig
+  flags [--json] [--driver NAME]
+        print the flag table as JSON (flag, Rancher's machine-config field, environment variable, kind, declared
+        and applied default, group, usage) under this executable's driver name or NAME
   version
         print the version
   help
