@@ -1,7 +1,8 @@
-// Package rancher holds, for tests only, Rancher's rules for a node driver's flags: the field each flag becomes
+// Package rancher holds Rancher's rules for a node driver's flags: the field each flag becomes
 // in the driver's machine-config object (HarvesterConfig), the CustomResourceDefinition Rancher makes for that
 // object, and the command line Rancher builds back from it. Each function is written from the rancher/rancher
-// function it names (read at commit 59bd052, 2026-08); none of Rancher's code is imported. Only tests import it.
+// function it names (read at commit 59bd052, 2026-08); none of Rancher's code is imported. The tests use all of
+// it; the plugin's `flags` verb uses FieldOf, to name each flag's field as Rancher names it.
 package rancher
 
 import (
