@@ -42,7 +42,7 @@ type lbRange struct {
 	Subnet      netip.Prefix
 }
 
-func (r lbRange) String() string { return fmt.Sprintf("%s-%s (subnet %s)", r.First, r.Last, r.Subnet) }
+func (r lbRange) String() string { return fmt.Sprintf("%s-%s of subnet %s", r.First, r.Last, r.Subnet) }
 
 // lbOverlap is a range of a pool that can serve the machine's network and overlaps its --harvester-ip-pool.
 type lbOverlap struct {

@@ -50,7 +50,7 @@ func TestPreCreateCheckLBPoolOverlap(t *testing.T) {
 	fc.addLBPool(lbPool("guests", "default/vlan1", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24", RangeStart: "10.0.0.11", RangeEnd: "10.0.0.40"}))
 	fc.addLBPool(lbPool("elsewhere", "default/vlan2", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24"}))
 	c, reads := lbPoolCheck(t, fc)
-	want := "10.0.0.10-10.0.0.11 overlaps load-balancer IP pool guests at 10.0.0.11 (its range 10.0.0.11-10.0.0.40 (subnet 10.0.0.0/24); it serves network default/vlan1): " +
+	want := "10.0.0.10-10.0.0.11 overlaps load-balancer IP pool guests at 10.0.0.11 (its range 10.0.0.11-10.0.0.40 of subnet 10.0.0.0/24; it serves network default/vlan1): " +
 		"Harvester's load balancer could give those addresses to a Service while a node holds them; give --harvester-ip-pool a range outside 10.0.0.11-10.0.0.40, " +
 		"or change the pool's ranges in Harvester (Networks → IP Pools)"
 	if len(c.Problems) != 1 || c.Problems[0].Flag != "harvester-ip-pool" || c.Problems[0].Message != want || c.Skipped != "" {

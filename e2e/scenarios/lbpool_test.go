@@ -69,7 +69,7 @@ func TestLBPoolOverlap(t *testing.T) {
 		return []string{"--harvester-network-name", ns + "/lb-net", "--harvester-ip-pool", rng, "--harvester-ip-pool-gateway", "10.88.0.1"}
 	}
 	want := "--harvester-ip-pool: 10.88.0.10-10.88.0.59 overlaps load-balancer IP pool " + ns + "-lb at 10.88.0.50-10.88.0.59 " +
-		"(its range 10.88.0.50-10.88.0.99 (subnet 10.88.0.0/24); it serves network " + ns + "/lb-net)"
+		"(its range 10.88.0.50-10.88.0.99 of subnet 10.88.0.0/24; it serves network " + ns + "/lb-net)"
 
 	cli := newCLI(t, kubeconfig)
 	r := cli.run(append(createArgs(t, ns, pool("10.88.0.10-10.88.0.59/24")...), "m1")...)
