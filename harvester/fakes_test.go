@@ -66,6 +66,7 @@ var fakeListKinds = map[schema.GroupVersionResource]string{
 	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "pcidevices"}:        "PCIDeviceList",
 	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "pcideviceclaims"}:   "PCIDeviceClaimList",
 	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "usbdevices"}:        "USBDeviceList",
+	{Group: "loadbalancer.harvesterhci.io", Version: "v1beta1", Resource: "ippools"}:      "IPPoolList",
 }
 
 func newFakeCluster(t *testing.T) *fakeCluster {

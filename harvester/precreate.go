@@ -84,6 +84,7 @@ const (
 	CheckZones          = "zones and regions"
 	CheckHostDevices    = "host devices" // and their free capacity
 	CheckIPPool         = "IP pool"
+	CheckLBPools        = "load-balancer pools" // --harvester-ip-pool against Harvester's load-balancer IP pools
 )
 
 // Preflight runs a create's pre-flight (PreCreateCheck) for machine machineName configured by opts (the flags and
@@ -221,8 +222,10 @@ func (d *Driver) preflight(ctx context.Context) []Check {
 	}
 	if cfg.IPPool == nil {
 		unset(CheckIPPool, "--"+config.FlagIPPool)
+		unset(CheckLBPools, "--"+config.FlagIPPool)
 	} else {
 		start(CheckIPPool, func(p *config.Problems, _ *unchecked) { ippool.Check(ctx, c, d.cfg, p) })
+		start(CheckLBPools, func(p *config.Problems, u *unchecked) { d.checkLBPools(ctx, c, p, u) })
 	}
 	running.Wait()
 	var checks []Check

@@ -38,8 +38,9 @@ func TestInstall(t *testing.T) {
 			"virtualmachineinstancemigrations", "virtualmachineinstancemigrations/status"},
 		"instancetype.kubevirt.io/v1beta1": {"virtualmachineinstancetypes", "virtualmachineclusterinstancetypes",
 			"virtualmachinepreferences", "virtualmachineclusterpreferences"},
-		"harvesterhci.io/v1beta1": {"virtualmachineimages", "keypairs", "settings"},
-		"k8s.cni.cncf.io/v1":      {"network-attachment-definitions"},
+		"harvesterhci.io/v1beta1":              {"virtualmachineimages", "keypairs", "settings"},
+		"k8s.cni.cncf.io/v1":                   {"network-attachment-definitions"},
+		"loadbalancer.harvesterhci.io/v1beta1": {"ippools"}, // mirrored, see crds.LoadBalancerIPPools
 	}
 	for gv, names := range want {
 		list, err := bed.Kube.Discovery().ServerResourcesForGroupVersion(gv)

@@ -81,6 +81,11 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	if err != nil {
 		return nil, err
 	}
+	lbPools, err := crds.LoadBalancerIPPools() // mirrored: its module is not in the module cache
+	if err != nil {
+		return nil, err
+	}
+	manifests = append(manifests, lbPools...)
 	kubevirtTool, err := upstream.KubeVirtTool(ctx)
 	if err != nil {
 		return nil, err
