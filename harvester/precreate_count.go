@@ -12,10 +12,11 @@ import (
 const MaxPoolSize = 1000
 
 // A pool of n machines of one configuration asks n times what one machine asks: each of its machines is a VM with
-// the same disks, cores, memory, devices and an address of its own. Rancher's machine-config form counts a vGPU
-// the same way, the pool's quantity for each pool that asks for its type (rancher/dashboard
-// pkg/harvester-manager/machine-config/harvester.vue, validatorVGpus); PreflightPool counts host devices and
-// every request of a type too.
+// the same disks, cores, memory, devices and an address of its own. Rancher's machine-config form checks less:
+// only vGPUs, and a vGPU type once per machine however many requests of it a machine makes — it sums the pool's
+// quantity over the pools that ask for the type and compares that with the type's allocatable count
+// (rancher/dashboard pkg/harvester-manager/machine-config/harvester.vue, validatorVGpus). PreflightPool counts
+// every request, of vGPUs and host devices alike, times n.
 
 // machineCount is how many machines the pre-flight checks at once: 1 unless PreflightPool set more.
 func (d *Driver) machineCount() int {

@@ -1,7 +1,8 @@
-// Package rancher holds, for tests only, Rancher's rules for a node driver's flags: the field each flag becomes
-// in the driver's machine-config object (HarvesterConfig), the CustomResourceDefinition Rancher makes for that
-// object, and the command line Rancher builds back from it. Each function is written from the rancher/rancher
-// function it names (read at commit 59bd052, 2026-08); none of Rancher's code is imported. Only tests import it.
+// Package rancher holds Rancher's rules for a node driver's flags: the field each flag becomes in the driver's
+// machine-config object (HarvesterConfig), the CustomResourceDefinition Rancher makes for that object, and the
+// command line Rancher builds back from it. Each function is written from the rancher/rancher function it names
+// (read at commit 59bd052, 2026-08); none of Rancher's code is imported. Tests import it, and so does the check
+// verb, which turns a machine-config object into the command line Rancher would build (check --machine-config).
 package rancher
 
 import (
