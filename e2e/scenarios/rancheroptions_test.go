@@ -72,7 +72,7 @@ func TestRancherFlowSetsEveryNewOption(t *testing.T) {
 		"users: [{name: g, user: {token: guest-scoped-token}}]\ncontexts: [{name: h, context: {cluster: h, user: g}}]\ncurrent-context: h\n"
 	object := func(name string, fields map[string]any) map[string]any {
 		o := map[string]any{"apiVersion": rancher.ConfigGroup + "/v1", "kind": "HarvesterConfig",
-			"metadata": map[string]any{"name": name, "namespace": "fleet-default"},
+			"metadata":    map[string]any{"name": name, "namespace": "fleet-default"},
 			"vmNamespace": ns, "cpuCount": "2", "memorySize": "4", "clusterName": "", "enableEfi": false}
 		for k, v := range fields {
 			o[k] = v
@@ -260,7 +260,9 @@ func vmStateStorageClass(t *testing.T, b *testbed.Bed) {
 		}
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = b.Kube.StorageV1().StorageClasses().Delete(context.Background(), sc.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = b.Kube.StorageV1().StorageClasses().Delete(context.Background(), sc.Name, metav1.DeleteOptions{})
+	})
 }
 
 // supportMachineType labels every host as KubeVirt's node labeller labels one whose libvirt supports machine type
