@@ -72,6 +72,9 @@ type Driver struct {
 	// created is the machine's VM and VMI as the create's wait last saw them (running with an address), and when:
 	// the first GetState after the create answers from it (see GetState).
 	created *seenAt
+	// machines is how many machines of this configuration the pre-flight checks at once (PreflightPool, a
+	// pool's quantity); 0 means one.
+	machines int
 }
 
 // seenAt is a snapshot and the time it was current.

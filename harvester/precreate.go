@@ -92,7 +92,18 @@ const (
 // nothing: it only reads, and asks the API server what the credential may do (SelfSubject*Reviews, which store
 // nothing). An invalid configuration is the error, a *config.ConfigError.
 func Preflight(ctx context.Context, machineName string, opts config.Options) ([]Check, error) {
+	return PreflightPool(ctx, machineName, opts, 1)
+}
+
+// PreflightPool is Preflight for machines machines of this configuration at once, as a machine pool of that
+// quantity creates them (see precreate_count.go): the quota must hold all of them, the hosts must have their
+// vGPUs and host devices free, and the IP pool an address for each. machines is 1 to MaxPoolSize.
+func PreflightPool(ctx context.Context, machineName string, opts config.Options, machines int) ([]Check, error) {
+	if machines < 1 || machines > MaxPoolSize {
+		return nil, fmt.Errorf("the number of machines to check must be 1 to %d, got %d", MaxPoolSize, machines)
+	}
 	d := NewDriver(machineName, "")
+	d.machines = machines
 	if err := d.SetConfigFromFlags(opts); err != nil {
 		return nil, err
 	}
@@ -224,7 +235,7 @@ func (d *Driver) preflight(ctx context.Context) []Check {
 		unset(CheckIPPool, "--"+config.FlagIPPool)
 		unset(CheckLBPools, "--"+config.FlagIPPool)
 	} else {
-		start(CheckIPPool, func(p *config.Problems, _ *unchecked) { ippool.Check(ctx, c, d.cfg, p) })
+		start(CheckIPPool, func(p *config.Problems, _ *unchecked) { ippool.Check(ctx, c, d.cfg, d.machineCount(), p) })
 		start(CheckLBPools, func(p *config.Problems, u *unchecked) { d.checkLBPools(ctx, c, p, u) })
 	}
 	running.Wait()

@@ -32,6 +32,9 @@ import (
 // creates nothing, and is skipped when the devices are already refused (checkHostDevices).
 func (d *Driver) checkDeviceCapacity(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
 	wanted, flags := requestedDevices(d.cfg)
+	for name := range wanted {
+		wanted[name] *= d.machineCount()
+	}
 	if len(wanted) == 0 {
 		return
 	}

@@ -108,7 +108,7 @@ func (d *Driver) checkQuota(ctx context.Context, c kube.Interface, p *config.Pro
 		return
 	}
 	waitImages()
-	needs := d.quotaNeeds()
+	needs := scaleNeeds(d.quotaNeeds(), d.machineCount())
 	names := make([]string, 0, len(needs))
 	for res := range needs {
 		names = append(names, string(res))
@@ -140,9 +140,9 @@ func (d *Driver) checkQuota(ctx context.Context, c kube.Interface, p *config.Pro
 			if free.Sign() < 0 {
 				free = *resource.NewQuantity(0, hard.Format)
 			}
-			p.Addf(need.flag, "resource quota %s in namespace %s: %s has %s free (%s of %s used), the machine needs %s (%s); "+
+			p.Addf(need.flag, "resource quota %s in namespace %s: %s has %s free (%s of %s used), %s %s (%s); "+
 				"free some of it, raise the quota, or make the machine smaller", q.Name, ns, res, quantity(free), quantity(used), quantity(hard),
-				quantity(need.amount), need.what)
+				d.whoNeeds(), quantity(need.amount), need.what)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -9,17 +8,15 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
-// render runs `docker-machine-driver-harvester render --machine-name NAME [--harvester-… flags]`: it prints, as
+// render runs `docker-machine-driver-harvester render --machine-name NAME [--harvester-… flags]` (under a second
+// name, its --<name>-… flags and $<NAME>_… variables): it prints, as
 // YAML, the cloud-init Secret and the VirtualMachine a create with these flags would make (build.Render). It
 // never contacts a cluster. Invalid flags print the same aggregated problems a create reports, and the exit code
 // is 1 (2 for a malformed command line).
 func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
-	var machineName string
-	opts, err := config.ParseArgs(args, lookupEnv, func(fs *flag.FlagSet) {
-		fs.StringVar(&machineName, "machine-name", "", "name of the machine (and of its VM)")
-	})
+	machineName, opts, err := parseMachineArgs(args, lookupEnv, nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "render: %v\nusage: render --machine-name NAME [--harvester-... flags]\n", err)
+		fmt.Fprintf(stderr, "render: %s\nusage: render --machine-name NAME [%s]\n", named(err.Error()), flagsHint(self))
 		return 2
 	}
 	if machineName == "" {
@@ -28,12 +25,12 @@ func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr
 	}
 	cfg, err := config.ParseConfig(machineName, opts)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, named(err.Error()))
 		return 1
 	}
 	out, err := build.Render(cfg)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, named(err.Error()))
 		return 1
 	}
 	if _, err := stdout.Write(out); err != nil {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
+	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
 )
 
 // The second node driver on a stock Rancher: the same binary installed as docker-machine-driver-hcivm (a copy,
@@ -119,44 +118,21 @@ func secondNamePluginDir(t *testing.T, driver string) string {
 	return dir
 }
 
-// rancherHyphen is Rancher's camelCase boundary since 2.13 (rancher/rancher
-// pkg/controllers/capr/machineprovision/args.go regExHyphen).
-var rancherHyphen = regexp.MustCompile(`([a-z0-9])([A-Z])`)
-
 // rancherCredentialEnv names a cloud credential Secret's keys the way Rancher's provisioning job does for driver
-// (args.go getArgsEnvAndStatus): the part after the last "-", camelCase split, upper-cased behind "<DRIVER>_".
+// (internal/rancher Rule.Env, from args.go getArgsEnvAndStatus).
 func rancherCredentialEnv(driver string, secret map[string]string) []string {
 	var env []string
 	for k, v := range secret {
-		field := k[strings.LastIndex(k, "-")+1:]
-		env = append(env, strings.ToUpper(driver+"_"+rancherHyphen.ReplaceAllString(field, "${1}_${2}"))+"="+v)
+		env = append(env, rancher.Since213.Env(driver, k)+"="+v)
 	}
 	sort.Strings(env)
 	return env
 }
 
-// rancherArgs are the flags Rancher's job passes for a machine config of driver (args.go toArgs): --<driver>-
-// plus the field in kebab case; strings given when not empty, bools only when true, sorted. Only the driver named
-// harvester also gets --harvester-cluster-name.
+// rancherArgs are the flags Rancher's job passes for a machine config of driver (internal/rancher ToArgs, from
+// args.go toArgs); only the driver named harvester would also get --harvester-cluster-name.
 func rancherArgs(driver string, config map[string]any) []string {
-	var args []string
-	for k, v := range config {
-		flag := "--" + driver + "-" + strings.ToLower(rancherHyphen.ReplaceAllString(k, "${1}-${2}"))
-		switch v := v.(type) {
-		case string:
-			if v != "" {
-				args = append(args, flag+"="+v)
-			}
-		case bool:
-			if v {
-				args = append(args, flag)
-			}
-		default:
-			args = append(args, fmt.Sprintf("%s=%v", flag, v))
-		}
-	}
-	sort.Strings(args)
-	return args
+	return rancher.ToArgs(driver, config, "", rancher.Since213)
 }
 
 // entrypointSplit is what rancher/machine's package/entrypoint.sh does to the job's arguments before it runs

@@ -64,19 +64,40 @@ func (o Options) value(key string) any {
 // Arguments that are not driver flags are left to extra, which registers them on the same flag set before
 // parsing (nil for none). Errors name the flag.
 func ParseArgs(args []string, lookupEnv func(string) (string, bool), extra func(*flag.FlagSet)) (Options, error) {
+	return ParseArgsNamed(args, lookupEnv, extra, canonicalNames{})
+}
+
+// Names gives the command-line flag and the environment variable of a canonical flag (harvester-cpu-count):
+// the driver's names under the name it runs as (harvester/identity.Identity).
+type Names interface {
+	Flag(canonical string) string
+	EnvVar(canonical string) string
+}
+
+// canonicalNames are the flag table's own names.
+type canonicalNames struct{}
+
+func (canonicalNames) Flag(canonical string) string   { return canonical }
+func (canonicalNames) EnvVar(canonical string) string { return EnvVar(canonical) }
+
+// ParseArgsNamed is ParseArgs with each flag and environment variable under its names in names (--hcivm-cpu-count
+// and $HCIVM_CPU_COUNT for a driver installed as docker-machine-driver-hcivm): only those are read, and errors
+// name them. The options are keyed by the canonical names, as SetConfigFromFlags reads them.
+func ParseArgsNamed(args []string, lookupEnv func(string) (string, bool), extra func(*flag.FlagSet), names Names) (Options, error) {
 	fs := flag.NewFlagSet("harvester", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	if extra != nil {
 		extra(fs)
 	}
 	for _, f := range flagTable {
+		name := names.Flag(f.name)
 		switch f.kind {
 		case stringFlag:
-			fs.String(f.name, f.str, f.usage)
+			fs.String(name, f.str, f.usage)
 		case intFlag:
-			fs.Int(f.name, f.num, f.usage)
+			fs.Int(name, f.num, f.usage)
 		case boolFlag:
-			fs.Bool(f.name, false, f.usage)
+			fs.Bool(name, false, f.usage)
 		}
 	}
 	if err := fs.Parse(args); err != nil {
@@ -89,16 +110,17 @@ func ParseArgs(args []string, lookupEnv func(string) (string, bool), extra func(
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	o := Options{}
 	for _, f := range flagTable {
-		o[f.name] = fs.Lookup(f.name).Value.(flag.Getter).Get()
-		if given[f.name] || lookupEnv == nil {
+		name, env := names.Flag(f.name), names.EnvVar(f.name)
+		o[f.name] = fs.Lookup(name).Value.(flag.Getter).Get()
+		if given[name] || lookupEnv == nil {
 			continue
 		}
-		if env, ok := lookupEnv(EnvVar(f.name)); ok {
-			v, err := f.kind.parse(env)
+		if v, ok := lookupEnv(env); ok {
+			parsed, err := f.kind.parse(v)
 			if err != nil {
-				return nil, fmt.Errorf("%s", Redact(fmt.Sprintf("$%s: %v, got %q", EnvVar(f.name), err, env)))
+				return nil, fmt.Errorf("%s", Redact(fmt.Sprintf("$%s: %v, got %q", env, err, v)))
 			}
-			o[f.name] = v
+			o[f.name] = parsed
 		}
 	}
 	return o, nil

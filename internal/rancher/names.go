@@ -1,8 +1,9 @@
-// Package rancher holds Rancher's rules for a node driver's flags: the field each flag becomes
-// in the driver's machine-config object (HarvesterConfig), the CustomResourceDefinition Rancher makes for that
-// object, and the command line Rancher builds back from it. Each function is written from the rancher/rancher
-// function it names (read at commit 59bd052, 2026-08); none of Rancher's code is imported. The tests use all of
-// it; the plugin's `flags` verb uses FieldOf, to name each flag's field as Rancher names it.
+// Package rancher holds Rancher's rules for a node driver's flags: the field each flag becomes in the driver's
+// machine-config object (HarvesterConfig), the CustomResourceDefinition Rancher makes for that object, and the
+// command line Rancher builds back from it. Each function is written from the rancher/rancher function it names
+// (read at commit 59bd052, 2026-08); none of Rancher's code is imported. Tests import it, and so does the plugin:
+// the check verb turns a machine-config object into the command line Rancher would build (check
+// --machine-config), and the flags verb names each flag's field as Rancher names it (FieldOf).
 package rancher
 
 import (

@@ -281,9 +281,17 @@ func (s *poolScan) exhausted() string {
 		allocationSelector(s.network), s.network.Namespace)
 }
 
+// tooFew words a range that has found addresses free or reclaimable, fewer than the machines that need one.
+func (s *poolScan) tooFew(found, machines int) string {
+	return fmt.Sprintf("the range %s on network %s has %d of its %s addresses free, %d machines need one each. "+
+		"Remove machines that hold one, or widen the range; the allocations are the ConfigMaps labelled %s in namespace %s",
+		s.cfg.IPPool, s.network, found, s.cfg.IPPool.Size(), machines, allocationSelector(s.network), s.network.Namespace)
+}
+
 // Check is the pre-flight of a pool: the credential may allocate in the network's namespace, and the range
-// has an address free or reclaimable. It creates nothing.
-func Check(ctx context.Context, c kube.Interface, cfg *config.Config, p *config.Problems) {
+// has an address free or reclaimable for each of machines machines (a machine pool's quantity; 1 for one). It
+// creates nothing.
+func Check(ctx context.Context, c kube.Interface, cfg *config.Config, machines int, p *config.Problems) {
 	if cfg.IPPool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
 		return
 	}
@@ -307,13 +315,15 @@ func Check(ctx context.Context, c kube.Interface, cfg *config.Config, p *config.
 		p.Addf(config.FlagIPPool, "%v", err)
 		return
 	}
-	found := false
-	scan.candidates(ctx, func(netip.Addr, *corev1.ConfigMap) bool { found = true; return false })
+	found := 0
+	scan.candidates(ctx, func(netip.Addr, *corev1.ConfigMap) bool { found++; return found < machines })
 	switch {
 	case scan.err != nil:
 		p.Addf(config.FlagIPPool, "%v", scan.err)
-	case !found:
+	case found == 0:
 		p.Addf(config.FlagIPPool, "%s", scan.exhausted())
+	case found < machines:
+		p.Addf(config.FlagIPPool, "%s", scan.tooFew(found, machines))
 	}
 }
 

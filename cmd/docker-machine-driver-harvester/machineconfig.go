@@ -1,0 +1,179 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rancher/machine/libmachine/mcnflag"
+	"sigs.k8s.io/yaml"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
+	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
+)
+
+// maxMachineConfigSize bounds what --machine-config reads. The API server stores an object of at most about
+// 1.5 MiB (etcd's default request limit); kubectl's YAML of it, with metadata.managedFields, runs somewhat larger.
+const maxMachineConfigSize = 3 << 20
+
+// readMachineConfig reads --machine-config: a regular file of at most maxMachineConfigSize bytes, or for "-"
+// that much of stdin. Nothing else is opened: a FIFO, device or directory is refused by what it is.
+func readMachineConfig(path string, stdin io.Reader) ([]byte, error) {
+	if path != "-" {
+		data, err := userdata.ReadRegularFile(path, maxMachineConfigSize)
+		if err != nil {
+			return nil, fmt.Errorf("--machine-config: cannot read the file: %w", err)
+		}
+		return data, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(stdin, maxMachineConfigSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("--machine-config -: cannot read stdin: %w", err)
+	}
+	if len(data) > maxMachineConfigSize {
+		return nil, fmt.Errorf("--machine-config -: stdin holds more than %s, more than a machine config can be", userdata.FormatSize(maxMachineConfigSize))
+	}
+	return data, nil
+}
+
+// machineConfigArgs is the driver's part of the command line Rancher gives rancher-machine for a machine of the
+// machine-config object in data: the YAML (or JSON) `kubectl get harvesterconfig NAME -o yaml` prints, of kind
+// HarvesterConfig, or <Name>Config for the driver installed under a second name. Its fields become flags of id
+// by Rancher's rules (internal/rancher ToArgs: a non-empty string as --<driver>-<field>=value, a true boolean as
+// the bare flag; "", false and null give nothing); metadata is left out. Everything wrong with the object is
+// reported at once, each problem naming the field and never its value: a field this driver does not have, a
+// value of the wrong type (Rancher's CRD types an int flag's field as a string), an int field that is no whole
+// number.
+func machineConfigArgs(data []byte, id identity.Identity) ([]string, error) {
+	raw, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, errors.New("--machine-config: not a YAML or JSON object: " + config.Redact(err.Error()))
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, errors.New("--machine-config: not a YAML or JSON object; give the output of kubectl get harvesterconfig NAME -o yaml")
+	}
+	if err := checkConfigKind(obj, id); err != nil {
+		return nil, err
+	}
+	fields, err := machineConfigFields()
+	if err != nil {
+		return nil, err
+	}
+	spec := map[string]any{}
+	var problems []string
+	for _, name := range sortedKeys(obj) {
+		v := obj[name]
+		switch name {
+		case "apiVersion", "kind", "metadata":
+			continue
+		}
+		f, known := fields[name]
+		if !known {
+			problems = append(problems, fmt.Sprintf("field %q is not a field of %s (its fields are the flags' names in the README's flag table)",
+				name, rancher.ConfigKind(id.Name())))
+			continue
+		}
+		if why := f.wrongValue(v); why != "" {
+			problems = append(problems, fmt.Sprintf("field %s (--%s) %s", name, id.Flag(f.flag.String()), why))
+			continue
+		}
+		spec[name] = v
+	}
+	if len(problems) > 0 {
+		return nil, errors.New("--machine-config: " + strings.Join(problems, "; "))
+	}
+	clusterName, _ := spec["clusterName"].(string)
+	return rancher.ToArgs(id.Name(), spec, clusterName, rancher.Since213), nil
+}
+
+// checkConfigKind accepts a machine config of this driver under any of its names: apiVersion
+// rke-machine-config.cattle.io/v1 and kind <Name>Config (rancher.ConfigKind) where <name> is harvester or a
+// valid second name; all of them have this driver's fields.
+func checkConfigKind(obj map[string]any, id identity.Identity) error {
+	want := rancher.ConfigKind(id.Name())
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	if kind == "List" || obj["items"] != nil {
+		return fmt.Errorf("--machine-config: the file holds a list; save one machine config: kubectl get %s -n fleet-default NAME -o yaml",
+			rancher.ConfigResource(id.Name()))
+	}
+	name, isConfig := strings.CutSuffix(kind, "Config")
+	lower := strings.ToLower(name)
+	validName := isConfig && name != "" && name == strings.ToUpper(lower[:1])+lower[1:] &&
+		(lower == identity.Canonical || identity.ValidName(lower) == nil)
+	if apiVersion != rancher.ConfigGroup+"/v1" || !validName {
+		return fmt.Errorf("--machine-config: the object must be apiVersion %s/v1, kind %s (kubectl get %s -n fleet-default NAME -o yaml); it is apiVersion %q, kind %q",
+			rancher.ConfigGroup, want, rancher.ConfigResource(id.Name()), apiVersion, kind)
+	}
+	return nil
+}
+
+// configField is a field of the machine-config object and the flag it comes from.
+type configField struct {
+	rancher.Field
+	flag mcnflag.Flag
+}
+
+// machineConfigFields are the fields Rancher makes of the driver's flags, by name (rancher.FieldOf).
+func machineConfigFields() (map[string]configField, error) {
+	out := map[string]configField{}
+	for _, fl := range config.CreateFlags() {
+		f, err := rancher.FieldOf(fl)
+		if err != nil {
+			return nil, err
+		}
+		out[f.Name] = configField{Field: f, flag: fl}
+	}
+	return out, nil
+}
+
+// wrongValue says what is wrong with v as the field's value, or "": the type the CRD gives the field (null is
+// always allowed: the field unset), and for an int flag's string a whole number.
+func (f configField) wrongValue(v any) string {
+	if v == nil {
+		return ""
+	}
+	switch f.Type {
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return "must be true or false"
+		}
+	case "array[string]":
+		list, ok := v.([]any)
+		if !ok {
+			return "must be a list of strings"
+		}
+		for _, e := range list {
+			if _, ok := e.(string); !ok {
+				return "must be a list of strings"
+			}
+		}
+	default: // string, password
+		s, ok := v.(string)
+		if !ok {
+			return "must be a string: quote the value (Rancher's CRD types every field of a string or int flag as a string)"
+		}
+		if _, isInt := f.flag.(*mcnflag.IntFlag); isInt && s != "" {
+			if _, err := strconv.Atoi(s); err != nil {
+				return "must be a whole number in quotes"
+			}
+		}
+	}
+	return ""
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
