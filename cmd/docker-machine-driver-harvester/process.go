@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 
-	"github.com/go-logr/logr/funcr"
+	"github.com/go-logr/logr"
 	"github.com/rancher/machine/libmachine/log"
 	"k8s.io/klog/v2"
 )
@@ -25,5 +27,38 @@ func setUpProcess() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(heapTarget)
 	}
-	klog.SetLogger(funcr.New(func(prefix, args string) { log.Debug("client-go: " + args) }, funcr.Options{}))
+	klog.SetLogger(logr.New(debugSink{}))
+}
+
+// debugSink is a logr sink that writes each line to the driver's debug log, with its key-value pairs. (logr's
+// funcr would do, at 25 KB of the plugin's size budget.)
+type debugSink struct{ name string }
+
+func (debugSink) Init(logr.RuntimeInfo)  {}
+func (debugSink) Enabled(level int) bool { return true }
+
+func (s debugSink) Info(_ int, msg string, kv ...any) { s.write(msg, nil, kv) }
+
+func (s debugSink) Error(err error, msg string, kv ...any) { s.write(msg, err, kv) }
+
+func (s debugSink) WithValues(...any) logr.LogSink { return s }
+
+func (s debugSink) WithName(name string) logr.LogSink {
+	return debugSink{name: strings.TrimPrefix(s.name+"/"+name, "/")}
+}
+
+func (s debugSink) write(msg string, err error, kv []any) {
+	var b strings.Builder
+	b.WriteString("client-go: ")
+	if s.name != "" {
+		b.WriteString(s.name + ": ")
+	}
+	b.WriteString(msg)
+	if err != nil {
+		fmt.Fprintf(&b, ": %v", err)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		fmt.Fprintf(&b, " %v=%v", kv[i], kv[i+1])
+	}
+	log.Debug(b.String())
 }
