@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net/netip"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -63,8 +64,31 @@ type Config struct {
 
 	CloudProvider CloudProviderSetup
 
-	// IPPool is where the first NIC's static address comes from; nil without --harvester-ip-pool.
-	IPPool *IPPool
+	// IPPool is where the first NIC's static address comes from; nil without --harvester-ip-pool. For a
+	// dual-stack pool it is the IPv4 range, and IPPool6 the IPv6 one; IPPool6 is nil for a single range (of
+	// either family).
+	IPPool, IPPool6 *IPPool
+}
+
+// IPPools are the ranges of --harvester-ip-pool, one per address family (IPv4 first); none without a pool.
+func (c *Config) IPPools() []*IPPool {
+	var out []*IPPool
+	for _, p := range []*IPPool{c.IPPool, c.IPPool6} {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// IPPoolOf is the range of --harvester-ip-pool that address a comes from: the one of its family, nil when none.
+func (c *Config) IPPoolOf(a netip.Addr) *IPPool {
+	for _, p := range c.IPPools() {
+		if p.First.Is4() == a.Is4() {
+			return p
+		}
+	}
+	return nil
 }
 
 // CloudProviderSetup is what the guest cluster's Harvester cloud provider gets written into the guest.
