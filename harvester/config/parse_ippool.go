@@ -99,6 +99,9 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) (first, s
 	}
 	before := len(p.List)
 	pools, ok := parseRanges(p, raw)
+	if gwRaw != "" && len(splitList(gwRaw)) == 0 {
+		p.Addf(FlagIPPoolGateway, "%q is not an IP address", gwRaw)
+	}
 	for i, s := range splitList(gwRaw) {
 		gw, err := parseAddr(s)
 		if err != nil {
@@ -167,11 +170,15 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) (first, s
 // family, IPv4 first in the result. ok is false when any is wrong (each reported).
 func parseRanges(p *Problems, raw string) (pools []*IPPool, ok bool) {
 	parts := splitList(raw)
+	if len(parts) == 0 {
+		p.Addf(FlagIPPool, "must be %s, got %q", ipPoolFormat, raw)
+		return nil, false
+	}
 	if len(parts) > 2 {
 		p.Addf(FlagIPPool, "gives %d ranges; give one, or two for a dual-stack NIC: one IPv4 and one IPv6 range, comma-separated (e.g. 10.0.0.10-10.0.0.59/24,2001:db8::10-2001:db8::59/64)", len(parts))
 		return nil, false
 	}
-	ok = len(parts) > 0
+	ok = true
 	for i, part := range parts {
 		pool, err := parseRange(part)
 		if err == nil {

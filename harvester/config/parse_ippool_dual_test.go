@@ -67,6 +67,8 @@ func TestParseDualStackIPPoolRefuses(t *testing.T) {
 			"--harvester-ip-pool-gateway: 2001:db8::1 is an IPv6 address, the pool's are IPv4"}},
 		{"gateway outside its family's range", poolOptions(FlagIPPool, "10.0.0.0/24,2001:db8::/112", FlagIPPoolGateway, "10.0.0.1,2001:db9::1"), []string{
 			"--harvester-ip-pool-gateway: the gateway 2001:db9::1 is outside the pool's subnet 2001:db8::/112"}},
+		{"no range, only commas", poolOptions(FlagIPPool, " , ", FlagIPPoolGateway, ","), []string{
+			`--harvester-ip-pool: must be FIRST-LAST/PREFIX`, `got ","`, `--harvester-ip-pool-gateway: "," is not an IP address`}},
 		{"gateway not an address", poolOptions(FlagIPPool, "10.0.0.0/24,2001:db8::/112", FlagIPPoolGateway, "10.0.0.1,gw"), []string{
 			`--harvester-ip-pool-gateway: item 2: "gw" is not an IP address`}},
 	}
