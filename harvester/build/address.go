@@ -91,13 +91,15 @@ func NetworkData(cfg *config.Config, facts Facts) ([]byte, error) {
 	if s == nil {
 		return cfg.NetworkData, nil
 	}
-	static := networkconfig.Static{ID: config.PrimaryNIC, MAC: s.MAC, Nameservers: cfg.IPPool.DNS, Search: cfg.IPPool.Search}
-	for _, a := range facts.StaticAddresses() {
-		static.Addresses = append(static.Addresses, a.Address)
+	static := networkconfig.Static{ID: config.PrimaryNIC, MAC: s.MAC, Addresses: []netip.Prefix{s.Address},
+		Nameservers: cfg.IPPool.DNS, Search: cfg.IPPool.Search}
+	if cfg.IPPool.Gateway.IsValid() {
+		static.Gateways = []netip.Addr{cfg.IPPool.Gateway}
 	}
-	for _, pool := range cfg.IPPools() {
-		if pool.Gateway.IsValid() {
-			static.Gateways = append(static.Gateways, pool.Gateway)
+	if s6, pool6 := facts.StaticAddress6, cfg.IPPool6; s6 != nil && pool6 != nil { // a dual-stack pool's IPv6 address
+		static.Addresses = append(static.Addresses, s6.Address)
+		if pool6.Gateway.IsValid() {
+			static.Gateways = append(static.Gateways, pool6.Gateway)
 		}
 	}
 	out, err := networkconfig.AddStatic(cfg.NetworkData, static)
@@ -127,12 +129,12 @@ func applyStaticAddress(vm *kubevirtv1.VirtualMachine, facts Facts) {
 			v.CloudInitNoCloud.NetworkDataSecretRef = v.CloudInitNoCloud.UserDataSecretRef
 		}
 	}
-	refs := make([]string, 0, 2)
-	for _, a := range facts.StaticAddresses() {
-		refs = append(refs, a.Allocation.String())
+	refs := s.Allocation.String()
+	if s6 := facts.StaticAddress6; s6 != nil {
+		refs += "," + s6.Allocation.String()
 	}
-	vm.Annotations[config.AnnotationIPAllocation] = strings.Join(refs, ",")
-	vm.Spec.Template.ObjectMeta.Annotations[config.AnnotationIPAllocation] = strings.Join(refs, ",")
+	vm.Annotations[config.AnnotationIPAllocation] = refs
+	vm.Spec.Template.ObjectMeta.Annotations[config.AnnotationIPAllocation] = refs
 }
 
 // renderNetworkData is the network data render shows: for a pool, with the range's first address (which facts

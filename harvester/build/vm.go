@@ -27,17 +27,6 @@ type Facts struct {
 	StaticAddress, StaticAddress6 *StaticAddress
 }
 
-// StaticAddresses are the first NIC's allocated addresses, IPv4 first; none without a pool.
-func (f Facts) StaticAddresses() []*StaticAddress {
-	var out []*StaticAddress
-	for _, s := range []*StaticAddress{f.StaticAddress, f.StaticAddress6} {
-		if s != nil {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // CloudInitSecretName names the Secret holding the VM's cloud-init user and network data.
 func CloudInitSecretName(vmName string) string { return vmName + "-cloudinit" }
 

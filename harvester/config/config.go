@@ -81,14 +81,13 @@ func (c *Config) IPPools() []*IPPool {
 	return out
 }
 
-// IPPoolOf is the range of --harvester-ip-pool that address a comes from: the one of its family, nil when none.
+// IPPoolOf is the range of --harvester-ip-pool that a, one of the pool's addresses, comes from: the IPv6 range of
+// a dual-stack pool for an IPv6 address, else IPPool.
 func (c *Config) IPPoolOf(a netip.Addr) *IPPool {
-	for _, p := range c.IPPools() {
-		if p.First.Is4() == a.Is4() {
-			return p
-		}
+	if c.IPPool6 != nil && a.Is6() {
+		return c.IPPool6
 	}
-	return nil
+	return c.IPPool
 }
 
 // CloudProviderSetup is what the guest cluster's Harvester cloud provider gets written into the guest.

@@ -99,13 +99,14 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) (first, s
 	}
 	before := len(p.List)
 	pools, ok := parseRanges(p, raw)
-	if gwRaw != "" && len(splitList(gwRaw)) == 0 {
+	gateways := splitList(gwRaw)
+	if gwRaw != "" && len(gateways) == 0 {
 		p.Addf(FlagIPPoolGateway, "%q is not an IP address", gwRaw)
 	}
-	for i, s := range splitList(gwRaw) {
+	for i, s := range gateways {
 		gw, err := parseAddr(s)
 		if err != nil {
-			p.Addf(FlagIPPoolGateway, "%s%v", nth(i, gwRaw), err)
+			p.Addf(FlagIPPoolGateway, "%s%v", nth(i, len(gateways)), err)
 			continue
 		}
 		pool := poolOf(pools, gw)
@@ -185,7 +186,7 @@ func parseRanges(p *Problems, raw string) (pools []*IPPool, ok bool) {
 			err = checkAssignable(pool)
 		}
 		if err != nil {
-			p.Addf(FlagIPPool, "%s%v", nth(i, raw), err)
+			p.Addf(FlagIPPool, "%s%v", nth(i, len(parts)), err)
 			ok = false
 			continue
 		}
@@ -197,15 +198,9 @@ func parseRanges(p *Problems, raw string) (pools []*IPPool, ok bool) {
 		}
 		pools = append(pools, pool)
 	}
-	slices.SortStableFunc(pools, func(a, b *IPPool) int {
-		if a.First.Is4() == b.First.Is4() {
-			return 0
-		}
-		if a.First.Is4() {
-			return -1
-		}
-		return 1
-	})
+	if len(pools) == 2 && pools[1].First.Is4() {
+		pools[0], pools[1] = pools[1], pools[0]
+	}
 	return pools, ok
 }
 
@@ -220,13 +215,13 @@ func splitList(s string) []string {
 	return out
 }
 
-// nth names item i of a comma-separated list in a problem ("range 2: "), and nothing when the list has one item,
-// so a single range or gateway reads as it always did.
-func nth(i int, list string) string {
-	if len(splitList(list)) < 2 {
+// nth names item i of a comma-separated list of n items in a problem ("item 2: "), and nothing when the list has
+// one item, so a single range or gateway reads as it always did.
+func nth(i, n int) string {
+	if n < 2 {
 		return ""
 	}
-	return fmt.Sprintf("item %d: ", i+1)
+	return "item " + strconv.Itoa(i+1) + ": "
 }
 
 // poolOf is the pool of a's family among pools, nil when none; with a single pool, that pool (whose family

@@ -143,21 +143,14 @@ func (s *poolScan) allocate(ctx context.Context, pool *config.IPPool, before []*
 // allocation made afresh by someone else.
 func RecordVM(ctx context.Context, c kube.Interface, as []*Allocation, vm *kubevirtv1.VirtualMachine) error {
 	for _, a := range as {
-		if err := recordVM(ctx, c, a, vm); err != nil {
-			return err
+		ref := a.Static.Allocation
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+			"uid":         a.UID,
+			"annotations": map[string]string{config.AnnotationIPVMUID: string(vm.UID)},
+		}})
+		if err := kube.MergePatch(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, patch); err != nil {
+			return c.Explain("record VM "+vm.Namespace+"/"+vm.Name+" in its address allocation", ref.String(), err)
 		}
-	}
-	return nil
-}
-
-func recordVM(ctx context.Context, c kube.Interface, a *Allocation, vm *kubevirtv1.VirtualMachine) error {
-	ref := a.Static.Allocation
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"uid":         a.UID,
-		"annotations": map[string]string{config.AnnotationIPVMUID: string(vm.UID)},
-	}})
-	if err := kube.MergePatch(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, patch); err != nil {
-		return c.Explain("record VM "+vm.Namespace+"/"+vm.Name+" in its address allocation", ref.String(), err)
 	}
 	return nil
 }
