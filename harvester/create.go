@@ -73,11 +73,14 @@ func (d *Driver) Create() (err error) {
 	}
 	made := &created{}
 	facts := looked.facts
-	if made.address, err = ippool.Allocate(ctx, c, cfg); err != nil {
-		return err
+	if made.addresses, err = ippool.Allocate(ctx, c, cfg); err != nil {
+		return d.rollBack(c, made, err) // the IPv4 address of a dual-stack pool, when the IPv6 one failed
 	}
-	if made.address != nil {
-		facts.StaticAddress = made.address.Static
+	if a := made.addresses; len(a) > 0 {
+		facts.StaticAddress = a[0].Static
+		if len(a) > 1 {
+			facts.StaticAddress6 = a[1].Static
+		}
 	}
 	secret, vm, err := buildObjects(cfg, facts, userData)
 	if err == nil {
@@ -145,9 +148,9 @@ func (d *Driver) guestKubeconfig(ctx context.Context, c kube.Interface) ([]byte,
 
 // created records what a create has made so far, for the rollback.
 type created struct {
-	address *ippool.Allocation // from --harvester-ip-pool
-	secret  *corev1.Secret     // as created
-	vm      *kubevirtv1.VirtualMachine
+	addresses []*ippool.Allocation // from --harvester-ip-pool: one, or two for a dual-stack pool
+	secret    *corev1.Secret       // as created
+	vm        *kubevirtv1.VirtualMachine
 }
 
 // createAccess is what createObjects needs.
@@ -187,7 +190,7 @@ func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *co
 	if err := kube.MergePatch(ctx, c, kube.Secrets, ns, secret.Name, patch); err != nil {
 		return c.Explain("hand the cloud-init Secret to its VM", ns+"/"+secret.Name, err)
 	}
-	return ippool.RecordVM(ctx, c, made.address, gotVM)
+	return ippool.RecordVM(ctx, c, made.addresses, gotVM)
 }
 
 // secretExists says why a create cannot use its cloud-init Secret's name: the Secret exists. It is never
@@ -220,7 +223,7 @@ func secretInTheWay(ns, name, machine string, s *corev1.Secret) string {
 
 // rollBack removes what a failed create made and returns the create's error, joined with any cleanup failure.
 func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
-	if made.vm == nil && made.secret == nil && made.address == nil {
+	if made.vm == nil && made.secret == nil && len(made.addresses) == 0 {
 		return cause
 	}
 	logging.Infof("Create failed; removing what it made: %v", d.id.Err(cause))
@@ -233,8 +236,10 @@ func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
 	if made.secret != nil { // by its UID: never a Secret this create did not make
 		cleanup = errors.Join(cleanup, deleteSecretUID(ctx, c, made.secret))
 	}
-	if a := made.address; a != nil && cleanup == nil { // the address goes only once its VM has
-		cleanup = ippool.Release(ctx, c, a.Static.Allocation, a.UID, d.machine())
+	if cleanup == nil { // the addresses go only once their VM has
+		for _, a := range made.addresses {
+			cleanup = errors.Join(cleanup, ippool.Release(ctx, c, a.Static.Allocation, a.UID, d.machine()))
+		}
 	}
 	if cleanup != nil {
 		return fmt.Errorf("%w\nthe cleanup after it also failed, so objects may be left in Harvester namespace %s: %v", cause, d.cfg.Namespace, cleanup)

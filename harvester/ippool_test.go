@@ -211,6 +211,13 @@ func TestIPPoolReclaim(t *testing.T) {
 		{name: "past its lifetime, VM names it", later: time.Hour, setup: func(fc *fakeCluster) {
 			fc.vmWithVolumes("old", nil, map[string]string{config.AnnotationIPAllocation: "default/ip-vlan1-10-0-0-10"})
 		}, want: "is exhausted"},
+		// A dual-stack machine's VM names both its allocations, comma-separated.
+		{name: "past its lifetime, VM names it and its IPv6 one", later: time.Hour, setup: func(fc *fakeCluster) {
+			fc.vmWithVolumes("old", nil, map[string]string{config.AnnotationIPAllocation: "default/ip-vlan1-10-0-0-10,default/ip-vlan1-2001-0db8-0000-0000-0000-0000-0000-0010"})
+		}, want: "is exhausted"},
+		{name: "past its lifetime, VM names another", later: time.Hour, setup: func(fc *fakeCluster) {
+			fc.vmWithVolumes("old", nil, map[string]string{config.AnnotationIPAllocation: "default/ip-vlan1-10-0-0-100,default/ip-vlan1-2001-0db8-0000-0000-0000-0000-0000-0010"})
+		}, reclaimed: true},
 		{name: "past its lifetime, VMI names it", later: time.Hour, setup: func(fc *fakeCluster) {
 			fc.ownedVMI("old", "uid-x", map[string]string{config.AnnotationIPAllocation: "default/ip-vlan1-10-0-0-10"})
 		}, want: "is exhausted"},

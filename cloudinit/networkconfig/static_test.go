@@ -23,6 +23,14 @@ func staticV6() Static {
 		Gateways:  []netip.Addr{netip.MustParseAddr("2001:db8::1")}}
 }
 
+// staticDual is a dual-stack NIC: an IPv4 and an IPv6 address, a default route per family, DNS servers of both.
+func staticDual() Static {
+	return Static{ID: "nic-0", MAC: "ee:79:0a:0a:00:0a",
+		Addresses:   []netip.Prefix{netip.MustParsePrefix("10.0.0.10/24"), netip.MustParsePrefix("2001:db8::10/64")},
+		Gateways:    []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("2001:db8::1")},
+		Nameservers: []netip.Addr{netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("2001:db8::53")}}
+}
+
 func withDNS(s Static, servers ...string) Static {
 	for _, a := range servers {
 		s.Nameservers = append(s.Nameservers, netip.MustParseAddr(a))
@@ -63,6 +71,8 @@ var staticCases = []struct {
 	// DNS search domains go under nameservers.search, with or without servers.
 	{name: "v4-search-domains", s: withSearch(staticV4(), "example.com", "corp.example.com")},
 	{name: "v6-search-domains", s: withSearch(withDNS(staticV6(), "2001:db8::53"), "example.org")},
+	// A dual-stack pool's NIC: both addresses and both default routes in one entry.
+	{name: "dual-stack", s: withSearch(staticDual(), "example.com")},
 	// JSON is YAML: it stays in flow style; ethernets is made when the document has none.
 	{name: "merged-with-json-without-ethernets", s: staticV6(), user: `{"version": 2, "renderer": "networkd"}`},
 }
@@ -89,8 +99,8 @@ func TestStaticGolden(t *testing.T) {
 	}
 }
 
-// Every static document renders through every cloud-init renderer without a warning, and the address, the DNS
-// servers and the search domains come out in what each renderer writes.
+// Every static document renders through every cloud-init renderer without a warning, and the addresses, the
+// gateways, the DNS servers and the search domains come out in what each renderer writes.
 func TestStaticAsCloudInitReadsIt(t *testing.T) {
 	for _, tc := range staticCases {
 		doc, err := AddStatic([]byte(tc.user), tc.s)
@@ -103,8 +113,11 @@ func TestStaticAsCloudInitReadsIt(t *testing.T) {
 				t.Errorf("%s: net-convert to %s: %v\n%s", tc.name, r[0], err, out)
 				continue
 			}
-			want := []string{tc.s.Addresses[0].Addr().String()}
-			for _, a := range tc.s.Nameservers {
+			var want []string
+			for _, a := range tc.s.Addresses {
+				want = append(want, a.Addr().String())
+			}
+			for _, a := range append(tc.s.Gateways, tc.s.Nameservers...) {
 				want = append(want, a.String())
 			}
 			want = append(want, tc.s.Search...)

@@ -26,8 +26,9 @@ type StaticAddress struct {
 	Allocation config.Ref   // the ConfigMap that holds the address
 }
 
-// StaticAddressFor is the StaticAddress of addr from cfg's pool: on the MAC address the user gave the first NIC,
-// else on staticMAC's.
+// StaticAddressFor is the StaticAddress of addr from cfg's pool (the range of addr's family): on the MAC address
+// the user gave the first NIC, else on StaticMAC's. The IPv6 address of a dual-stack pool takes the MAC address of
+// the IPv4 one (see DualStatic).
 func StaticAddressFor(cfg *config.Config, addr netip.Addr) *StaticAddress {
 	network := *cfg.NICs[0].Network
 	mac := cfg.NICs[0].MACAddress
@@ -35,10 +36,18 @@ func StaticAddressFor(cfg *config.Config, addr netip.Addr) *StaticAddress {
 		mac = StaticMAC(network, addr)
 	}
 	return &StaticAddress{
-		Address:    netip.PrefixFrom(addr, cfg.IPPool.Subnet.Bits()),
+		Address:    netip.PrefixFrom(addr, cfg.IPPoolOf(addr).Subnet.Bits()),
 		MAC:        mac,
 		Allocation: config.Ref{Namespace: network.Namespace, Name: AllocationName(network, addr)},
 	}
+}
+
+// DualStatic is the StaticAddress of IPv6 address addr of a dual-stack pool, beside v4, the IPv4 one: on v4's
+// MAC address, since both are the one NIC's.
+func DualStatic(cfg *config.Config, v4 *StaticAddress, addr netip.Addr) *StaticAddress {
+	s := StaticAddressFor(cfg, addr)
+	s.MAC = v4.MAC
+	return s
 }
 
 // StaticMAC derives the MAC address of a NIC with address addr on network: locally administered and unicast
@@ -87,6 +96,12 @@ func NetworkData(cfg *config.Config, facts Facts) ([]byte, error) {
 	if cfg.IPPool.Gateway.IsValid() {
 		static.Gateways = []netip.Addr{cfg.IPPool.Gateway}
 	}
+	if s6, pool6 := facts.StaticAddress6, cfg.IPPool6; s6 != nil && pool6 != nil { // a dual-stack pool's IPv6 address
+		static.Addresses = append(static.Addresses, s6.Address)
+		if pool6.Gateway.IsValid() {
+			static.Gateways = append(static.Gateways, pool6.Gateway)
+		}
+	}
 	out, err := networkconfig.AddStatic(cfg.NetworkData, static)
 	if err != nil {
 		var p config.Problems
@@ -114,8 +129,12 @@ func applyStaticAddress(vm *kubevirtv1.VirtualMachine, facts Facts) {
 			v.CloudInitNoCloud.NetworkDataSecretRef = v.CloudInitNoCloud.UserDataSecretRef
 		}
 	}
-	vm.Annotations[config.AnnotationIPAllocation] = s.Allocation.String()
-	vm.Spec.Template.ObjectMeta.Annotations[config.AnnotationIPAllocation] = s.Allocation.String()
+	refs := s.Allocation.String()
+	if s6 := facts.StaticAddress6; s6 != nil {
+		refs += "," + s6.Allocation.String()
+	}
+	vm.Annotations[config.AnnotationIPAllocation] = refs
+	vm.Spec.Template.ObjectMeta.Annotations[config.AnnotationIPAllocation] = refs
 }
 
 // renderNetworkData is the network data render shows: for a pool, with the range's first address (which facts
@@ -125,11 +144,15 @@ func renderNetworkData(cfg *config.Config, facts *Facts) ([]byte, error) {
 		return cfg.NetworkData, nil
 	}
 	facts.StaticAddress = StaticAddressFor(cfg, cfg.IPPool.FirstFree())
+	note := fmt.Sprintf("# The address is allocated at create from %s; shown: the range's first.\n", cfg.IPPool)
+	if v6 := cfg.IPPool6; v6 != nil {
+		facts.StaticAddress6 = DualStatic(cfg, facts.StaticAddress, v6.FirstFree())
+		note = fmt.Sprintf("# The addresses are allocated at create from %s and %s; shown: each range's first.\n", cfg.IPPool, v6)
+	}
 	out, err := NetworkData(cfg, *facts)
 	if err != nil {
 		return nil, err
 	}
-	note := fmt.Sprintf("# The address is allocated at create from %s; shown: the range's first.\n", cfg.IPPool)
 	return append([]byte(note), out...), nil
 }
 
@@ -151,7 +174,7 @@ func Allocation(cfg *config.Config, s *StaticAddress, lifetime time.Duration) *c
 			},
 			Annotations: map[string]string{
 				config.AnnotationIPAddress:  s.Address.String(),
-				config.AnnotationIPPool:     cfg.IPPool.String(),
+				config.AnnotationIPPool:     cfg.IPPoolOf(s.Address.Addr()).String(),
 				config.AnnotationIPVM:       config.Ref{Namespace: cfg.Namespace, Name: cfg.MachineName}.String(),
 				config.AnnotationIPLifetime: strconv.Itoa(int(lifetime.Seconds())),
 			},

@@ -36,5 +36,8 @@ func factsFor(cfg *config.Config) Facts {
 	if cfg.IPPool != nil {
 		f.StaticAddress = StaticAddressFor(cfg, cfg.IPPool.FirstFree())
 	}
+	if cfg.IPPool6 != nil {
+		f.StaticAddress6 = DualStatic(cfg, f.StaticAddress, cfg.IPPool6.FirstFree())
+	}
 	return f
 }

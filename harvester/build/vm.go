@@ -22,8 +22,9 @@ const cloudInitDiskName = "cloudinitdisk"
 type Facts struct {
 	// ImageStorageClasses maps each image an image disk uses to that image's status.storageClassName.
 	ImageStorageClasses map[config.Ref]string
-	// StaticAddress is the first NIC's address allocated from --harvester-ip-pool; nil without a pool.
-	StaticAddress *StaticAddress
+	// StaticAddress is the first NIC's address allocated from --harvester-ip-pool; nil without a pool. For a
+	// dual-stack pool it is the IPv4 address, and StaticAddress6 the IPv6 one, on the same MAC address.
+	StaticAddress, StaticAddress6 *StaticAddress
 }
 
 // CloudInitSecretName names the Secret holding the VM's cloud-init user and network data.

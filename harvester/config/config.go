@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net/netip"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -63,8 +64,30 @@ type Config struct {
 
 	CloudProvider CloudProviderSetup
 
-	// IPPool is where the first NIC's static address comes from; nil without --harvester-ip-pool.
-	IPPool *IPPool
+	// IPPool is where the first NIC's static address comes from; nil without --harvester-ip-pool. For a
+	// dual-stack pool it is the IPv4 range, and IPPool6 the IPv6 one; IPPool6 is nil for a single range (of
+	// either family).
+	IPPool, IPPool6 *IPPool
+}
+
+// IPPools are the ranges of --harvester-ip-pool, one per address family (IPv4 first); none without a pool.
+func (c *Config) IPPools() []*IPPool {
+	var out []*IPPool
+	for _, p := range []*IPPool{c.IPPool, c.IPPool6} {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// IPPoolOf is the range of --harvester-ip-pool that a, one of the pool's addresses, comes from: the IPv6 range of
+// a dual-stack pool for an IPv6 address, else IPPool.
+func (c *Config) IPPoolOf(a netip.Addr) *IPPool {
+	if c.IPPool6 != nil && a.Is6() {
+		return c.IPPool6
+	}
+	return c.IPPool
 }
 
 // CloudProviderSetup is what the guest cluster's Harvester cloud provider gets written into the guest.

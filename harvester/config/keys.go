@@ -74,7 +74,8 @@ const (
 	// flight, which lasts at most AnnotationIPLifetime seconds from the allocation's creationTimestamp.
 	AnnotationIPVMUID    = ipLabelPrefix + "ip-vm-uid"
 	AnnotationIPLifetime = ipLabelPrefix + "ip-lifetime-seconds"
-	// AnnotationIPAllocation, on the VM and its VMI template, is namespace/name of the allocation it holds.
+	// AnnotationIPAllocation, on the VM and its VMI template, is namespace/name of the allocation it holds (of
+	// both, comma-separated, IPv4 first, for a dual-stack pool).
 	AnnotationIPAllocation = ipLabelPrefix + "ip-allocation"
 )
 

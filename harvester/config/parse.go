@@ -76,7 +76,7 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	cfg.InstallGuestAgent = !opts.Bool(FlagSkipGuestAgent)
 	cfg.CloudProvider = parseCloudProvider(&p, opts, cfg)
 	checkCloudInit(&p, cfg)
-	cfg.IPPool = parseIPPool(&p, opts, cfg)
+	cfg.IPPool, cfg.IPPool6 = parseIPPool(&p, opts, cfg)
 	parseOS(&p, opts.String(FlagOS))
 
 	cfg.CreateTimeout = parseCreateTimeout(&p, opts.String(FlagCreateTimeout))

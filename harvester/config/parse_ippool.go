@@ -21,9 +21,13 @@ type IPPool struct {
 	First, Last netip.Addr   // the range, inclusive
 	Subnet      netip.Prefix // the subnet the range lies in (masked)
 	Gateway     netip.Addr   // the default gateway; invalid when none
-	DNS         []netip.Addr
+	// DNS are the DNS servers of --harvester-ip-pool-dns: for a dual-stack pool, those of both families, on
+	// both ranges.
+	DNS []netip.Addr
 	// Search are the DNS search domains (--harvester-ip-pool-dns-search); only with DNS servers.
 	Search []string
+	// raw is the range as given.
+	raw string
 	// skip are addresses of the range never given out: the gateway and the DNS servers. (A subnet given as a
 	// CIDR starts and ends past its network and broadcast addresses, see cidrReserved.)
 	skip []netip.Addr
@@ -77,8 +81,10 @@ func addrInt(a netip.Addr) *big.Int {
 const ipPoolFormat = "FIRST-LAST/PREFIX (e.g. 10.0.0.10-10.0.0.59/24 or 2001:db8::10-2001:db8::59/64) or a subnet (e.g. 10.0.0.0/24)"
 
 // parseIPPool reads --harvester-ip-pool, --harvester-ip-pool-gateway and --harvester-ip-pool-dns, and checks the
-// pool against the first NIC and the user's network data. It returns nil without a pool or with a problem in it.
-func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
+// pool against the first NIC and the user's network data. It returns the pool's range and, for a dual-stack pool
+// (one IPv4 and one IPv6 range), its IPv6 one in second (the IPv4 one in first); nils without a pool or with a
+// problem in it.
+func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) (first, second *IPPool) {
 	raw := strings.TrimSpace(opts.String(FlagIPPool))
 	gwRaw := strings.TrimSpace(opts.String(FlagIPPoolGateway))
 	dnsRaw := strings.TrimSpace(opts.String(FlagIPPoolDNS))
@@ -89,32 +95,37 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
 				p.Addf(f[0], "needs --%s: it belongs to a pool of static addresses, and none is given", FlagIPPool)
 			}
 		}
-		return nil
+		return nil, nil
 	}
 	before := len(p.List)
-	pool, err := parseRange(raw)
-	if err == nil {
-		err = checkAssignable(pool)
+	pools, ok := parseRanges(p, raw)
+	gateways := splitList(gwRaw)
+	if gwRaw != "" && len(gateways) == 0 {
+		p.Addf(FlagIPPoolGateway, "%q is not an IP address", gwRaw)
 	}
-	if err != nil {
-		p.Addf(FlagIPPool, "%v", err)
-		pool = nil
-	}
-	if gwRaw != "" {
-		gw, err := parseAddr(gwRaw)
+	for i, s := range gateways {
+		gw, err := parseAddr(s)
+		if err != nil {
+			p.Addf(FlagIPPoolGateway, "%s%v", nth(i, len(gateways)), err)
+			continue
+		}
+		pool := poolOf(pools, gw)
 		switch {
-		case err != nil:
-			p.Addf(FlagIPPoolGateway, "%v", err)
-		case pool != nil:
+		case !ok:
+		case pool != nil && pool.Gateway.IsValid() && pool.Gateway.Is4() == gw.Is4():
+			p.Addf(FlagIPPoolGateway, "gives two %s gateways (%s and %s); give at most one of each family, the default gateway of that family's range", family(gw), pool.Gateway, gw)
+		case pool == nil:
+			p.Addf(FlagIPPoolGateway, "%s is an %s address, and --%s has no %s range: give one, or drop the gateway", gw, family(gw), FlagIPPool, family(gw))
+		default:
 			if err := pool.inSubnet(gw, "the gateway"); err != nil {
 				p.Addf(FlagIPPoolGateway, "%v", err)
+				continue
 			}
-		}
-		if err == nil && pool != nil {
 			pool.Gateway = gw
 			pool.skipAddr(gw)
 		}
 	}
+	var dns []netip.Addr
 	for i, s := range strings.Split(dnsRaw, ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
@@ -123,12 +134,11 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
 		switch {
 		case err != nil:
 			p.Addf(FlagIPPoolDNS, "server %d: %v", i+1, err)
-		case pool != nil && a.Is4() != pool.First.Is4():
-			p.Addf(FlagIPPoolDNS, "%s is an %s address, the pool's are %s", a, family(a), family(pool.First))
+		case ok && len(pools) == 1 && a.Is4() != pools[0].First.Is4():
+			p.Addf(FlagIPPoolDNS, "%s is an %s address, the pool's are %s", a, family(a), family(pools[0].First))
 		}
-		if err == nil && pool != nil {
-			pool.DNS = append(pool.DNS, a)
-			pool.skipAddr(a)
+		if err == nil {
+			dns = append(dns, a)
 		}
 	}
 	search := parseSearchDomains(p, searchRaw)
@@ -137,18 +147,100 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) *IPPool {
 		// (see networkconfig.Static.Search).
 		p.Addf(FlagIPPoolDNSSearch, "needs --%s: cloud-init drops search domains given without DNS servers, and the static address with them", FlagIPPoolDNS)
 	}
-	if pool != nil {
-		pool.Search = search
-	}
-	if pool != nil && len(p.List) == before && pool.Size().Sign() <= 0 {
-		p.Addf(FlagIPPool, "%s has no address left to give out once its gateway and DNS servers are set aside", raw)
+	for _, pool := range pools {
+		pool.DNS, pool.Search = dns, search
+		for _, a := range dns {
+			pool.skipAddr(a)
+		}
+		if ok && len(p.List) == before && pool.Size().Sign() <= 0 {
+			p.Addf(FlagIPPool, "%s has no address left to give out once its gateway and DNS servers are set aside", pool.raw)
+		}
 	}
 	checkPoolNIC(p, cfg)
 	checkPoolNetworkData(p, cfg)
-	if len(p.List) > before {
-		return nil
+	if len(p.List) > before || !ok {
+		return nil, nil
 	}
-	return pool
+	if len(pools) == 2 {
+		return pools[0], pools[1]
+	}
+	return pools[0], nil
+}
+
+// parseRanges reads the one or two comma-separated ranges of --harvester-ip-pool: at most one of each address
+// family, IPv4 first in the result. ok is false when any is wrong (each reported).
+func parseRanges(p *Problems, raw string) (pools []*IPPool, ok bool) {
+	parts := splitList(raw)
+	if len(parts) == 0 {
+		p.Addf(FlagIPPool, "must be %s, got %q", ipPoolFormat, raw)
+		return nil, false
+	}
+	if len(parts) > 2 {
+		p.Addf(FlagIPPool, "gives %d ranges; give one, or two for a dual-stack NIC: one IPv4 and one IPv6 range, comma-separated (e.g. 10.0.0.10-10.0.0.59/24,2001:db8::10-2001:db8::59/64)", len(parts))
+		return nil, false
+	}
+	ok = true
+	for i, part := range parts {
+		pool, err := parseRange(part)
+		if err == nil {
+			err = checkAssignable(pool)
+		}
+		if err != nil {
+			p.Addf(FlagIPPool, "%s%v", nth(i, len(parts)), err)
+			ok = false
+			continue
+		}
+		pool.raw = part
+		if other := familyPool(pools, pool.First); other != nil {
+			p.Addf(FlagIPPool, "gives two %s ranges (%s and %s); a machine gets one address of each family: give one IPv4 and one IPv6 range at most", family(pool.First), other, pool)
+			ok = false
+			continue
+		}
+		pools = append(pools, pool)
+	}
+	if len(pools) == 2 && pools[1].First.Is4() {
+		pools[0], pools[1] = pools[1], pools[0]
+	}
+	return pools, ok
+}
+
+// splitList is the non-blank comma-separated items of s, trimmed.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// nth names item i of a comma-separated list of n items in a problem ("item 2: "), and nothing when the list has
+// one item, so a single range or gateway reads as it always did.
+func nth(i, n int) string {
+	if n < 2 {
+		return ""
+	}
+	return "item " + strconv.Itoa(i+1) + ": "
+}
+
+// poolOf is the pool of a's family among pools, nil when none; with a single pool, that pool (whose family
+// inSubnet then checks and words).
+func poolOf(pools []*IPPool, a netip.Addr) *IPPool {
+	if len(pools) == 1 {
+		return pools[0]
+	}
+	return familyPool(pools, a)
+}
+
+// familyPool is the pool of a's family among pools, nil when none.
+func familyPool(pools []*IPPool, a netip.Addr) *IPPool {
+	for _, pool := range pools {
+		if pool.First.Is4() == a.Is4() {
+			return pool
+		}
+	}
+	return nil
 }
 
 // The bounds Kubernetes puts on a pod's DNS search list (k8s.io/kubernetes pkg/apis/core/validation

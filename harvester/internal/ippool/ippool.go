@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,9 +64,10 @@ type Allocation struct {
 	UID    types.UID // the ConfigMap's
 }
 
-// Allocate takes the first address of cfg's pool that is free or reclaimable for cfg's machine. Without
-// a pool it returns nil.
-func Allocate(ctx context.Context, c kube.Interface, cfg *config.Config) (*Allocation, error) {
+// Allocate takes, from each range of cfg's pool (one, or one per family for a dual-stack pool, IPv4 first), the
+// first address that is free or reclaimable for cfg's machine. Without a pool it returns nil. On an error it
+// returns what it took before it together with the error, for the create's rollback to release.
+func Allocate(ctx context.Context, c kube.Interface, cfg *config.Config) ([]*Allocation, error) {
 	if cfg.IPPool == nil {
 		return nil, nil
 	}
@@ -73,11 +75,29 @@ func Allocate(ctx context.Context, c kube.Interface, cfg *config.Config) (*Alloc
 	if err != nil {
 		return nil, err
 	}
+	var taken []*Allocation
+	for _, pool := range cfg.IPPools() {
+		a, err := scan.allocate(ctx, pool, taken)
+		if err != nil {
+			return taken, err
+		}
+		taken = append(taken, a)
+	}
+	return taken, nil
+}
+
+// allocate takes the first free or reclaimable address of pool; before are the addresses this create took from
+// the pool's other ranges (the IPv6 address of a dual-stack pool takes the IPv4 one's MAC address).
+func (s *poolScan) allocate(ctx context.Context, pool *config.IPPool, before []*Allocation) (*Allocation, error) {
+	c, cfg := s.c, s.cfg
 	lifetime := cfg.CreateTimeout + Margin
 	var failed error
 	var taken *Allocation
-	scan.candidates(ctx, func(addr netip.Addr, stale *corev1.ConfigMap) bool {
+	s.candidates(ctx, pool, func(addr netip.Addr, stale *corev1.ConfigMap) bool {
 		static := build.StaticAddressFor(cfg, addr)
+		if len(before) > 0 {
+			static = build.DualStatic(cfg, before[0].Static, addr)
+		}
 		ref := static.Allocation
 		if stale != nil {
 			err := kube.Delete(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, metav1.DeleteOptions{
@@ -106,11 +126,11 @@ func Allocate(ctx context.Context, c kube.Interface, cfg *config.Config) (*Alloc
 	switch {
 	case failed != nil:
 		return nil, failed
-	case scan.err != nil:
-		return nil, scan.err
+	case s.err != nil:
+		return nil, s.err
 	case taken == nil:
 		var p config.Problems
-		p.Addf(config.FlagIPPool, "%s", scan.exhausted())
+		p.Addf(config.FlagIPPool, "%s", s.exhausted(pool))
 		return nil, p.ErrTitled("cannot create the machine on Harvester")
 	}
 	static := taken.Static
@@ -118,20 +138,19 @@ func Allocate(ctx context.Context, c kube.Interface, cfg *config.Config) (*Alloc
 	return taken, nil
 }
 
-// RecordVM writes the VM's UID into the allocation: from now on it is held as long as that VM (or its VMI)
+// RecordVM writes the VM's UID into each allocation: from now on it is held as long as that VM (or its VMI)
 // exists. The patch carries the allocation's UID, which the API server refuses to change, so it never lands on an
 // allocation made afresh by someone else.
-func RecordVM(ctx context.Context, c kube.Interface, a *Allocation, vm *kubevirtv1.VirtualMachine) error {
-	if a == nil {
-		return nil
-	}
-	ref := a.Static.Allocation
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"uid":         a.UID,
-		"annotations": map[string]string{config.AnnotationIPVMUID: string(vm.UID)},
-	}})
-	if err := kube.MergePatch(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, patch); err != nil {
-		return c.Explain("record VM "+vm.Namespace+"/"+vm.Name+" in its address allocation", ref.String(), err)
+func RecordVM(ctx context.Context, c kube.Interface, as []*Allocation, vm *kubevirtv1.VirtualMachine) error {
+	for _, a := range as {
+		ref := a.Static.Allocation
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+			"uid":         a.UID,
+			"annotations": map[string]string{config.AnnotationIPVMUID: string(vm.UID)},
+		}})
+		if err := kube.MergePatch(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, patch); err != nil {
+			return c.Explain("record VM "+vm.Namespace+"/"+vm.Name+" in its address allocation", ref.String(), err)
+		}
 	}
 	return nil
 }
@@ -146,7 +165,7 @@ type poolScan struct {
 	machines map[string]*machinesIn       // by namespace
 	err      error                        // a failure that ended the walk
 
-	held, inFlight int       // allocations found held, and how many of them are creates in flight
+	held, inFlight int       // allocations found held by the last walk, and how many of them are creates in flight
 	firstExpiry    time.Time // when the first in-flight allocation expires
 }
 
@@ -174,10 +193,11 @@ func allocationSelector(network config.Ref) string {
 	return config.CreatorSelector + "," + config.LabelIPNetwork + "=" + config.LabelValue(network.Name)
 }
 
-// candidates calls yield with each address of the pool, in order, that is free (stale nil) or held by an
+// candidates calls yield with each address of pool (a range of the scan's), in order, that is free (stale nil) or held by an
 // allocation that may be reclaimed (stale), until yield returns false.
-func (s *poolScan) candidates(ctx context.Context, yield func(addr netip.Addr, stale *corev1.ConfigMap) bool) {
-	s.cfg.IPPool.Addresses(func(addr netip.Addr) bool {
+func (s *poolScan) candidates(ctx context.Context, pool *config.IPPool, yield func(addr netip.Addr, stale *corev1.ConfigMap) bool) {
+	s.held, s.inFlight, s.firstExpiry = 0, 0, time.Time{}
+	pool.Addresses(func(addr netip.Addr) bool {
 		cm := s.existing[build.AllocationName(s.network, addr)]
 		switch {
 		case ctx.Err() != nil:
@@ -220,7 +240,13 @@ func (s *poolScan) isHeld(ctx context.Context, cm *corev1.ConfigMap) bool {
 		return (vm != nil && string(vm.UID) == uid) || (vmi != nil && ownedByUID(vmi.OwnerReferences, uid))
 	}
 	ref := config.Ref{Namespace: cm.Namespace, Name: cm.Name}.String()
-	return (vm != nil && vm.Annotations[config.AnnotationIPAllocation] == ref) || (vmi != nil && vmi.Annotations[config.AnnotationIPAllocation] == ref)
+	return (vm != nil && names(vm.Annotations, ref)) || (vmi != nil && names(vmi.Annotations, ref))
+}
+
+// names reports whether annotations name allocation ref in AnnotationIPAllocation (one of two, comma-separated,
+// for a dual-stack pool).
+func names(annotations map[string]string, ref string) bool {
+	return slices.Contains(strings.Split(annotations[config.AnnotationIPAllocation], ","), ref)
 }
 
 // allocationExpiry is when an allocation without a VM counts as abandoned: its creationTimestamp (the API
@@ -269,9 +295,9 @@ func (s *poolScan) machinesIn(ctx context.Context, ns string) *machinesIn {
 	return m
 }
 
-// exhausted says that no address is left, how many are held by creates in flight, and what to do.
-func (s *poolScan) exhausted() string {
-	pool := s.cfg.IPPool
+// exhausted says that no address of pool is left, how many are held by creates in flight, and what to do. The
+// counts are of the last walk of pool.
+func (s *poolScan) exhausted(pool *config.IPPool) string {
 	msg := fmt.Sprintf("the range %s on network %s is exhausted: all %s of its addresses are allocated", pool, s.network, pool.Size())
 	if s.inFlight > 0 {
 		msg += fmt.Sprintf(", %d of them to creates still in flight (the first expires at %s unless its VM appears)",
@@ -282,15 +308,15 @@ func (s *poolScan) exhausted() string {
 }
 
 // tooFew words a range that has found addresses free or reclaimable, fewer than the machines that need one.
-func (s *poolScan) tooFew(found, machines int) string {
+func (s *poolScan) tooFew(pool *config.IPPool, found, machines int) string {
 	return fmt.Sprintf("the range %s on network %s has %d of its %s addresses free, %d machines need one each. "+
 		"Remove machines that hold one, or widen the range; the allocations are the ConfigMaps labelled %s in namespace %s",
-		s.cfg.IPPool, s.network, found, s.cfg.IPPool.Size(), machines, allocationSelector(s.network), s.network.Namespace)
+		pool, s.network, found, pool.Size(), machines, allocationSelector(s.network), s.network.Namespace)
 }
 
-// Check is the pre-flight of a pool: the credential may allocate in the network's namespace, and the range
-// has an address free or reclaimable for each of machines machines (a machine pool's quantity; 1 for one). It
-// creates nothing.
+// Check is the pre-flight of a pool: the credential may allocate in the network's namespace, and each range
+// (both of a dual-stack pool) has an address free or reclaimable for each of machines machines (a machine pool's
+// quantity; 1 for one). It creates nothing.
 func Check(ctx context.Context, c kube.Interface, cfg *config.Config, machines int, p *config.Problems) {
 	if cfg.IPPool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
 		return
@@ -315,15 +341,18 @@ func Check(ctx context.Context, c kube.Interface, cfg *config.Config, machines i
 		p.Addf(config.FlagIPPool, "%v", err)
 		return
 	}
-	found := 0
-	scan.candidates(ctx, func(netip.Addr, *corev1.ConfigMap) bool { found++; return found < machines })
-	switch {
-	case scan.err != nil:
-		p.Addf(config.FlagIPPool, "%v", scan.err)
-	case found == 0:
-		p.Addf(config.FlagIPPool, "%s", scan.exhausted())
-	case found < machines:
-		p.Addf(config.FlagIPPool, "%s", scan.tooFew(found, machines))
+	for _, pool := range cfg.IPPools() {
+		found := 0
+		scan.candidates(ctx, pool, func(netip.Addr, *corev1.ConfigMap) bool { found++; return found < machines })
+		switch {
+		case scan.err != nil:
+			p.Addf(config.FlagIPPool, "%v", scan.err)
+			return
+		case found == 0:
+			p.Addf(config.FlagIPPool, "%s", scan.exhausted(pool))
+		case found < machines:
+			p.Addf(config.FlagIPPool, "%s", scan.tooFew(pool, found, machines))
+		}
 	}
 }
 
