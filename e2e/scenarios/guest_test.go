@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -367,16 +368,37 @@ func credentialSecret(t *testing.T, b *testbed.Bed) string {
 	return ""
 }
 
-// noGuestProcess asserts that no qemu process runs for the machine any more.
+// noGuestProcess asserts that no qemu process of this test process (the stand-in runs in it and starts qemu)
+// runs for the machine any more. Another test run on the same machine boots guests of the same names: its qemu
+// processes are not this run's.
 func noGuestProcess(t *testing.T, name string) {
 	t.Helper()
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
-		if err == nil && strings.Contains(string(b), "qemu-system") && strings.Contains(string(b), "\x00-name\x00"+name+"\x00") {
+		if err == nil && strings.Contains(string(b), "qemu-system") && strings.Contains(string(b), "\x00-name\x00"+name+"\x00") &&
+			parentPID(filepath.Dir(p)) == os.Getpid() {
 			t.Errorf("a qemu process still runs for %s (%s)", name, p)
 		}
 	}
+}
+
+// parentPID is the parent of the process whose /proc directory is dir, or -1 when it cannot be read.
+func parentPID(dir string) int {
+	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+	if err != nil {
+		return -1
+	}
+	// pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) < 2 {
+		return -1
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	if err != nil {
+		return -1
+	}
+	return ppid
 }
 
 // guestFilesGone asserts that the files the stand-in kept for these boots of a real guest — each boot's directory
