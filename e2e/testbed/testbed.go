@@ -47,7 +47,8 @@ type Bed struct {
 	// Admission is KubeVirt's VirtualMachine admission, which every VM create and update passes through.
 	Admission *admission.Webhook
 	// HarvesterAdmission is Harvester's VirtualMachine validator, which every VM create and update (status
-	// updates included) passes through.
+	// updates included) passes through, and its VirtualMachine mutator, which mutates every VM create and update
+	// (with the Settings the fixtures seed: overcommit-config and the others it reads).
 	HarvesterAdmission *admission.Webhook
 	// VMController is KubeVirt's VirtualMachine and VMI controllers; StandIn plays the rest. Both are nil when started with
 	// NoStandIn or after StopStandIn.
@@ -144,7 +145,10 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	if err = b.HarvesterAdmission.Register(ctx, admin); err != nil {
 		return nil, fmt.Errorf("register Harvester's VirtualMachine validator: %w", err)
 	}
-	opts.Logf("testbed: Harvester's VirtualMachine validator serving on %s after %v", b.HarvesterAdmission.URL, time.Since(t0).Round(time.Millisecond))
+	if err = b.HarvesterAdmission.RegisterMutator(ctx, admin); err != nil {
+		return nil, fmt.Errorf("register Harvester's VirtualMachine mutator: %w", err)
+	}
+	opts.Logf("testbed: Harvester's VirtualMachine validator and mutator serving on %s after %v", b.HarvesterAdmission.URL, time.Since(t0).Round(time.Millisecond))
 
 	spec := fixtures.Default()
 	if opts.Fixtures != nil {
