@@ -140,7 +140,7 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	// Registered after KubeVirt's, so KubeVirt's probe (a VM without memory, which Harvester's validator refuses
 	// too) met KubeVirt's webhook alone.
 	if b.HarvesterAdmission, err = admission.StartHarvester(ctx, admission.Options{Tool: harvesterTool, Dir: cp.Dir(), Kubeconfig: b.KubeconfigPath}); err != nil {
-		return nil, fmt.Errorf("start Harvester's VirtualMachine validator: %w", err)
+		return nil, fmt.Errorf("start Harvester's VirtualMachine validator and mutator: %w", err)
 	}
 	if err = b.HarvesterAdmission.Register(ctx, admin); err != nil {
 		return nil, fmt.Errorf("register Harvester's VirtualMachine validator: %w", err)
