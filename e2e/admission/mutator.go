@@ -61,8 +61,8 @@ func (w *Webhook) HarvesterMutatorConfiguration() *admissionregistrationv1.Mutat
 }
 
 // RegisterMutator applies HarvesterMutatorConfiguration (the server must be the harvester tool's) and waits until
-// the API server calls the mutator: until a server-side dry run of MutatorProbeVM comes back with the CPU
-// topology the mutator fills in (patchDefaultCPU), which needs none of its caches. Its failure policy being
+// the API server calls the mutator: until a server-side dry run of MutatorProbeVM comes back with the CPU cores
+// the mutator fills in (patchDefaultCPU), which needs none of its caches. Its failure policy being
 // Ignore, a mutator not yet called would otherwise let the first VMs of a test through unmutated, silently.
 func (w *Webhook) RegisterMutator(ctx context.Context, cfg *rest.Config) error {
 	a, err := apply.New(cfg)
@@ -84,7 +84,7 @@ func (w *Webhook) RegisterMutator(ctx context.Context, cfg *rest.Config) error {
 			return false, fmt.Errorf("the webhook server exited (%v)", perr)
 		}
 		got, last = virt.KubevirtV1().VirtualMachines(probe.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return last == nil && got.Spec.Template.Spec.Domain.CPU != nil, nil
+		return last == nil && got.Spec.Template.Spec.Domain.CPU != nil && got.Spec.Template.Spec.Domain.CPU.Cores == 1, nil
 	})
 	if err != nil {
 		return fmt.Errorf("waited for the API server to call webhook %s at %s: %w; last dry run of VM %s answered: %v\n%s",
@@ -93,8 +93,9 @@ func (w *Webhook) RegisterMutator(ctx context.Context, cfg *rest.Config) error {
 	return nil
 }
 
-// MutatorProbeVM returns a VirtualMachine every validator accepts and that has no CPU topology, which Harvester's
-// mutator always adds.
+// MutatorProbeVM returns a VirtualMachine every validator accepts whose CPU section has no cores, which Harvester's
+// mutator always sets (a missing section it adds too, but only after a patch of cpu/maxSockets the API server
+// cannot apply without one: mutator.go Create).
 func MutatorProbeVM() *kubevirtv1.VirtualMachine {
 	halted := kubevirtv1.RunStrategyHalted
 	return &kubevirtv1.VirtualMachine{
@@ -103,9 +104,10 @@ func MutatorProbeVM() *kubevirtv1.VirtualMachine {
 		Spec: kubevirtv1.VirtualMachineSpec{
 			RunStrategy: &halted,
 			Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{Spec: kubevirtv1.VirtualMachineInstanceSpec{
-				Domain: kubevirtv1.DomainSpec{Resources: kubevirtv1.ResourceRequirements{
-					Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
-				}},
+				Domain: kubevirtv1.DomainSpec{CPU: &kubevirtv1.CPU{Sockets: 1, Threads: 1},
+					Resources: kubevirtv1.ResourceRequirements{
+						Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+					}},
 			}},
 		},
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/e2e/crds"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/credential"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/fixtures"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/apply"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/upstream"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/virtcontroller"
@@ -159,12 +160,31 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 		return nil, fmt.Errorf("seed the Harvester fixtures: %w", err)
 	}
 	opts.Logf("testbed: fixtures seeded after %v", time.Since(t0).Round(time.Millisecond))
+	// Harvester's KubeVirt resource, before KubeVirt's controllers start (they keep it) and also in a bed without
+	// them: Harvester's VM mutator refuses a VM with memory without it.
+	if err = applyKubeVirt(ctx, admin); err != nil {
+		return nil, fmt.Errorf("create Harvester's KubeVirt resource: %w", err)
+	}
 	if !opts.NoStandIn {
 		if err = b.StartStandIn(ctx); err != nil {
 			return nil, err
 		}
 	}
 	return b, nil
+}
+
+// applyKubeVirt applies Harvester's KubeVirt resource (upstream.HarvesterKubeVirt).
+func applyKubeVirt(ctx context.Context, admin *rest.Config) error {
+	kv, err := upstream.HarvesterKubeVirt(ctx)
+	if err != nil {
+		return err
+	}
+	a, err := apply.New(admin)
+	if err != nil {
+		return err
+	}
+	_, err = a.Apply(ctx, kv)
+	return err
 }
 
 // StartStandIn starts KubeVirt's VM and VMI controllers and the stand-in controllers (after NoStandIn or
