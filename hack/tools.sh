@@ -7,7 +7,7 @@
 #   hack/tools.sh goreleaser       -> goreleaser (make release-snapshot)
 #   hack/tools.sh goimports        -> goimports (make fmt-check)
 #   hack/tools.sh kubevirt         -> kubevirt: KubeVirt's CRDs and VirtualMachine admission for the test bed
-#   hack/tools.sh harvester        -> harvester: Harvester's VirtualMachine validator for the test bed
+#   hack/tools.sh harvester        -> harvester: Harvester's VirtualMachine validator and mutator for the test bed
 #
 # The cache key is a hash of the wrapper module (go.mod, go.sum, and its own Go files and nested modules where
 # it has any) and of the build recipe (packages, ldflags), so changing a pinned version or the wrapper's code

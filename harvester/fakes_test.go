@@ -148,7 +148,7 @@ func (fc *fakeCluster) rules() authorizationv1.SubjectRulesReviewStatus {
 	verbs := []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 	var status authorizationv1.SubjectRulesReviewStatus
 	seen := map[string]bool{}
-	for _, a := range slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, cloudProviderAccess, tokenAccess, ippool.Access, hostDeviceAccess) {
+	for _, a := range slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, cloudProviderAccess, tokenAccess, ippool.Access, hostDeviceAccess, quotaAccess) {
 		if seen[a.Resource] {
 			continue
 		}

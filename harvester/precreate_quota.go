@@ -15,6 +15,13 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
 
+// quotaAccess is what checkQuota reads. It is not asked for in the access review: a credential without it is not
+// blocked (the check, or its CPU and memory requests, are skipped).
+var quotaAccess = []kube.Access{
+	{Resource: "resourcequotas", Verb: "list"},
+	{Group: kube.HarvesterGroupVersion.Group, Resource: "settings", Verb: "get", Name: overcommitSetting, ClusterScoped: true},
+}
+
 // quotaNeed is what the machine certainly adds to one quota resource, and the flag that decides it.
 type quotaNeed struct {
 	amount resource.Quantity
@@ -34,12 +41,8 @@ type quotaNeed struct {
 //     domain.resources.limits — the cores and memory of the flags — and adds its launcher overhead to the memory
 //     limit (kubevirt/kubevirt pkg/virt-controller/services/renderresources.go); the overhead is not counted here,
 //     since it depends on the VM's devices and KubeVirt's version, so the memory need is a lower bound.
-//   - CPU and memory requests are not counted but in one case: Harvester's VM mutator sets them from the limits
-//     and its overcommit-config setting (requests = limits × 100 / overcommit percentage; memory less the reserved
-//     memory), which the driver does not read (harvester/harvester pkg/webhook/resources/virtualmachine/mutator.go,
-//     patchResourceOvercommit and generateMemoryPatch; default {"cpu":1000,"memory":150}, pkg/settings/settings.go).
-//     With dedicated CPUs (--harvester-cpu-pinning) the mutator leaves the CPU request equal to the limit, so
-//     requests.cpu (and cpu) count the cores then.
+//
+// CPU and memory requests are requestNeeds: they need the overcommit-config setting.
 func (d *Driver) quotaNeeds() map[corev1.ResourceName]quotaNeed {
 	cfg := d.cfg
 	needs := map[corev1.ResourceName]quotaNeed{}
@@ -80,18 +83,59 @@ func (d *Driver) quotaNeeds() map[corev1.ResourceName]quotaNeed {
 	add(corev1.ResourceLimitsCPU, cores, config.FlagCPUCount, "its cores")
 	add(corev1.ResourceLimitsMemory, *resource.NewQuantity(int64(cfg.MemoryGiB)<<30, resource.BinarySI), config.FlagMemorySize,
 		"its memory, before KubeVirt's overhead")
-	if cfg.CPUPinning {
-		add(corev1.ResourceRequestsCPU, cores, config.FlagCPUCount, "its dedicated cores")
-		add(corev1.ResourceCPU, cores, config.FlagCPUCount, "its dedicated cores")
-	}
 	return needs
+}
+
+// requestResources are the quota resources of CPU and memory requests.
+var requestResources = []corev1.ResourceName{corev1.ResourceRequestsCPU, corev1.ResourceCPU, corev1.ResourceRequestsMemory, corev1.ResourceMemory}
+
+// requestNeeds adds to needs the CPU and memory requests Harvester's VM mutator gives the machine's VM under
+// overcommit oc (vmRequests); KubeVirt gives the virt-launcher pod's compute container those requests and adds its
+// overhead to the memory request, so they are lower bounds of what the pod counts.
+func (d *Driver) requestNeeds(needs map[corev1.ResourceName]quotaNeed, oc overcommit) {
+	cfg := d.cfg
+	cpu, mem, exact := vmRequests(cfg, oc)
+	cpuWhat := fmt.Sprintf("its CPU request: %d cores × 100 / overcommit-config cpu %d", cfg.CPUs, oc.CPU)
+	memWhat := fmt.Sprintf("its memory request: %dGi × 100 / overcommit-config memory %d, in whole MiB", cfg.MemoryGiB, oc.Memory)
+	switch {
+	case cfg.CPUPinning:
+		cpuWhat, memWhat = "its dedicated cores", "its memory: dedicated CPUs are not overcommitted"
+	case len(cfg.VGPUs) > 0 || len(cfg.HostDevices) > 0:
+		memWhat = fmt.Sprintf("its guest memory, %dGi less %dMi reserved: a VM with host devices is not overcommitted", cfg.MemoryGiB, cfg.ReservedMemoryMiB)
+		if !exact {
+			memWhat = fmt.Sprintf("its guest memory, %dGi less at most 100Mi reserved: a VM with host devices is not overcommitted", cfg.MemoryGiB)
+		}
+	}
+	for _, res := range requestResources[:2] {
+		needs[res] = quotaNeed{amount: cpu, flag: config.FlagCPUCount, what: cpuWhat}
+	}
+	for _, res := range requestResources[2:] {
+		needs[res] = quotaNeed{amount: mem, flag: config.FlagMemorySize, what: memWhat}
+	}
+}
+
+// limitsRequests reports whether an unscoped quota of quotas limits CPU or memory requests.
+func limitsRequests(quotas []corev1.ResourceQuota) bool {
+	for _, q := range quotas {
+		if len(q.Spec.Scopes) > 0 || q.Spec.ScopeSelector != nil {
+			continue
+		}
+		for _, res := range requestResources {
+			if _, ok := q.Status.Hard[res]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkQuota makes sure the machine fits every ResourceQuota of its namespace: for each resource the machine
 // certainly adds to (quotaNeeds), what the quota has left (status.hard − status.used, as the quota controller
 // counted it) must hold it; otherwise Kubernetes would refuse a PVC, the VMI's pod or an object midway, and the
-// VM would wait until the timeout. One list of resourcequotas in the namespace; it creates nothing. A credential
-// that may not list them is not blocked (the check is skipped). Quotas with scopes (they select pods by QoS,
+// VM would wait until the timeout. One list of resourcequotas in the namespace and, only when a quota limits CPU or
+// memory requests, one read of the overcommit-config setting (requestNeeds), both from the API server's watch
+// cache (quotaAccess); it creates nothing. A credential that may not list the quotas or read the setting is not
+// blocked (the check, or its requests, are skipped). Quotas with scopes (they select pods by QoS,
 // priority class, …) are left out: whether the launcher pod falls in them depends on Harvester's mutations.
 //
 // The list is made at once; waitImages returns once the images' storage classes are known (d.looked), which the
@@ -107,8 +151,26 @@ func (d *Driver) checkQuota(ctx context.Context, c kube.Interface, p *config.Pro
 		p.Addf("", "%v", c.Explain("list the resource quotas of namespace", ns, err))
 		return
 	}
+	// The setting is read only when a quota limits requests, while the images' lookup goes on.
+	var oc overcommit
+	requestsKnown := false
+	if limitsRequests(quotas) {
+		var why string
+		if oc, why, err = readOvercommit(ctx, c); err != nil {
+			p.Addf("", "%v", c.Explain("get the Harvester setting", overcommitSetting, err))
+			return
+		}
+		if why != "" {
+			u.addf("%s", why)
+		}
+		requestsKnown = why == ""
+	}
 	waitImages()
-	needs := scaleNeeds(d.quotaNeeds(), d.machineCount())
+	needs := d.quotaNeeds()
+	if requestsKnown {
+		d.requestNeeds(needs, oc)
+	}
+	needs = scaleNeeds(needs, d.machineCount())
 	names := make([]string, 0, len(needs))
 	for res := range needs {
 		names = append(names, string(res))

@@ -38,12 +38,13 @@ func (fc *fakeCluster) addQuota(name string, scoped bool, hardUsed ...string) {
 
 // The machine (2 cores, 4 GiB, one 40 GiB disk of class longhorn-ubuntu) against the quotas of its namespace: a
 // quota it certainly does not fit refuses it, naming the quota, the resource, what is free and what it needs;
-// what it fits, what it may not need (CPU requests without pinning) and scoped quotas do not.
+// what it fits (requests under Harvester's default overcommit: 200m and 2730Mi) and scoped quotas do not.
 func TestPreCreateCheckQuota(t *testing.T) {
 	fc := newFakeCluster(t)
 	captureLog(t)
+	fc.addSetting("overcommit-config", `{"cpu":1000,"memory":150,"storage":100}`, "")
 	fc.addQuota("storage", false, "requests.storage", "50Gi", "20Gi", "count/secrets", "10", "2")
-	fc.addQuota("compute", false, "limits.cpu", "4", "3", "limits.memory", "100Gi", "10Gi", "requests.cpu", "1", "0", "requests.memory", "1Gi", "0")
+	fc.addQuota("compute", false, "limits.cpu", "4", "3", "limits.memory", "100Gi", "10Gi", "requests.cpu", "1", "0", "requests.memory", "3Gi", "0")
 	fc.addQuota("class", false, "longhorn-ubuntu.storageclass.storage.k8s.io/persistentvolumeclaims", "3", "3",
 		"longhorn.storageclass.storage.k8s.io/persistentvolumeclaims", "0", "0")
 	fc.addQuota("objects", false, "count/virtualmachines.kubevirt.io", "5", "5", "pods", "10", "")
@@ -68,7 +69,7 @@ func TestPreCreateCheckQuota(t *testing.T) {
 		t.Errorf("%d problems, want %d:\n%v", len(cerr.Problems), len(want), err)
 	}
 
-	// With dedicated CPUs the request is the limit: requests.cpu counts.
+	// With dedicated CPUs the requests are the limits.
 	d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagCPUPinning, true))
 	if err := d.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "requests.cpu has 1 free (0 of 1 used), the machine needs 2 (its dedicated cores)") {
 		t.Errorf("CPU pinning: %v", err)

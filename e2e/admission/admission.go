@@ -5,9 +5,9 @@
 //   - KubeVirt's: the kubevirt tool (hack/tools/kubevirt: virt-api's handler and VirtualMachine admitter), as the
 //     webhook virt-operator installs for VirtualMachines (kubevirt/kubevirt
 //     pkg/virt-operator/resource/generate/components/webhooks.go, virtualmachine-validator.kubevirt.io);
-//   - Harvester's: the harvester tool (hack/tools/harvester: pkg/webhook/resources/virtualmachine's validator
-//     behind Harvester's admission handler), as Harvester's webhook server registers it
-//     (harvester/harvester pkg/webhook/server/server.go, validator.harvesterhci.io).
+//   - Harvester's: the harvester tool (hack/tools/harvester: pkg/webhook/resources/virtualmachine's validator and
+//     mutator behind Harvester's admission handler), as Harvester's webhook server registers them
+//     (harvester/harvester pkg/webhook/server/server.go, validator.harvesterhci.io and mutator.harvesterhci.io).
 package admission
 
 import (
@@ -56,7 +56,8 @@ func Start(ctx context.Context, opts Options) (*Webhook, error) {
 	return start(ctx, kubevirtUpstream, opts)
 }
 
-// StartHarvester starts Harvester's VirtualMachine validator (see start).
+// StartHarvester starts Harvester's VirtualMachine validator and mutator, one server (see start); Register and
+// RegisterMutator put each in the API server's path.
 func StartHarvester(ctx context.Context, opts Options) (*Webhook, error) {
 	if opts.Kubeconfig == "" {
 		return nil, errors.New("Harvester's validator needs a kubeconfig: its caches read the cluster")

@@ -162,8 +162,12 @@ func TestStandInStatusSurvivesPruning(t *testing.T) {
 // must be set").
 func haltedVM(name string) *kubevirtv1.VirtualMachine {
 	halted := kubevirtv1.RunStrategyHalted
+	// A CPU section, as every VM the driver makes has: without one Harvester's mutator patches cpu/maxSockets
+	// before it adds the section (mutator.go Create: patchResourceOvercommit, then patchDefaultCPU), and the API
+	// server cannot apply that patch (Internal error: "doc is missing path").
 	return &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: kubevirtv1.VirtualMachineSpec{RunStrategy: &halted, Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{
-			Spec: kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{Resources: kubevirtv1.ResourceRequirements{
-				Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}}
+			Spec: kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{CPU: &kubevirtv1.CPU{Cores: 1},
+				Resources: kubevirtv1.ResourceRequirements{
+					Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/e2e/crds"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/credential"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/fixtures"
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/apply"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/upstream"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/virtcontroller"
@@ -47,7 +48,8 @@ type Bed struct {
 	// Admission is KubeVirt's VirtualMachine admission, which every VM create and update passes through.
 	Admission *admission.Webhook
 	// HarvesterAdmission is Harvester's VirtualMachine validator, which every VM create and update (status
-	// updates included) passes through.
+	// updates included) passes through, and its VirtualMachine mutator, which mutates every VM create and update
+	// (with the Settings the fixtures seed: overcommit-config and the others it reads).
 	HarvesterAdmission *admission.Webhook
 	// VMController is KubeVirt's VirtualMachine and VMI controllers; StandIn plays the rest. Both are nil when started with
 	// NoStandIn or after StopStandIn.
@@ -144,12 +146,15 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	// Registered after KubeVirt's, so KubeVirt's probe (a VM without memory, which Harvester's validator refuses
 	// too) met KubeVirt's webhook alone.
 	if b.HarvesterAdmission, err = admission.StartHarvester(ctx, admission.Options{Tool: harvesterTool, Dir: cp.Dir(), Kubeconfig: b.KubeconfigPath}); err != nil {
-		return nil, fmt.Errorf("start Harvester's VirtualMachine validator: %w", err)
+		return nil, fmt.Errorf("start Harvester's VirtualMachine validator and mutator: %w", err)
 	}
 	if err = b.HarvesterAdmission.Register(ctx, admin); err != nil {
 		return nil, fmt.Errorf("register Harvester's VirtualMachine validator: %w", err)
 	}
-	opts.Logf("testbed: Harvester's VirtualMachine validator serving on %s after %v", b.HarvesterAdmission.URL, time.Since(t0).Round(time.Millisecond))
+	if err = b.HarvesterAdmission.RegisterMutator(ctx, admin); err != nil {
+		return nil, fmt.Errorf("register Harvester's VirtualMachine mutator: %w", err)
+	}
+	opts.Logf("testbed: Harvester's VirtualMachine validator and mutator serving on %s after %v", b.HarvesterAdmission.URL, time.Since(t0).Round(time.Millisecond))
 
 	spec := fixtures.Default()
 	if opts.Fixtures != nil {
@@ -160,12 +165,31 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 		return nil, fmt.Errorf("seed the Harvester fixtures: %w", err)
 	}
 	opts.Logf("testbed: fixtures seeded after %v", time.Since(t0).Round(time.Millisecond))
+	// Harvester's KubeVirt resource, before KubeVirt's controllers start (they keep it) and also in a bed without
+	// them: Harvester's VM mutator refuses a VM with memory without it.
+	if err = applyKubeVirt(ctx, admin); err != nil {
+		return nil, fmt.Errorf("create Harvester's KubeVirt resource: %w", err)
+	}
 	if !opts.NoStandIn {
 		if err = b.StartStandIn(ctx); err != nil {
 			return nil, err
 		}
 	}
 	return b, nil
+}
+
+// applyKubeVirt applies Harvester's KubeVirt resource (upstream.HarvesterKubeVirt).
+func applyKubeVirt(ctx context.Context, admin *rest.Config) error {
+	kv, err := upstream.HarvesterKubeVirt(ctx)
+	if err != nil {
+		return err
+	}
+	a, err := apply.New(admin)
+	if err != nil {
+		return err
+	}
+	_, err = a.Apply(ctx, kv)
+	return err
 }
 
 // StartStandIn starts KubeVirt's VM and VMI controllers and the stand-in controllers (after NoStandIn or

@@ -3,8 +3,9 @@
 // NetworkAttachmentDefinition CRD from the module that publishes it, both at the versions the root go.mod
 // selects and read from the Go module cache; KubeVirt's CRDs and admission from KubeVirt's own code, built by
 // `hack/tools.sh kubevirt` (hack/tools/kubevirt, pinned to the kubevirt.io/kubevirt that matches kubevirt.io/api
-// in go.mod); Harvester's VirtualMachine validator from Harvester's own code, built by `hack/tools.sh harvester`
-// (hack/tools/harvester, pinned to the github.com/harvester/harvester of go.mod). Nothing is copied into the
+// in go.mod); Harvester's VirtualMachine validator and mutator from Harvester's own code, built by
+// `hack/tools.sh harvester` (hack/tools/harvester, pinned to the github.com/harvester/harvester of go.mod), and
+// Harvester's KubeVirt resource from its chart's values (HarvesterKubeVirt). Nothing is copied into the
 // repository. One thing the bed installs is not upstream: the CRDs of Harvester's pcidevices-controller add-on
 // (crds.DeviceAddOn), which the device scenario installs and removes again; no go.mod here or in Harvester
 // requires github.com/harvester/pcidevices, so no version of it is pinned.

@@ -26,6 +26,33 @@ func TestGoldenVMsPassHarvesterValidator(t *testing.T) {
 	allAllowed(t, "Harvester's validator", harvesterAdmit(t, withVMs...), want)
 }
 
+// Every golden VirtualMachine is mutated by Harvester's own VirtualMachine mutator (admit -mutate: as the API server
+// runs it before the validators, its JSON patch applied as the API server applies it) and the result still passes
+// Harvester's validator, without warnings. The requests it writes are those of the overcommit-config default
+// (cpu 1000, memory 150): 2 cores and 4Gi give 200m and 2730Mi; with host devices the guest memory (4Gi, as
+// additional-guest-memory-overhead-ratio is set and no memory is reserved); with dedicated CPUs the limits.
+func TestGoldenVMsMutatedByHarvester(t *testing.T) {
+	withVMs, want := goldenVMs(t)
+	verdicts := runAdmit(t, "harvester", append([]string{"-mutate", "-cluster", harvesterCluster}, withVMs...)...)
+	allAllowed(t, "Harvester's mutator and validator", verdicts, want)
+	wantRequests := map[string]map[string]string{
+		"minimal-legacy.yaml":                 {"cpu": "200m", "memory": "2730Mi"},
+		"host-devices-labels-strategies.yaml": {"cpu": "200m", "memory": "4Gi"},
+	}
+	for _, v := range verdicts {
+		if !v.Mutated || v.Requests["cpu"] == "" || v.Requests["memory"] == "" {
+			t.Errorf("%s: VirtualMachine %s not given requests by Harvester's mutator: %+v", v.File, v.Name, v)
+		}
+		if w, ok := wantRequests[filepath.Base(v.File)]; ok && (v.Requests["cpu"] != w["cpu"] || v.Requests["memory"] != w["memory"]) {
+			t.Errorf("%s: requests %v, want %v", v.File, v.Requests, w)
+		}
+		delete(wantRequests, filepath.Base(v.File))
+	}
+	if len(wantRequests) > 0 {
+		t.Errorf("no verdict for %v", wantRequests)
+	}
+}
+
 // The check above can fail: Harvester's validator refuses, with its own messages, what only it checks — a
 // maintenance-mode strategy it does not know, a VM whose disks exceed the namespace's storage quota (Rancher's
 // quota annotation and default ResourceQuota), and a MAC address another VM already has on the same cluster

@@ -37,11 +37,13 @@ func upstreamTool(t *testing.T, name string) string {
 
 // admitVerdict is one line of `kubevirt admit` and `harvester admit`.
 type admitVerdict struct {
-	File     string   `json:"file"`
-	Name     string   `json:"name"`
-	Allowed  bool     `json:"allowed"`
-	Message  string   `json:"message"`
-	Warnings []string `json:"warnings"`
+	File     string            `json:"file"`
+	Name     string            `json:"name"`
+	Allowed  bool              `json:"allowed"`
+	Message  string            `json:"message"`
+	Warnings []string          `json:"warnings"`
+	Mutated  bool              `json:"mutated"`
+	Requests map[string]string `json:"requests"`
 }
 
 // kubevirtAdmit runs KubeVirt's VirtualMachine admitter (virt-api's, without a server) on the VirtualMachines in

@@ -134,8 +134,9 @@ func summary(ctx context.Context, bed *testbed.Bed, out io.Writer) error {
 		return err
 	}
 	limits := vm.Spec.Template.Spec.Domain.Resources.Limits
-	fmt.Fprintf(out, "   VirtualMachine %s/%s: %s, runStrategy %s, %s CPUs, %s memory\n", namespace, machine,
-		vm.Status.PrintableStatus, *vm.Spec.RunStrategy, limits.Cpu(), limits.Memory())
+	requests := vm.Spec.Template.Spec.Domain.Resources.Requests
+	fmt.Fprintf(out, "   VirtualMachine %s/%s: %s, runStrategy %s, %s CPUs, %s memory (requests %s CPU, %s memory: Harvester's mutator, overcommit-config)\n",
+		namespace, machine, vm.Status.PrintableStatus, *vm.Spec.RunStrategy, limits.Cpu(), limits.Memory(), requests.Cpu(), requests.Memory())
 	for _, k := range []string{"harvesterhci.io/creator", "guestcluster.harvesterhci.io/name", "nodepool.harvesterhci.io/name", "harvesterhci.io/machineSetName"} {
 		fmt.Fprintf(out, "     label %s=%s\n", k, vm.Labels[k])
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/sirupsen/logrus"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	authv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,11 +25,15 @@ import (
 
 // verdict is admit's report on one VirtualMachine.
 type verdict struct {
-	File     string   `json:"file"`
-	Name     string   `json:"name"`
-	Allowed  bool     `json:"allowed"`
-	Message  string   `json:"message,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	File    string `json:"file"`
+	Name    string `json:"name"`
+	Allowed bool   `json:"allowed"`
+	// Mutated says that Harvester's mutator changed the VM before the validator judged it (admit -mutate), and
+	// Requests are the VM's requests then (spec.template.spec.domain.resources.requests).
+	Mutated  bool              `json:"mutated,omitempty"`
+	Requests map[string]string `json:"requests,omitempty"`
+	Message  string            `json:"message,omitempty"`
+	Warnings []string          `json:"warnings,omitempty"`
 }
 
 // clusterScoped are the resources without a namespace; other objects of a file without one are in "default",
@@ -47,6 +52,7 @@ func admitFiles(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("admit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var clusterFiles []string
+	mutate := fs.Bool("mutate", false, "run Harvester's VirtualMachine mutator first, as the API server does, and judge what it makes")
 	fs.Func("cluster", "a YAML file of objects every admitted file's cluster holds (repeatable)", func(f string) error {
 		clusterFiles = append(clusterFiles, f)
 		return nil
@@ -69,7 +75,7 @@ func admitFiles(args []string, stdout, stderr io.Writer) error {
 	}
 	enc := json.NewEncoder(stdout)
 	for _, f := range files {
-		verdicts, err := admitFile(f, shared)
+		verdicts, err := admitFile(f, shared, *mutate)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
@@ -82,7 +88,7 @@ func admitFiles(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func admitFile(file string, shared []*unstructured.Unstructured) ([]verdict, error) {
+func admitFile(file string, shared []*unstructured.Unstructured, mutate bool) ([]verdict, error) {
 	objs, err := readObjects(file)
 	if err != nil {
 		return nil, err
@@ -105,6 +111,7 @@ func admitFile(file string, shared []*unstructured.Unstructured) ([]verdict, err
 		return nil, errors.New("no VirtualMachine in it")
 	}
 	handler := newHandler(newValidator(cluster))
+	mutator := newMutationHandler(newMutator(cluster))
 	var out []verdict
 	for _, vm := range vmObjs {
 		// The API server refuses a create in a namespace that does not exist before any webhook is asked.
@@ -117,9 +124,21 @@ func admitFile(file string, shared []*unstructured.Unstructured) ([]verdict, err
 				return nil, err
 			}
 		}
-		v, err := admitCreate(handler, vm)
-		if err != nil {
-			return nil, fmt.Errorf("VirtualMachine %s: %w", vm.GetName(), err)
+		var v verdict
+		mutated := false
+		if mutate {
+			if vm, mutated, v, err = mutateCreate(mutator, vm); err != nil {
+				return nil, fmt.Errorf("VirtualMachine %s: %w", vm.GetName(), err)
+			}
+		}
+		if !mutate || v.Allowed {
+			if v, err = admitCreate(handler, vm); err != nil {
+				return nil, fmt.Errorf("VirtualMachine %s: %w", vm.GetName(), err)
+			}
+			v.Mutated = mutated
+			if mutated {
+				v.Requests, _, _ = unstructured.NestedStringMap(vm.Object, "spec", "template", "spec", "domain", "resources", "requests")
+			}
 		}
 		v.File = file
 		if v.Allowed {
@@ -161,16 +180,66 @@ func readObjects(file string) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-// admitCreate sends the AdmissionReview the API server would send for a create of vm to handler and returns
-// the answer.
+// admitCreate sends the AdmissionReview the API server would send for a create of vm to the validator's handler
+// and returns the answer.
 func admitCreate(handler http.Handler, vm *unstructured.Unstructured) (verdict, error) {
-	raw, err := vm.MarshalJSON()
+	answer, err := review(handler, validationPath, vm)
 	if err != nil {
 		return verdict{}, err
 	}
+	return verdictOf(vm, answer), nil
+}
+
+// mutateCreate sends the AdmissionReview for a create of vm to the mutator's handler, as the API server does
+// before any validating webhook, and returns vm with the mutator's JSON patch applied as the API server applies it
+// (k8s.io/apiserver pkg/admission/plugin/webhook/mutating/dispatcher.go: json-patch v4, whose replace of a missing
+// key adds it, which the mutator relies on) and whether it changed anything; a refusal is the verdict, with
+// allowed false.
+func mutateCreate(handler http.Handler, vm *unstructured.Unstructured) (*unstructured.Unstructured, bool, verdict, error) {
+	answer, err := review(handler, mutationPath, vm)
+	if err != nil {
+		return vm, false, verdict{}, err
+	}
+	v := verdictOf(vm, answer)
+	if !answer.Allowed || len(answer.Patch) == 0 {
+		return vm, false, v, nil
+	}
+	raw, err := vm.MarshalJSON()
+	if err != nil {
+		return vm, false, v, err
+	}
+	patch, err := jsonpatch.DecodePatch(answer.Patch)
+	if err != nil {
+		return vm, false, v, fmt.Errorf("the mutator's patch %s: %w", answer.Patch, err)
+	}
+	if raw, err = patch.Apply(raw); err != nil {
+		return vm, false, v, fmt.Errorf("apply the mutator's patch %s: %w", answer.Patch, err)
+	}
+	out := &unstructured.Unstructured{}
+	if err := out.UnmarshalJSON(raw); err != nil {
+		return vm, false, v, err
+	}
+	return out, true, v, nil
+}
+
+func verdictOf(vm *unstructured.Unstructured, answer *admissionv1.AdmissionResponse) verdict {
+	v := verdict{Name: vm.GetName(), Allowed: answer.Allowed, Warnings: answer.Warnings}
+	if answer.Result != nil {
+		v.Message = answer.Result.Message
+	}
+	return v
+}
+
+// review sends handler, at path, the AdmissionReview the API server would send for a create of vm by an ordinary
+// user, and returns the response.
+func review(handler http.Handler, path string, vm *unstructured.Unstructured) (*admissionv1.AdmissionResponse, error) {
+	raw, err := vm.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
 	kind := metav1.GroupVersionKind{Group: vms.Group, Version: vms.Version, Kind: kinds[vms]}
 	resource := metav1.GroupVersionResource{Group: vms.Group, Version: vms.Version, Resource: vms.Resource}
-	review := admissionv1.AdmissionReview{
+	request := admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Request: &admissionv1.AdmissionRequest{
 			UID:             types.UID("admit-" + vm.GetName()),
@@ -185,19 +254,15 @@ func admitCreate(handler http.Handler, vm *unstructured.Unstructured) (verdict, 
 			Object:          runtime.RawExtension{Raw: raw},
 		},
 	}
-	body, err := json.Marshal(review)
+	body, err := json.Marshal(request)
 	if err != nil {
-		return verdict{}, err
+		return nil, err
 	}
 	rec := httptest.NewRecorder()
-	handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, validationPath, bytes.NewReader(body)))
+	handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body)))
 	var answer admissionv1.AdmissionReview
 	if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil || answer.Response == nil {
-		return verdict{}, fmt.Errorf("the validator answered %d %q: %v", rec.Code, rec.Body.String(), err)
+		return nil, fmt.Errorf("%s answered %d %q: %v", path, rec.Code, rec.Body.String(), err)
 	}
-	v := verdict{Name: vm.GetName(), Allowed: answer.Response.Allowed, Warnings: answer.Response.Warnings}
-	if answer.Response.Result != nil {
-		v.Message = answer.Response.Result.Message
-	}
-	return v, nil
+	return answer.Response, nil
 }

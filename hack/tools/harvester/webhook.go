@@ -20,9 +20,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// serveWebhook serves Harvester's VirtualMachine validator on validationPath over HTTPS until SIGTERM or SIGINT.
-// Its caches of Pods and VirtualMachines are informers, as on Harvester; the others read the cluster of
-// -kubeconfig on every call (informedStore). Once it listens it writes its address
+// serveWebhook serves Harvester's VirtualMachine validator on validationPath and its VirtualMachine mutator on
+// mutationPath over HTTPS, as Harvester's one webhook server serves both, until SIGTERM or SIGINT. The caches of
+// Pods and VirtualMachines are informers, as on Harvester; the others read the cluster of -kubeconfig on every
+// call (informedStore). Once it listens it writes its address
 // (host:port) to -addr-file, through a rename; /healthz answers "ok".
 func serveWebhook(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
@@ -67,6 +68,7 @@ func serveWebhook(args []string, stderr io.Writer) error {
 		return err
 	}
 	mux.Handle(validationPath, newHandler(newValidator(store)))
+	mux.Handle(mutationPath, newMutationHandler(newMutator(store)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	srv := &http.Server{Handler: recoverPanics(mux, stderr)}
 
@@ -79,7 +81,7 @@ func serveWebhook(args []string, stderr io.Writer) error {
 	if err := writeAtomic(*addrFile, ln.Addr().String()); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "harvester webhook: serving %s on https://%s\n", validationPath, ln.Addr())
+	fmt.Fprintf(stderr, "harvester webhook: serving %s and %s on https://%s\n", validationPath, mutationPath, ln.Addr())
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)

@@ -80,3 +80,19 @@ func ConditionTrue(conds []Condition, typ string) bool {
 	c := FindCondition(conds, typ)
 	return c != nil && c.Status == corev1.ConditionTrue
 }
+
+// Setting mirrors harvesterhci.io/v1beta1 Setting: readers take value, falling back to default.
+type Setting struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Default           string `json:"default,omitempty"`
+	Value             string `json:"value,omitempty"`
+}
+
+// Effective is the setting's value, or its default when no value is set.
+func (s *Setting) Effective() string {
+	if s.Value != "" {
+		return s.Value
+	}
+	return s.Default
+}

@@ -1,0 +1,75 @@
+package harvester
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+)
+
+// overcommitSetting is the Harvester setting from which its VM mutator derives a VM's requests.
+const overcommitSetting = "overcommit-config"
+
+// overcommit is the overcommit-config setting's value: how many percent of the limits Harvester overcommits
+// (harvester/harvester pkg/settings Overcommit; default {"cpu":1000,"memory":150,"storage":100}).
+type overcommit struct {
+	CPU    int64 `json:"cpu"`
+	Memory int64 `json:"memory"`
+}
+
+// readOvercommit reads the overcommit-config setting, one read from the API server's watch cache. It answers why
+// the requests cannot be known when they cannot: the credential may not read it; it is missing or empty (the
+// mutator then sets no requests, mutator.go getOvercommit, and what the virt-launcher pod requests is up to
+// KubeVirt); or it holds no usable percentages. An error is any other failure of the read.
+func readOvercommit(ctx context.Context, c kube.Interface) (overcommit, string, error) {
+	s, err := kube.GetCached(ctx, c, kube.Settings, "", overcommitSetting)
+	switch {
+	case apierrors.IsNotFound(err):
+		return overcommit{}, fmt.Sprintf("Harvester has no setting %s: CPU and memory requests not checked", overcommitSetting), nil
+	case apierrors.IsForbidden(err):
+		return overcommit{}, fmt.Sprintf("the credential may not get setting %s: CPU and memory requests not checked", overcommitSetting), nil
+	case err != nil:
+		return overcommit{}, "", err
+	}
+	value := s.Effective()
+	var oc overcommit
+	if err := json.Unmarshal([]byte(value), &oc); err != nil || oc.CPU <= 0 || oc.Memory <= 0 {
+		return overcommit{}, fmt.Sprintf("setting %s holds no usable percentages (%q): CPU and memory requests not checked", overcommitSetting, value), nil
+	}
+	return oc, "", nil
+}
+
+// memory100Mi is what Harvester's mutator reserves of a VM's memory for QEMU by default (mutator.go memory100M).
+const memory100Mi = 100 << 20
+
+// vmRequests computes the CPU and memory requests Harvester's VM mutator writes on the machine's VM, as
+// harvester/harvester pkg/webhook/resources/virtualmachine/mutator.go does (v1.8.2, patchResourceOvercommit and
+// generateMemoryPatch):
+//
+//   - CPU: the limit in millicores × 100 / overcommit cpu (integer division); with dedicated CPUs the limit.
+//   - Memory: the limit × 100 / overcommit memory, truncated to whole MiB; with dedicated CPUs the limit; with
+//     host devices or vGPUs the guest memory, the limit less the reserved memory — --harvester-reserved-memory-size
+//     when given, else 100 MiB, or nothing when the additional-guest-memory-overhead-ratio setting is set (the
+//     driver does not read it: the lower figure, limit − 100 MiB, is taken, and exact is false).
+func vmRequests(cfg *config.Config, oc overcommit) (cpu, memory resource.Quantity, exact bool) {
+	limitMilli := int64(cfg.CPUs) * 1000
+	limitMem := int64(cfg.MemoryGiB) << 30
+	exact = true
+	cpuMilli, mem := limitMilli*100/oc.CPU, limitMem*100/oc.Memory/(1<<20)*(1<<20)
+	switch {
+	case cfg.CPUPinning:
+		cpuMilli, mem = limitMilli, limitMem
+	case len(cfg.VGPUs) > 0 || len(cfg.HostDevices) > 0:
+		reserved := int64(cfg.ReservedMemoryMiB) << 20
+		if reserved == 0 {
+			reserved, exact = memory100Mi, false
+		}
+		mem = limitMem - reserved
+	}
+	return *resource.NewMilliQuantity(cpuMilli, resource.DecimalSI), *resource.NewQuantity(mem, resource.BinarySI), exact
+}
