@@ -42,14 +42,16 @@ func (d *Driver) checkLBPools(ctx context.Context, c kube.Interface, p *config.P
 		p.Addf(config.FlagIPPool, "%v", c.Explain("list the load-balancer IP pools to check", "--"+config.FlagIPPool, err))
 		return
 	}
-	overlaps, unusable := lbOverlaps(pools, cfg.IPPool, network, cfg.Namespace)
-	if len(unusable) > 0 {
-		logging.Debugf("Load-balancer IP pools Harvester cannot allocate from, not checked: %s", strings.Join(unusable, "; "))
-	}
-	for _, o := range overlaps {
-		p.Addf(config.FlagIPPool, "%s-%s overlaps load-balancer IP pool %s at %s (its range %s; %s): Harvester's load balancer could give those addresses to a Service while a node holds them; "+
-			"give --%s a range outside %s-%s, or change the pool's ranges in Harvester (Networks → IP Pools)",
-			cfg.IPPool.First, cfg.IPPool.Last, o.Pool, span(o.First, o.Last), o.Range, o.Why, config.FlagIPPool, o.Range.First, o.Range.Last)
+	for i, pool := range cfg.IPPools() { // both ranges of a dual-stack pool
+		overlaps, unusable := lbOverlaps(pools, pool, network, cfg.Namespace)
+		if len(unusable) > 0 && i == 0 {
+			logging.Debugf("Load-balancer IP pools Harvester cannot allocate from, not checked: %s", strings.Join(unusable, "; "))
+		}
+		for _, o := range overlaps {
+			p.Addf(config.FlagIPPool, "%s-%s overlaps load-balancer IP pool %s at %s (its range %s; %s): Harvester's load balancer could give those addresses to a Service while a node holds them; "+
+				"give --%s a range outside %s-%s, or change the pool's ranges in Harvester (Networks → IP Pools)",
+				pool.First, pool.Last, o.Pool, span(o.First, o.Last), o.Range, o.Why, config.FlagIPPool, o.Range.First, o.Range.Last)
+		}
 	}
 }
 

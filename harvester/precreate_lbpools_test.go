@@ -22,7 +22,13 @@ func (fc *fakeCluster) addLBPool(pool kube.IPPool) {
 // default/vlan1 (namespace default) and returns its load-balancer pools check, and the requests made for pools.
 func lbPoolCheck(t *testing.T, fc *fakeCluster) (Check, []k8stesting.Action) {
 	t.Helper()
-	d := newTestDriver(t, fc, "m1", poolCreateOptions("10.0.0.10-10.0.0.11/24"))
+	return lbPoolCheckOf(t, fc, "10.0.0.10-10.0.0.11/24")
+}
+
+// lbPoolCheckOf is lbPoolCheck with --harvester-ip-pool pool.
+func lbPoolCheckOf(t *testing.T, fc *fakeCluster, pool string) (Check, []k8stesting.Action) {
+	t.Helper()
+	d := newTestDriver(t, fc, "m1", poolCreateOptions(pool))
 	fc.dyn.ClearActions()
 	var found *Check
 	for _, c := range d.preflight(context.Background()) {
@@ -65,6 +71,21 @@ func TestPreCreateCheckLBPoolOverlap(t *testing.T) {
 		t.Errorf("PreCreateCheck: %v\nwant %q", err, want)
 	}
 	fc.nothingLeft(t)
+}
+
+// Both ranges of a dual-stack pool are checked: an IPv6 range inside a load-balancer pool is refused even when
+// the IPv4 range overlaps nothing, and with one list of the pools.
+func TestPreCreateCheckLBPoolOverlapDualStack(t *testing.T) {
+	fc := newFakeCluster(t)
+	captureLog(t)
+	fc.addLBPool(lbPool("v6", "default/vlan1", []string{"*"}, kube.IPPoolRange{Subnet: "2001:db8::/64", RangeStart: "2001:db8::20", RangeEnd: "2001:db8::40"}))
+	c, reads := lbPoolCheckOf(t, fc, "10.0.0.10-10.0.0.11/24,2001:db8::10-2001:db8::20/64")
+	if len(c.Problems) != 1 || !strings.HasPrefix(c.Problems[0].Message, "2001:db8::10-2001:db8::20 overlaps load-balancer IP pool v6 at 2001:db8::20 (its range 2001:db8::20-2001:db8::40") {
+		t.Errorf("check %+v\nwant the IPv6 range refused", c)
+	}
+	if len(reads) != 1 {
+		t.Errorf("requests for pools: %v, want one list", reads)
+	}
 }
 
 // Pools of another network, or overlapping nothing, let the machine through.
