@@ -16,7 +16,7 @@ const uiConfigFixture = "../../ui/test/fixtures/hcivmconfig.json"
 
 // TestUIConfigIsAccepted takes the form's machine config the way Rancher hands it to the driver — each field
 // turned into a --hcivm- flag by toArgs under both of Rancher's field-to-flag rules — and parses it with the
-// driver's parser. (Once `check --machine-config FILE` exists, it is the one to ask.)
+// driver's parser; then the way `check --machine-config FILE` reads it, as docker-machine-driver-hcivm.
 func TestUIConfigIsAccepted(t *testing.T) {
 	raw, err := os.ReadFile(uiConfigFixture)
 	if err != nil {
@@ -57,5 +57,20 @@ func TestUIConfigIsAccepted(t *testing.T) {
 			len(cfg.VGPUs) != 1 || cfg.IPPool == nil || cfg.CreateTimeout.Seconds() != 1200 {
 			t.Errorf("%s: parsed %+v", rule.Name, cfg)
 		}
+	}
+
+	// check --machine-config, under the second name the form is for: the file is read and its fields become the
+	// driver's flags before the command line's.
+	asDriver(t, "hcivm")
+	in, err := parseCheckArgs([]string{"--machine-name", "mycluster-pool1-abc12", "--machine-config", uiConfigFixture, "--count", "3"}, noEnv)
+	if err != nil {
+		t.Fatalf("check --machine-config refuses the form's config: %v", err)
+	}
+	cfg, err := config.ParseConfig(in.machineName, in.opts)
+	if err != nil {
+		t.Fatalf("check --machine-config: the driver refuses the form's config: %v", err)
+	}
+	if cfg.ClusterName != "mycluster" || cfg.CPUs != 4 || !cfg.TPMPersistent || len(cfg.Disks) != 2 || len(cfg.VGPUs) != 1 || in.count != 3 {
+		t.Errorf("check --machine-config: parsed %+v, count %d", cfg, in.count)
 	}
 }
