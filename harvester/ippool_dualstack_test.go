@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
@@ -24,33 +23,14 @@ func dualPoolOptions(v4, v6 string) config.Options {
 // data gives the first NIC's MAC.
 func (fc *fakeCluster) dualStaticGuest() vmiShape {
 	return func(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
-		secret, err := kube.Get(context.Background(), fc.c, kube.Secrets, vm.Namespace, build.CloudInitSecretName(vm.Name))
-		if err != nil {
-			fc.t.Errorf("the guest has no cloud-init Secret: %v", err)
+		addrs, ok := fc.staticAddresses(vm)
+		if !ok {
 			return kubevirtv1.VirtualMachineStatusStopped
 		}
-		var doc struct {
-			Ethernets map[string]struct {
-				Match     struct{ MACAddress string } `yaml:"match"`
-				Addresses []string                    `yaml:"addresses"`
-			} `yaml:"ethernets"`
-		}
-		if err := yaml.Unmarshal(secret.Data[build.SecretKeyNetworkData], &doc); err != nil {
-			fc.t.Errorf("network data: %v", err)
-		}
 		status := healthy("")(vm, vmi)
-		mac := vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress
-		for _, e := range doc.Ethernets {
-			if e.Match.MACAddress != mac {
-				continue
-			}
+		if len(addrs) > 0 {
 			nic := &vmi.Status.Interfaces[0]
-			nic.IPs = nil
-			for _, a := range e.Addresses {
-				addr, _, _ := strings.Cut(a, "/")
-				nic.IPs = append(nic.IPs, addr)
-			}
-			nic.IP = nic.IPs[0]
+			nic.IPs, nic.IP = addrs, addrs[0]
 		}
 		return status
 	}

@@ -34,29 +34,45 @@ func poolCreateOptions(pool string) config.Options {
 // cloud-init does, and reports the first NIC's static address through the guest agent.
 func (fc *fakeCluster) staticGuest() vmiShape {
 	return func(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
-		secret, err := kube.Get(context.Background(), fc.c, kube.Secrets, vm.Namespace, build.CloudInitSecretName(vm.Name))
-		if err != nil {
-			fc.t.Errorf("the guest has no cloud-init Secret: %v", err)
+		addrs, ok := fc.staticAddresses(vm)
+		if !ok {
 			return kubevirtv1.VirtualMachineStatusStopped
 		}
-		var doc struct {
-			Ethernets map[string]struct {
-				Match     struct{ MACAddress string } `yaml:"match"`
-				Addresses []string                    `yaml:"addresses"`
-			} `yaml:"ethernets"`
-		}
-		if err := yaml.Unmarshal(secret.Data[build.SecretKeyNetworkData], &doc); err != nil {
-			fc.t.Errorf("network data: %v", err)
-		}
-		mac := vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress
-		for _, e := range doc.Ethernets {
-			if e.Match.MACAddress == mac && len(e.Addresses) > 0 {
-				addr, _, _ := strings.Cut(e.Addresses[0], "/")
-				return healthy(addr)(vm, vmi)
-			}
+		if len(addrs) > 0 {
+			return healthy(addrs[0])(vm, vmi)
 		}
 		return healthy("")(vm, vmi)
 	}
+}
+
+// staticAddresses are the addresses (without prefix) that the network data in vm's cloud-init Secret gives its
+// first NIC's MAC; false when the guest has no Secret.
+func (fc *fakeCluster) staticAddresses(vm *kubevirtv1.VirtualMachine) ([]string, bool) {
+	secret, err := kube.Get(context.Background(), fc.c, kube.Secrets, vm.Namespace, build.CloudInitSecretName(vm.Name))
+	if err != nil {
+		fc.t.Errorf("the guest has no cloud-init Secret: %v", err)
+		return nil, false
+	}
+	var doc struct {
+		Ethernets map[string]struct {
+			Match     struct{ MACAddress string } `yaml:"match"`
+			Addresses []string                    `yaml:"addresses"`
+		} `yaml:"ethernets"`
+	}
+	if err := yaml.Unmarshal(secret.Data[build.SecretKeyNetworkData], &doc); err != nil {
+		fc.t.Errorf("network data: %v", err)
+	}
+	mac := vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress
+	var addrs []string
+	for _, e := range doc.Ethernets {
+		if e.Match.MACAddress == mac {
+			for _, a := range e.Addresses {
+				addr, _, _ := strings.Cut(a, "/")
+				addrs = append(addrs, addr)
+			}
+		}
+	}
+	return addrs, true
 }
 
 // allocations returns the address allocations in namespace default, by name.
