@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"errors"
 	"net/netip"
 	"strings"
 	"testing"
@@ -73,18 +72,7 @@ func TestParseDualStackIPPoolRefuses(t *testing.T) {
 			`--harvester-ip-pool-gateway: item 2: "gw" is not an IP address`}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseConfig("m1", tt.opts)
-			var cerr *ConfigError
-			if !errors.As(err, &cerr) {
-				t.Fatalf("want a ConfigError, got %v", err)
-			}
-			for _, want := range tt.want {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error lacks %q:\n%v", want, err)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wantRefused(t, tt.opts, tt.want...) })
 	}
 }
 

@@ -88,6 +88,21 @@ func addrString(a netip.Addr) string {
 	return a.String()
 }
 
+// wantRefused parses opts and wants a ConfigError holding every text of want.
+func wantRefused(t *testing.T, opts Options, want ...string) {
+	t.Helper()
+	_, err := ParseConfig("m1", opts)
+	var cerr *ConfigError
+	if !errors.As(err, &cerr) {
+		t.Fatalf("want a ConfigError, got %v", err)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
+}
+
 func TestParseIPPoolRefuses(t *testing.T) {
 	tests := []struct {
 		name string
@@ -160,18 +175,7 @@ func TestParseIPPoolRefuses(t *testing.T) {
 			"--harvester-network-data: ethernets.lan already configures the NIC of that MAC address (the first NIC's): your network data wins over --harvester-ip-pool, so drop that entry or the pool"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseConfig("m1", tt.opts)
-			var cerr *ConfigError
-			if !errors.As(err, &cerr) {
-				t.Fatalf("want a ConfigError, got %v", err)
-			}
-			for _, want := range tt.want {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error lacks %q:\n%v", want, err)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wantRefused(t, tt.opts, tt.want...) })
 	}
 }
 
