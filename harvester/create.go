@@ -16,11 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // rollbackTimeout bounds the cleanup after a failed create: removing the VM waits for it to be gone.
@@ -67,7 +67,7 @@ func (d *Driver) Create() (err error) {
 	if err != nil {
 		return err
 	}
-	userData, err := build.UserData(cfg, keys, guestKubeconfig)
+	userData, err := objects.UserData(cfg, keys, guestKubeconfig)
 	if err != nil {
 		return err
 	}
@@ -114,16 +114,16 @@ func authorizedKeys(public string, looked *lookups) []string {
 }
 
 // buildObjects builds the cloud-init Secret and the VM of a create.
-func buildObjects(cfg *config.Config, facts build.Facts, userData []byte) (*corev1.Secret, *kubevirtv1.VirtualMachine, error) {
-	network, err := build.NetworkData(cfg, facts)
+func buildObjects(cfg *config.Config, facts objects.Facts, userData []byte) (*corev1.Secret, *kubevirtv1.VirtualMachine, error) {
+	network, err := objects.NetworkData(cfg, facts)
 	if err != nil {
 		return nil, nil, err
 	}
-	vm, err := build.VirtualMachine(cfg, facts, randomSuffix())
+	vm, err := objects.VirtualMachine(cfg, facts, randomSuffix())
 	if err != nil {
 		return nil, nil, err
 	}
-	secret, err := build.CloudInitSecret(cfg, userData, network)
+	secret, err := objects.CloudInitSecret(cfg, userData, network)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -186,7 +186,7 @@ func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *co
 	logging.Debugf("Created VirtualMachine %s/%s (uid %s)", ns, vm.Name, gotVM.UID)
 
 	// The patch carries the Secret's UID, which the API server refuses to change: it lands on this Secret only.
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"uid": got.UID, "ownerReferences": []metav1.OwnerReference{build.OwnerReference(gotVM)}}})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"uid": got.UID, "ownerReferences": []metav1.OwnerReference{objects.OwnerReference(gotVM)}}})
 	if err := kube.MergePatch(ctx, c, kube.Secrets, ns, secret.Name, patch); err != nil {
 		return c.Explain("hand the cloud-init Secret to its VM", ns+"/"+secret.Name, err)
 	}

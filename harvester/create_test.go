@@ -20,10 +20,10 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 const secretUserData = "#cloud-config\nwrite_files: [{path: /etc/marker, content: user-data-secret-marker}]\n"
@@ -69,7 +69,7 @@ func TestCreate(t *testing.T) {
 	if secret.Labels[config.LabelCreator] != config.CreatorName || vm.Labels[config.LabelCreator] != config.CreatorName {
 		t.Errorf("ownership labels missing: secret %v, vm %v", secret.Labels, vm.Labels)
 	}
-	if len(secret.Data[build.SecretKeyUserData]) == 0 {
+	if len(secret.Data[objects.SecretKeyUserData]) == 0 {
 		t.Errorf("the Secret carries no user data")
 	}
 

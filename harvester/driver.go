@@ -2,7 +2,7 @@
 // VirtualMachine on a Harvester cluster.
 //
 // It is the top of three layers: harvester/config turns flag values into a validated Config without touching
-// the network, harvester/build makes the API objects from it (pure), and this package is the Driver, the
+// the network, harvester/objects makes the API objects from it (pure), and this package is the Driver, the
 // lifecycle rancher-machine calls (PreCreateCheck, Create, state, power, Remove) and the guest cluster's
 // cloud-provider account. It sends the objects through harvester/internal/kube, the only code that talks to the
 // API server, and allocates static addresses through harvester/internal/ippool.

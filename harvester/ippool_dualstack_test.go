@@ -8,10 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 func dualPoolOptions(v4, v6 string) config.Options {
@@ -78,8 +78,8 @@ func TestCreateWithDualStackIPPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`- "10.0.0.10/24"`, `- "2001:db8::10/64"`, `via: "10.0.0.1"`, `via: "2001:db8::1"`, `- "2001:db8::53"`} {
-		if !strings.Contains(string(secret.Data[build.SecretKeyNetworkData]), want) {
-			t.Errorf("network data lacks %s:\n%s", want, secret.Data[build.SecretKeyNetworkData])
+		if !strings.Contains(string(secret.Data[objects.SecretKeyNetworkData]), want) {
+			t.Errorf("network data lacks %s:\n%s", want, secret.Data[objects.SecretKeyNetworkData])
 		}
 	}
 

@@ -19,11 +19,11 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 func poolCreateOptions(pool string) config.Options {
@@ -48,7 +48,7 @@ func (fc *fakeCluster) staticGuest() vmiShape {
 // staticAddresses are the addresses (without prefix) that the network data in vm's cloud-init Secret gives its
 // first NIC's MAC; false when the guest has no Secret.
 func (fc *fakeCluster) staticAddresses(vm *kubevirtv1.VirtualMachine) ([]string, bool) {
-	secret, err := kube.Get(context.Background(), fc.c, kube.Secrets, vm.Namespace, build.CloudInitSecretName(vm.Name))
+	secret, err := kube.Get(context.Background(), fc.c, kube.Secrets, vm.Namespace, objects.CloudInitSecretName(vm.Name))
 	if err != nil {
 		fc.t.Errorf("the guest has no cloud-init Secret: %v", err)
 		return nil, false
@@ -59,7 +59,7 @@ func (fc *fakeCluster) staticAddresses(vm *kubevirtv1.VirtualMachine) ([]string,
 			Addresses []string                    `yaml:"addresses"`
 		} `yaml:"ethernets"`
 	}
-	if err := yaml.Unmarshal(secret.Data[build.SecretKeyNetworkData], &doc); err != nil {
+	if err := yaml.Unmarshal(secret.Data[objects.SecretKeyNetworkData], &doc); err != nil {
 		fc.t.Errorf("network data: %v", err)
 	}
 	mac := vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress
@@ -125,7 +125,7 @@ func TestCreateWithIPPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mac := build.StaticMAC(config.Ref{Namespace: "default", Name: "vlan1"}, netip.MustParseAddr("10.0.0.10"))
+	mac := objects.StaticMAC(config.Ref{Namespace: "default", Name: "vlan1"}, netip.MustParseAddr("10.0.0.10"))
 	if got := vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress; got != mac {
 		t.Errorf("first interface MAC %q, want %q", got, mac)
 	}
@@ -152,8 +152,8 @@ func TestCreateWithIPPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`macaddress: "` + mac + `"`, `- "10.0.0.10/24"`, `via: "10.0.0.1"`, `- "10.0.0.2"`} {
-		if !strings.Contains(string(secret.Data[build.SecretKeyNetworkData]), want) {
-			t.Errorf("network data lacks %s:\n%s", want, secret.Data[build.SecretKeyNetworkData])
+		if !strings.Contains(string(secret.Data[objects.SecretKeyNetworkData]), want) {
+			t.Errorf("network data lacks %s:\n%s", want, secret.Data[objects.SecretKeyNetworkData])
 		}
 	}
 
@@ -286,7 +286,7 @@ func (fc *fakeCluster) abandonedAllocation(addr, uid string, lifetime time.Durat
 	if err != nil {
 		fc.t.Fatal(err)
 	}
-	cm := build.Allocation(cfg, build.StaticAddressFor(cfg, netip.MustParseAddr(addr)), lifetime)
+	cm := objects.Allocation(cfg, objects.StaticAddressFor(cfg, netip.MustParseAddr(addr)), lifetime)
 	if uid != "" {
 		cm.Annotations[config.AnnotationIPVMUID] = uid
 	}

@@ -13,10 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // Public keys of people's key pairs; the driver passes them on without parsing them.
@@ -58,7 +58,7 @@ func TestCreateInstallsPeoplesKeyPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	userData := string(secret.Data[build.SecretKeyUserData])
+	userData := string(secret.Data[objects.SecretKeyUserData])
 	own, err := os.ReadFile(d.GetSSHKeyPath() + ".pub")
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 )
 
 // The driver is three layers, each importing only the ones below it: harvester/config (flags to a validated
-// Config), harvester/build (pure objects), and package harvester (the lifecycle) with its client and allocation
+// Config), harvester/objects (pure objects), and package harvester (the lifecycle) with its client and allocation
 // layers under harvester/internal. This test keeps the layers from folding back: it reads what each package
 // really depends on, directly or not, from `go list`.
 func TestLayersImportOnlyDownward(t *testing.T) {
@@ -18,12 +18,12 @@ func TestLayersImportOnlyDownward(t *testing.T) {
 		forbidden []string // in its dependencies, direct or not
 		direct    []string // among its direct imports
 	}{
-		{pkg: mod + "harvester/config", forbidden: append([]string{mod + "harvester/build"}, lifecycle...)},
+		{pkg: mod + "harvester/config", forbidden: append([]string{mod + "harvester/objects"}, lifecycle...)},
 		// Pure: no client, and no randomness (what a create draws comes in as an argument).
-		{pkg: mod + "harvester/build", forbidden: lifecycle, direct: []string{"crypto/rand", "math/rand", "math/rand/v2"}},
-		{pkg: mod + "harvester/internal/lists", forbidden: []string{mod + "harvester/config", mod + "harvester/build"}},
+		{pkg: mod + "harvester/objects", forbidden: lifecycle, direct: []string{"crypto/rand", "math/rand", "math/rand/v2"}},
+		{pkg: mod + "harvester/internal/lists", forbidden: []string{mod + "harvester/config", mod + "harvester/objects"}},
 		// The driver's name only: it translates flag names, knows no flag table and no lifecycle.
-		{pkg: mod + "harvester/identity", forbidden: append([]string{mod + "harvester/config", mod + "harvester/build"}, lifecycle...)},
+		{pkg: mod + "harvester/identity", forbidden: append([]string{mod + "harvester/config", mod + "harvester/objects"}, lifecycle...)},
 	}
 	for _, r := range rules {
 		deps := goList(t, "-deps", "-f", "{{.ImportPath}}", r.pkg)

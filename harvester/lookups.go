@@ -9,14 +9,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // lookups are the facts a create needs from the cluster, found once (by PreCreateCheck) and reused by Create.
 type lookups struct {
-	facts      build.Facts
+	facts      objects.Facts
 	keyPairKey string   // public key of --harvester-key-pair-name, "" without one
 	extraKeys  []string // public keys of --harvester-ssh-keypairs, in the flag's order
 }
@@ -29,7 +29,7 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 	}
 	cfg := d.cfg
 	var p config.Problems
-	l := &lookups{facts: build.Facts{ImageStorageClasses: map[config.Ref]string{}}}
+	l := &lookups{facts: objects.Facts{ImageStorageClasses: map[config.Ref]string{}}}
 	for _, disk := range cfg.Disks {
 		if disk.Image == nil {
 			continue

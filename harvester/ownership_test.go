@@ -15,9 +15,9 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // machineObjects is what a machine of name m1 has in Harvester: its VM and cloud-init Secret (nil when absent).
@@ -27,7 +27,7 @@ func (fc *fakeCluster) machineObjects(name string) (*kubevirtv1.VirtualMachine, 
 	if err != nil {
 		vm = nil
 	}
-	secret, err := kube.Get(ctx, fc.c, kube.Secrets, "default", build.CloudInitSecretName(name))
+	secret, err := kube.Get(ctx, fc.c, kube.Secrets, "default", objects.CloudInitSecretName(name))
 	if err != nil {
 		secret = nil
 	}

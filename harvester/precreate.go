@@ -13,12 +13,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // checkTimeout bounds PreCreateCheck: it makes a handful of reads.
@@ -324,7 +324,7 @@ func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.
 			vmTaken.Addf("", "%v", c.Explain("check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
 		}
 	})
-	name := build.CloudInitSecretName(cfg.MachineName)
+	name := objects.CloudInitSecretName(cfg.MachineName)
 	secret, err := kube.GetCached(ctx, c, kube.Secrets, cfg.Namespace, name)
 	read.Wait()
 	p.List = append(p.List, vmTaken.List...)

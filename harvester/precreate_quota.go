@@ -32,7 +32,7 @@ type quotaNeed struct {
 // quotaNeeds is what creating the machine certainly adds to the resources a ResourceQuota in its namespace can
 // limit: only lower bounds, so that a quota is blamed only when the machine cannot fit.
 //
-//   - Storage: one PVC per disk, of the disk's size (harvester/build volumeClaimTemplates; Harvester's VM
+//   - Storage: one PVC per disk, of the disk's size (harvester/objects volumeClaimTemplates; Harvester's VM
 //     controller makes them from the VM's volumeClaimTemplates annotation), also per storage class
 //     (<class>.storageclass.storage.k8s.io/…) when the class is known. A persistent TPM's state volume is not
 //     counted: KubeVirt sizes and makes it (backend storage), not the driver.

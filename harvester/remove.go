@@ -16,12 +16,12 @@ import (
 	"k8s.io/utils/ptr"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // removeTimeout bounds a remove, which waits until the VM is gone.
@@ -234,7 +234,7 @@ func annotateRemovedClaims(ctx context.Context, c kube.Interface, ns, name strin
 // create that died before the VM existed it has not. The delete carries the UID and resourceVersion read, so a
 // Secret replaced or handed to another VM since is left alone.
 func (d *Driver) deleteCloudInitSecret(ctx context.Context, c kube.Interface, vmUID types.UID) error {
-	ns, name := d.namespace(), build.CloudInitSecretName(d.MachineName)
+	ns, name := d.namespace(), objects.CloudInitSecretName(d.MachineName)
 	secret, err := kube.Get(ctx, c, kube.Secrets, ns, name)
 	switch {
 	case kube.IsGone(err, "secrets", name):

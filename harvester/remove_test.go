@@ -16,9 +16,9 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // rmDriver is a driver as `rancher-machine rm` loads it: only the saved state, no flags.
@@ -115,7 +115,7 @@ func TestRemoveAllWhenRancherDeletesTheCluster(t *testing.T) {
 // driverSecret makes the cloud-init Secret this driver makes for machine vm, without its VM.
 func (fc *fakeCluster) driverSecret(vm string) {
 	fc.ok(kube.Create(context.Background(), fc.c, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-		Name: build.CloudInitSecretName(vm), Namespace: "default", Labels: map[string]string{config.LabelCreator: config.CreatorName, config.LabelVMName: vm}}}))
+		Name: objects.CloudInitSecretName(vm), Namespace: "default", Labels: map[string]string{config.LabelCreator: config.CreatorName, config.LabelVMName: vm}}}))
 }
 
 func TestRemoveIsIdempotent(t *testing.T) {

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // render runs `docker-machine-driver-harvester render --machine-name NAME [--harvester-… flags]` (under a second
 // name, its --<name>-… flags and $<NAME>_… variables): it prints, as
-// YAML, the cloud-init Secret and the VirtualMachine a create with these flags would make (build.Render). It
+// YAML, the cloud-init Secret and the VirtualMachine a create with these flags would make (objects.Render). It
 // never contacts a cluster. Invalid flags print the same aggregated problems a create reports, and the exit code
 // is 1 (2 for a malformed command line).
 func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
@@ -28,7 +28,7 @@ func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr
 		fmt.Fprintln(stderr, named(err.Error()))
 		return 1
 	}
-	out, err := build.Render(cfg)
+	out, err := objects.Render(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, named(err.Error()))
 		return 1

@@ -4,6 +4,6 @@
 // driver creates (keys.go) and the guest distributions' cloud-provider paths (guestfiles.go).
 //
 // It reads only the flags and the local files they name; it never contacts a cluster. It may import the API
-// types, package cloudinit and its networkconfig, userdata and harvester/internal/lists; never harvester/build,
+// types, package cloudinit and its networkconfig, userdata and harvester/internal/lists; never harvester/objects,
 // package harvester or harvester/internal/kube (layers_test.go in package harvester enforces it).
 package config

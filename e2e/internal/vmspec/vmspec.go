@@ -1,4 +1,4 @@
-// Package vmspec builds VirtualMachines shaped like the node driver's (see harvester/build/vm.go), for the test bed's own
+// Package vmspec builds VirtualMachines shaped like the node driver's (see harvester/objects/vm.go), for the test bed's own
 // tests. The plugin has its own builder; this one is deliberately separate and minimal.
 package vmspec
 
@@ -74,7 +74,7 @@ func VM(namespace, name, network string, disks ...Disk) *kubevirtv1.VirtualMachi
 // ClaimName is the PVC name VM gives disk i.
 func ClaimName(vm string, i int) string { return fmt.Sprintf("%s-disk-%d", vm, i) }
 
-// OwnedSecret returns a cloud-init Secret owned by vm, as the driver makes one (harvester/build/secret.go).
+// OwnedSecret returns a cloud-init Secret owned by vm, as the driver makes one (harvester/objects/secret.go).
 func OwnedSecret(vm *kubevirtv1.VirtualMachine) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: vm.Name + "-cloudinit", Namespace: vm.Namespace,

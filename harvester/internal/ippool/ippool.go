@@ -1,6 +1,6 @@
 // Package ippool allocates the static addresses of --harvester-ip-pool. They are allocated in Harvester, so
 // that separate rancher-machine processes, node pools and Rancher servers that share a range on a network never hand out one address twice. Each allocated address is a
-// ConfigMap in the network's namespace, named after the network and the address (build.AllocationName): taking an
+// ConfigMap in the network's namespace, named after the network and the address (objects.AllocationName): taking an
 // address is creating that ConfigMap, and the API server lets exactly one create of a name succeed — there is no
 // read-then-write. The ConfigMap records the machine's VM (namespace/name, and its UID once the VM exists); the
 // VM names the ConfigMap in an annotation.
@@ -13,7 +13,7 @@
 // yet (no UID recorded: a create in flight) only once its lifetime is over.
 //
 // It is the driver's allocation layer: it talks to the cluster through harvester/internal/kube and builds its
-// objects with harvester/build; package harvester calls it from PreCreateCheck, Create and Remove.
+// objects with harvester/objects; package harvester calls it from PreCreateCheck, Create and Remove.
 package ippool
 
 import (
@@ -33,11 +33,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/build"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // Margin is added to the create timeout to make an in-flight allocation's lifetime. It covers a VM
@@ -60,7 +60,7 @@ var Access = []kube.Access{
 
 // Allocation is an address this create holds.
 type Allocation struct {
-	Static *build.StaticAddress
+	Static *objects.StaticAddress
 	UID    types.UID // the ConfigMap's
 }
 
@@ -94,9 +94,9 @@ func (s *poolScan) allocate(ctx context.Context, pool *config.IPPool, before []*
 	var failed error
 	var taken *Allocation
 	s.candidates(ctx, pool, func(addr netip.Addr, stale *corev1.ConfigMap) bool {
-		static := build.StaticAddressFor(cfg, addr)
+		static := objects.StaticAddressFor(cfg, addr)
 		if len(before) > 0 {
-			static = build.DualStatic(cfg, before[0].Static, addr)
+			static = objects.DualStatic(cfg, before[0].Static, addr)
 		}
 		ref := static.Allocation
 		if stale != nil {
@@ -111,7 +111,7 @@ func (s *poolScan) allocate(ctx context.Context, pool *config.IPPool, before []*
 			}
 			logging.Infof("Reclaimed address %s from %s, whose machine is gone", addr, stale.Annotations[config.AnnotationIPVM])
 		}
-		got, err := kube.Create(ctx, c, kube.ConfigMaps, ref.Namespace, build.Allocation(cfg, static, lifetime))
+		got, err := kube.Create(ctx, c, kube.ConfigMaps, ref.Namespace, objects.Allocation(cfg, static, lifetime))
 		switch {
 		case apierrors.IsAlreadyExists(err):
 			logging.Debugf("Address %s was taken a moment ago; trying the next", addr)
@@ -198,7 +198,7 @@ func allocationSelector(network config.Ref) string {
 func (s *poolScan) candidates(ctx context.Context, pool *config.IPPool, yield func(addr netip.Addr, stale *corev1.ConfigMap) bool) {
 	s.held, s.inFlight, s.firstExpiry = 0, 0, time.Time{}
 	pool.Addresses(func(addr netip.Addr) bool {
-		cm := s.existing[build.AllocationName(s.network, addr)]
+		cm := s.existing[objects.AllocationName(s.network, addr)]
 		switch {
 		case ctx.Err() != nil:
 			s.err = ctx.Err()

@@ -1,4 +1,4 @@
-package build
+package objects
 
 import (
 	corev1 "k8s.io/api/core/v1"

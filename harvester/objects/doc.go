@@ -1,4 +1,4 @@
-// Package build makes every object the driver sends to Harvester from a Config and the facts only the cluster
+// Package objects makes every object the driver sends to Harvester from a Config and the facts only the cluster
 // knows (Facts): the VirtualMachine with its volume claims, affinity and labels (vm.go, volumes.go, affinity.go,
 // labels.go), the cloud-init Secret and the user data in it (secret.go, userdata.go), the static address's
 // network data and allocation (address.go), and the manifests `render` prints (render.go). Golden files under
@@ -7,4 +7,4 @@
 // Its functions are pure: no client, no clock, no randomness (what a create draws, like the claim suffix, comes in
 // as an argument). It may import harvester/config, package cloudinit and the API types; never package harvester
 // or harvester/internal/kube (layers_test.go in package harvester enforces it).
-package build
+package objects

@@ -1,4 +1,4 @@
-package build
+package objects
 
 import (
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
