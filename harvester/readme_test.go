@@ -1,0 +1,106 @@
+package harvester
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+)
+
+var updateREADME = flag.Bool("update-readme", false, "rewrite the check sample in README.md from the pre-flight's table")
+
+// readmeCheckSection is the README section whose first sh block is a check command line and whose next block is
+// what check prints for it.
+const readmeCheckSection = "## Validate a node template before using it\n"
+
+// readmeCheckSample finds the README's check sample: the command's arguments after "check", and where the printed
+// lines start and end in readme.
+func readmeCheckSample(t *testing.T, readme string) (args []string, start, end int) {
+	t.Helper()
+	section := strings.Index(readme, readmeCheckSection)
+	if section < 0 {
+		t.Fatalf("README.md lacks the section %q", strings.TrimSpace(readmeCheckSection))
+	}
+	cmdStart := strings.Index(readme[section:], "```sh\n")
+	if cmdStart < 0 {
+		t.Fatal("README.md's check section lacks its sh block")
+	}
+	cmdStart += section + len("```sh\n")
+	cmdEnd := cmdStart + strings.Index(readme[cmdStart:], "```\n")
+	command := strings.ReplaceAll(readme[cmdStart:cmdEnd], "\\\n", " ")
+	for line := range strings.Lines(command) {
+		if rest, ok := strings.CutPrefix(line, "docker-machine-driver-harvester check "); ok {
+			args = strings.Fields(rest)
+		}
+	}
+	if args == nil {
+		t.Fatal("README.md's check section has no docker-machine-driver-harvester check command line")
+	}
+	start = strings.Index(readme[cmdEnd+len("```\n"):], "```\n")
+	if start < 0 {
+		t.Fatal("README.md's check section lacks the block of check's output")
+	}
+	start += cmdEnd + 2*len("```\n")
+	end = start + strings.Index(readme[start:], "```\n")
+	return args, start, end
+}
+
+// checkLines prints checks as the check verb does (cmd/docker-machine-driver-harvester printChecks) under the
+// driver's own name.
+func checkLines(checks []Check) string {
+	var b strings.Builder
+	for _, c := range checks {
+		for _, p := range c.Problems {
+			fmt.Fprintf(&b, "problem  %-20s  %s\n", c.Name, strings.Join(strings.Fields(p.String()), " "))
+		}
+		if c.Skipped != "" {
+			fmt.Fprintf(&b, "skipped  %-20s  %s\n", c.Name, strings.Join(strings.Fields(c.Skipped), " "))
+		}
+		if len(c.Problems) == 0 && c.Skipped == "" {
+			b.WriteString(strings.TrimRight(fmt.Sprintf("ok       %-20s  %s", c.Name, c.Detail), " ") + "\n")
+		}
+	}
+	return b.String()
+}
+
+// The README's check sample is what the pre-flight's table prints for the README's command line against a
+// Harvester that has neither its image nor its network: every check's line, in the table's order, with its skip
+// reason. go test ./harvester -run README -update-readme rewrites it.
+func TestREADMECheckSample(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	args, start, end := readmeCheckSample(t, readme)
+	var machineName string
+	credential := func(env string) (string, bool) { // the README exports a credential Harvester accepts
+		return configtest.Kubeconfig, env == config.EnvVar(config.FlagKubeconfigContent)
+	}
+	opts, err := config.ParseArgs(args, credential, func(fs *flag.FlagSet) { fs.StringVar(&machineName, "machine-name", "", "") })
+	if err != nil {
+		t.Fatalf("the README's check command line: %v", err)
+	}
+
+	fc := newFakeCluster(t)
+	captureLog(t)
+	fc.ok(nil, kube.Delete(context.Background(), fc.c, kube.Networks, "default", "vlan1", metav1.DeleteOptions{}))
+	got := checkLines(newTestDriver(t, fc, machineName, opts).preflight(context.Background()))
+	if *updateREADME {
+		if err := os.WriteFile("../README.md", []byte(readme[:start]+got+readme[end:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if want := readme[start:end]; got != want {
+		t.Errorf("README.md's check sample is not what the pre-flight prints (go test ./harvester -run README -update-readme); it shows:\n%sthe pre-flight prints:\n%s", want, got)
+	}
+}
