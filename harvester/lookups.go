@@ -21,13 +21,21 @@ type lookups struct {
 	extraKeys  []string // public keys of --harvester-ssh-keypairs, in the flag's order
 }
 
-// lookUp reads every image and the key pair the configuration names and checks they can be used. Every problem
-// is collected; API errors other than "does not exist" are reported as such.
+// lookUp returns the lookups PreCreateCheck found, or looks them up (lookUpImages).
 func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error) {
-	if d.looked != nil {
-		return d.looked, nil
+	if d.looked == nil {
+		looked, err := lookUpImages(ctx, c, d.cfg)
+		if err != nil {
+			return nil, err
+		}
+		d.looked = looked
 	}
-	cfg := d.cfg
+	return d.looked, nil
+}
+
+// lookUpImages reads every image and the key pairs the configuration names and checks they can be used. Every
+// problem is collected; API errors other than "does not exist" are reported as such.
+func lookUpImages(ctx context.Context, c kube.Interface, cfg *config.Config) (*lookups, error) {
 	var p config.Problems
 	l := &lookups{facts: objects.Facts{ImageStorageClasses: map[config.Ref]string{}}}
 	for _, disk := range cfg.Disks {
@@ -59,7 +67,6 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 	if err := p.ErrTitled("cannot create the machine on Harvester"); err != nil {
 		return nil, err
 	}
-	d.looked = l
 	return l, nil
 }
 

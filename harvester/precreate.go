@@ -71,7 +71,8 @@ type Check struct {
 	err error
 }
 
-// The pre-flight's checks, in their order.
+// The names of the pre-flight's checks: their lines in the check verb's output, in the order of the table
+// (preflightChecks).
 const (
 	CheckCredential     = "credential"
 	CheckNamespace      = "namespace"
@@ -120,142 +121,99 @@ func failed(name, flag string, err error) Check {
 	return Check{Name: name, Problems: []config.Problem{{Flag: flag, Message: config.Redact(err.Error())}}, err: err}
 }
 
-// preflight makes the checks of PreCreateCheck; a check with err set is the last.
+// preflightChecks is the pre-flight, one row a check in the order the check verb prints them (see
+// preflightCheck). They read different things, so they run at once: the pre-flight takes about as long as its
+// longest chain of reads, not the sum of them. Adding a check is adding a row and its function.
+var preflightChecks = []preflightCheck{
+	{name: CheckCredential, run: checkCredential},
+	{name: CheckNamespace, needs: []string{CheckCredential}, run: checkNamespace},
+	{name: CheckPermissions, needs: []string{CheckNamespace}, run: checkAccess},
+	{name: CheckMachineName, needs: []string{CheckNamespace}, run: checkNameFree},
+	{name: CheckImagesKeyPairs, run: checkImagesKeyPairs},
+	{name: CheckStorageClasses, needs: []string{CheckImagesKeyPairs}, run: checkStorageClasses},
+	{name: CheckNetworks, run: checkNetworks},
+	{name: CheckQuota, needs: []string{CheckImagesKeyPairs}, run: checkQuota},
+	{name: CheckZones, flags: []string{config.FlagZone, config.FlagRegion}, given: zonesGiven, run: checkTopology},
+	{name: CheckHostDevices, flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, given: devicesGiven, run: checkDevices},
+	{name: CheckIPPool, flags: []string{config.FlagIPPool}, given: ipPoolGiven, run: checkIPPool},
+	{name: CheckLBPools, flags: []string{config.FlagIPPool}, given: ipPoolGiven, run: checkLBPools},
+}
+
+// preflight makes the checks of PreCreateCheck (preflightChecks); a check with err set is the last. The images'
+// lookup is kept for Create.
 func (d *Driver) preflight(ctx context.Context) []Check {
-	cfg := d.cfg
 	c, err := d.api()
 	if err != nil {
 		return []Check{failed(CheckCredential, config.FlagKubeconfigContent, err)}
 	}
-	logging.Infof("Checking Harvester (%s) for VM %s/%s", c.Server(), cfg.Namespace, cfg.MachineName)
-
-	// The checks read different things, so they run at once (the pre-flight takes about as long as its longest
-	// chain of reads, not the sum of them) and are reported in this order. Only the storage classes and the
-	// quota's per-class figures need the images' storage classes: they wait for the images' lookup.
-	var (
-		slots      []*Check
-		running    sync.WaitGroup
-		imagesDone = make(chan struct{})
-	)
-	waitImages := func() { <-imagesDone }
-	start := func(name string, check func(p *config.Problems, u *unchecked)) *Check {
-		slot := &Check{Name: name}
-		slots = append(slots, slot)
-		running.Go(func() {
-			var p config.Problems
-			var u unchecked
-			check(&p, &u)
-			slot.Problems, slot.Skipped = p.List, u.String()
-		})
-		return slot
-	}
-	fixed := func(c Check) { slots = append(slots, &c) }
-	unset := func(name, flags string) { fixed(Check{Name: name, Skipped: flags + " not given"}) }
-
-	// The namespace's read also proves the credential; when it fails for any reason but absence, nothing else
-	// would work either, so that one error is the whole answer (what the other checks found is dropped).
-	var (
-		ns          config.Problems
-		nsUnchecked unchecked
-		nsFailure   error
-	)
-	running.Go(func() {
-		_, err := kube.GetCached(ctx, c, kube.Namespaces, "", cfg.Namespace)
-		switch {
-		case err == nil:
-		case kube.IsGone(err, "namespaces", cfg.Namespace):
-			ns.Addf(config.FlagVMNamespace, "namespace %s does not exist in Harvester", cfg.Namespace)
-		case apierrors.IsForbidden(err):
-			// Users scoped to a namespace may not read namespaces; the permissions check covers them.
-			nsUnchecked.addf("the credential may not get namespaces: cannot tell whether namespace %s exists", cfg.Namespace)
-		default:
-			nsFailure = c.Explain("read namespace", cfg.Namespace, err)
-		}
-	})
-	fixed(Check{Name: CheckCredential, Detail: credentialDetail(d.credentialExpiry, time.Now())})
-	nsCheck := &Check{Name: CheckNamespace, Detail: cfg.Namespace}
-	slots = append(slots, nsCheck)
-	// Both are skipped once the namespace's read says it does not exist.
-	permissions := start(CheckPermissions, func(p *config.Problems, _ *unchecked) { d.checkAccess(ctx, c, p) })
-	machineName := start(CheckMachineName, func(p *config.Problems, _ *unchecked) { d.checkNameFree(ctx, c, p) })
-	images := &Check{Name: CheckImagesKeyPairs}
-	slots = append(slots, images)
-	running.Go(func() {
-		defer close(imagesDone) // d.looked is set (or not) before the checks that wait read it
-		if _, err := d.lookUp(ctx, c); err != nil {
-			var cerr *config.ConfigError
-			if !errors.As(err, &cerr) {
-				*images = failed(CheckImagesKeyPairs, "", err)
-				return
-			}
-			images.Problems = cerr.Problems
-		}
-	})
-	// The storage classes are listed at once, not read one by one once the images name theirs: one request
-	// either way, and the pre-flight does not wait for two reads in a row. A credential that may not list them
-	// reads each by name, as before.
-	var (
-		classes     map[string]bool
-		classesDone = make(chan struct{})
-	)
-	running.Go(func() {
-		defer close(classesDone)
-		list, err := kube.List(ctx, c, kube.StorageClasses, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
-		if err != nil {
-			logging.Debugf("Cannot list storage classes (%s); reading each by name", errWording(err))
-			return
-		}
-		classes = map[string]bool{}
-		for _, sc := range list {
-			classes[sc.Name] = true
-		}
-	})
-	start(CheckStorageClasses, func(p *config.Problems, u *unchecked) {
-		waitImages()
-		<-classesDone
-		d.checkStorageClasses(ctx, c, p, u, classes)
-	})
-	start(CheckNetworks, func(p *config.Problems, u *unchecked) { d.checkNetworks(ctx, c, p, u) })
-	start(CheckQuota, func(p *config.Problems, u *unchecked) { d.checkQuota(ctx, c, p, u, waitImages) })
-	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
-		unset(CheckZones, "--"+config.FlagZone+" and --"+config.FlagRegion)
-	} else {
-		start(CheckZones, func(p *config.Problems, u *unchecked) { d.checkTopology(ctx, c, p, u) })
-	}
-	if len(cfg.HostDevices) == 0 && len(cfg.VGPUs) == 0 {
-		unset(CheckHostDevices, "--"+config.FlagHostDeviceInfo+" and --"+config.FlagVGPUInfo)
-	} else {
-		// One check: the capacity is asked only of devices the first part found usable.
-		start(CheckHostDevices, func(p *config.Problems, u *unchecked) {
-			d.checkHostDevices(ctx, c, p, u)
-			d.checkDeviceCapacity(ctx, c, p, u)
-		})
-	}
-	if cfg.IPPool == nil {
-		unset(CheckIPPool, "--"+config.FlagIPPool)
-		unset(CheckLBPools, "--"+config.FlagIPPool)
-	} else {
-		start(CheckIPPool, func(p *config.Problems, _ *unchecked) { ippool.Check(ctx, c, d.cfg, d.machineCount(), p) })
-		start(CheckLBPools, func(p *config.Problems, u *unchecked) { d.checkLBPools(ctx, c, p, u) })
-	}
-	running.Wait()
-	var checks []Check
-	if nsFailure != nil {
-		return []Check{failed(CheckCredential, config.FlagKubeconfigContent, nsFailure)}
-	}
-	nsCheck.Problems, nsCheck.Skipped = ns.List, nsUnchecked.String()
-	if len(ns.List) > 0 {
-		why := "namespace " + cfg.Namespace + " does not exist"
-		*permissions = Check{Name: CheckPermissions, Skipped: why}
-		*machineName = Check{Name: CheckMachineName, Skipped: why}
-	}
-	for _, slot := range slots {
-		checks = append(checks, *slot)
-		if slot.err != nil {
-			break // the images' lookup failed for a reason that makes the later checks pointless
-		}
+	logging.Infof("Checking Harvester (%s) for VM %s/%s", c.Server(), d.cfg.Namespace, d.cfg.MachineName)
+	checks, found := runChecks(ctx, preflightChecks, d, c)
+	if looked, ok := found[CheckImagesKeyPairs].(*lookups); ok {
+		d.looked = looked
 	}
 	return checks
+}
+
+func ipPoolGiven(cfg *config.Config) bool { return cfg.IPPool != nil }
+
+// checkIPPool makes sure the static-address pool has an address for each machine (ippool.Check).
+func checkIPPool(ctx context.Context, r *checkRun) {
+	ippool.Check(ctx, r.c, r.cfg, r.machineCount(), &r.p)
+}
+
+// checkCredential reads the machine's namespace: the first read proves the credential. When it fails for any
+// reason but absence or a forbidden read, nothing else would work either, so that one error is the whole answer
+// (what the other checks found is dropped). What the read found is the namespace check's.
+func checkCredential(ctx context.Context, r *checkRun) {
+	ns := r.cfg.Namespace
+	_, err := kube.GetCached(ctx, r.c, kube.Namespaces, "", ns)
+	if err != nil && !kube.IsGone(err, "namespaces", ns) && !apierrors.IsForbidden(err) {
+		r.fail(config.FlagKubeconfigContent, r.c.Explain("read namespace", ns, err))
+		return
+	}
+	r.detail = credentialDetail(r.credentialExpiry, time.Now())
+	r.findings = err
+}
+
+// checkNamespace tells what the credential check's read of the namespace found. The checks that need it are
+// skipped when the namespace does not exist.
+func checkNamespace(_ context.Context, r *checkRun) {
+	ns := r.cfg.Namespace
+	r.detail = ns
+	switch err, _ := r.findingsOf(CheckCredential).(error); {
+	case err == nil:
+	case apierrors.IsForbidden(err):
+		// Users scoped to a namespace may not read namespaces; the permissions check covers them.
+		r.u.addf("the credential may not get namespaces: cannot tell whether namespace %s exists", ns)
+	default: // absent: checkCredential ends the pre-flight on any other failure
+		r.p.Addf(config.FlagVMNamespace, "namespace %s does not exist in Harvester", ns)
+		r.blocks = "namespace " + ns + " does not exist"
+	}
+}
+
+// checkImagesKeyPairs looks up the images and key pairs (lookUpImages); the lookups are what it finds, for the
+// checks of the images' storage classes. A failure other than a refused configuration ends the pre-flight.
+func checkImagesKeyPairs(ctx context.Context, r *checkRun) {
+	looked := r.looked // found by an earlier pre-flight of this driver
+	var err error
+	if looked == nil {
+		looked, err = lookUpImages(ctx, r.c, r.cfg)
+	}
+	var cerr *config.ConfigError
+	switch {
+	case err == nil:
+		r.findings = looked
+	case errors.As(err, &cerr):
+		r.p.List = cerr.Problems
+	default:
+		r.fail("", err)
+	}
+}
+
+// foundLookups is what the images' check found: nil when an image or a key pair could not be used.
+func foundLookups(r *checkRun) *lookups {
+	looked, _ := r.findingsOf(CheckImagesKeyPairs).(*lookups)
+	return looked
 }
 
 // unchecked collects why parts of a check were not made: a read the credential may not make (or that failed
@@ -293,61 +251,64 @@ func (d *Driver) neededAccess() []kube.Access {
 }
 
 // checkAccess asks the API server whether the credential may do what the machine's life needs in its namespace.
-func (d *Driver) checkAccess(ctx context.Context, c kube.Interface, p *config.Problems) {
-	denied, err := c.Denied(ctx, d.cfg.Namespace, d.neededAccess())
+func checkAccess(ctx context.Context, r *checkRun) {
+	denied, err := r.c.Denied(ctx, r.cfg.Namespace, r.neededAccess())
 	switch {
 	case err != nil:
-		p.Addf(config.FlagKubeconfigContent, "%v", c.Explain("check the credential's permissions in namespace", d.cfg.Namespace, err))
+		r.p.Addf(config.FlagKubeconfigContent, "%v", r.c.Explain("check the credential's permissions in namespace", r.cfg.Namespace, err))
 	case len(denied) > 0:
 		what := make([]string, len(denied))
 		for i, a := range denied {
 			what[i] = a.String()
 		}
-		p.Addf(config.FlagKubeconfigContent, "the credential may not %s in namespace %s; ask for a Harvester role that allows managing VMs there",
-			lists.Join(what, "and"), d.cfg.Namespace)
+		r.p.Addf(config.FlagKubeconfigContent, "the credential may not %s in namespace %s; ask for a Harvester role that allows managing VMs there",
+			lists.Join(what, "and"), r.cfg.Namespace)
 	}
 }
 
 // checkNameFree makes sure neither the VM nor its cloud-init Secret exists already, as Create will: even a
 // Secret this driver left behind without its VM is in the way (see secretExists).
-func (d *Driver) checkNameFree(ctx context.Context, c kube.Interface, p *config.Problems) {
-	cfg := d.cfg
+func checkNameFree(ctx context.Context, r *checkRun) {
+	cfg := r.cfg
 	var vmTaken config.Problems // the two reads run at once; the VM's problem is told first
 	var read sync.WaitGroup
 	read.Go(func() {
-		vm, err := c.VirtualMachines(cfg.Namespace).Get(ctx, cfg.MachineName, metav1.GetOptions{ResourceVersion: kube.FromCache})
+		vm, err := r.c.VirtualMachines(cfg.Namespace).Get(ctx, cfg.MachineName, metav1.GetOptions{ResourceVersion: kube.FromCache})
 		switch {
 		case err == nil:
 			vmTaken.Addf("", "a VirtualMachine named %s already exists in namespace %s (created by %s); choose another machine name or remove that VM",
 				cfg.MachineName, cfg.Namespace, creatorOf(vm.Labels))
 		case !kube.IsGone(err, "virtualmachines", cfg.MachineName):
-			vmTaken.Addf("", "%v", c.Explain("check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
+			vmTaken.Addf("", "%v", r.c.Explain("check whether VM", cfg.Namespace+"/"+cfg.MachineName+" exists", err))
 		}
 	})
 	name := objects.CloudInitSecretName(cfg.MachineName)
-	secret, err := kube.GetCached(ctx, c, kube.Secrets, cfg.Namespace, name)
+	secret, err := kube.GetCached(ctx, r.c, kube.Secrets, cfg.Namespace, name)
 	read.Wait()
-	p.List = append(p.List, vmTaken.List...)
+	r.p.List = append(r.p.List, vmTaken.List...)
 	switch {
 	case err == nil:
-		p.Addf("", "%s", secretInTheWay(cfg.Namespace, name, cfg.MachineName, secret))
+		r.p.Addf("", "%s", secretInTheWay(cfg.Namespace, name, cfg.MachineName, secret))
 	case err != nil && !kube.IsGone(err, "secrets", name):
-		p.Addf("", "%v", c.Explain("check whether Secret", cfg.Namespace+"/"+name+" exists", err))
+		r.p.Addf("", "%v", r.c.Explain("check whether Secret", cfg.Namespace+"/"+name+" exists", err))
 	}
 }
 
 // checkStorageClasses makes sure every disk's storage class exists. Users who may not read storage classes
-// (they are cluster-scoped) are not blocked: Harvester will tell at create time.
-//
-// listed is every storage class when the pre-flight could list them, else nil: then each is read by name.
-func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked, listed map[string]bool) {
+// (they are cluster-scoped) are not blocked: Harvester will tell at create time. The images' classes are known
+// once their lookup ends; the storage classes are listed at once, not read one by one once the images name
+// theirs: one request either way, and the pre-flight does not wait for two reads in a row. A credential that may
+// not list them reads each by name.
+func checkStorageClasses(ctx context.Context, r *checkRun) {
+	listed := listStorageClasses(ctx, r.c)
+	looked := foundLookups(r)
 	seen := map[string]bool{}
-	for _, disk := range d.cfg.Disks {
-		class, known := d.diskStorageClass(disk)
+	for _, disk := range r.cfg.Disks {
+		class, known := diskStorageClass(disk, looked)
 		if !known {
 			if !seen["image "+disk.Image.String()] {
 				seen["image "+disk.Image.String()] = true
-				u.addf("%s: the storage class of image %s is not known, the image could not be used", disk.Name, disk.Image)
+				r.u.addf("%s: the storage class of image %s is not known, the image could not be used", disk.Name, disk.Image)
 			}
 			continue
 		}
@@ -357,51 +318,65 @@ func (d *Driver) checkStorageClasses(ctx context.Context, c kube.Interface, p *c
 		seen[class] = true
 		if listed != nil {
 			if !listed[class] {
-				p.Addf(disk.Flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
+				r.p.Addf(disk.Flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
 			}
 			continue
 		}
-		_, err := kube.GetCached(ctx, c, kube.StorageClasses, "", class)
+		_, err := kube.GetCached(ctx, r.c, kube.StorageClasses, "", class)
 		switch {
 		case err == nil:
 		case kube.IsGone(err, "storageclasses", class):
-			p.Addf(disk.Flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
+			r.p.Addf(disk.Flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
 		case apierrors.IsForbidden(err):
-			u.addf("the credential may not get storageclasses: cannot tell whether storage class %s exists", class)
+			r.u.addf("the credential may not get storageclasses: cannot tell whether storage class %s exists", class)
 		default:
-			p.Addf(disk.Flag, "%v", c.Explain("read storage class", class, err))
+			r.p.Addf(disk.Flag, "%v", r.c.Explain("read storage class", class, err))
 		}
 	}
+}
+
+// listStorageClasses lists every storage class, or returns nil when it cannot.
+func listStorageClasses(ctx context.Context, c kube.Interface) map[string]bool {
+	list, err := kube.List(ctx, c, kube.StorageClasses, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
+	if err != nil {
+		logging.Debugf("Cannot list storage classes (%s); reading each by name", errWording(err))
+		return nil
+	}
+	classes := map[string]bool{}
+	for _, sc := range list {
+		classes[sc.Name] = true
+	}
+	return classes
 }
 
 // diskStorageClass is the storage class a disk's volume gets: its own, or its image's as the pre-flight's lookup
-// found it. known is false for an image disk when the lookup has not found its image (d.looked unset).
-func (d *Driver) diskStorageClass(disk config.Disk) (class string, known bool) {
+// found it. known is false for an image disk when the lookup has not found its image (looked nil).
+func diskStorageClass(disk config.Disk, looked *lookups) (class string, known bool) {
 	switch {
 	case disk.Image == nil:
 		return disk.StorageClass, true
-	case d.looked == nil:
+	case looked == nil:
 		return "", false
 	}
-	return d.looked.facts.ImageStorageClasses[*disk.Image], true
+	return looked.facts.ImageStorageClasses[*disk.Image], true
 }
 
 // checkNetworks makes sure every bridge NIC's network (a NetworkAttachmentDefinition) exists.
-func (d *Driver) checkNetworks(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
-	for _, nic := range d.cfg.NICs {
+func checkNetworks(ctx context.Context, r *checkRun) {
+	for _, nic := range r.cfg.NICs {
 		if nic.Network == nil {
 			continue
 		}
-		_, err := kube.GetCached(ctx, c, kube.Networks, nic.Network.Namespace, nic.Network.Name)
+		_, err := kube.GetCached(ctx, r.c, kube.Networks, nic.Network.Namespace, nic.Network.Name)
 		switch {
 		case err == nil:
 		case kube.IsMissing(err, nic.Network.Name):
-			p.Addf(nic.Flag, "%s: network %s does not exist in Harvester (Networks → VM Networks)", nic.Name, nic.Network)
+			r.p.Addf(nic.Flag, "%s: network %s does not exist in Harvester (Networks → VM Networks)", nic.Name, nic.Network)
 		case apierrors.IsForbidden(err):
-			u.addf("the credential may not get network-attachment-definitions in namespace %s: cannot tell whether network %s exists",
+			r.u.addf("the credential may not get network-attachment-definitions in namespace %s: cannot tell whether network %s exists",
 				nic.Network.Namespace, nic.Network)
 		default:
-			p.Addf(nic.Flag, "%v", c.Explain("read network", nic.Network.String(), err))
+			r.p.Addf(nic.Flag, "%v", r.c.Explain("read network", nic.Network.String(), err))
 		}
 	}
 }
@@ -419,31 +394,30 @@ func isStaleCloudInitSecret(labels map[string]string, owners []metav1.OwnerRefer
 	return labels[config.LabelCreator] == config.CreatorName && labels[config.LabelVMName] == vmName && len(owners) == 0
 }
 
+func zonesGiven(cfg *config.Config) bool { return len(cfg.Zones) > 0 || len(cfg.Regions) > 0 }
+
 // checkTopology makes sure some Harvester host is in one of the requested zones and regions: otherwise the VM
 // could never be scheduled and would sit in ErrorUnschedulable. Users who may not list hosts are not blocked.
-func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
-	cfg := d.cfg
-	if len(cfg.Zones) == 0 && len(cfg.Regions) == 0 {
-		return
-	}
-	nodes, err := kube.List(ctx, c, kube.Nodes, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
+func checkTopology(ctx context.Context, r *checkRun) {
+	cfg := r.cfg
+	nodes, err := kube.List(ctx, r.c, kube.Nodes, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
 	switch {
 	case apierrors.IsForbidden(err):
 		want := cfg.Zones
 		if len(want) == 0 {
 			want = cfg.Regions
 		}
-		u.addf("the credential may not list nodes: cannot tell whether a Harvester host is in %s%s", lists.Join(want, "or"), topologyAnd(cfg))
+		r.u.addf("the credential may not list nodes: cannot tell whether a Harvester host is in %s%s", lists.Join(want, "or"), topologyAnd(cfg))
 		return
 	case err != nil:
-		p.Addf(config.FlagZone, "%v", c.Explain("list Harvester hosts to check", "zones and regions", err))
+		r.p.Addf(config.FlagZone, "%v", r.c.Explain("list Harvester hosts to check", "zones and regions", err))
 		return
 	}
 	zones, regions := map[string]bool{}, map[string]bool{}
 	for _, n := range nodes {
-		z, r := n.Labels[corev1.LabelTopologyZone], n.Labels[corev1.LabelTopologyRegion]
-		zones[z], regions[r] = true, true
-		if inZones(cfg, z, r) {
+		zone, region := n.Labels[corev1.LabelTopologyZone], n.Labels[corev1.LabelTopologyRegion]
+		zones[zone], regions[region] = true, true
+		if inZones(cfg, zone, region) {
 			return // one host fits
 		}
 	}
@@ -451,7 +425,7 @@ func (d *Driver) checkTopology(ctx context.Context, c kube.Interface, p *config.
 	if len(cfg.Zones) == 0 {
 		flag, want, have = config.FlagRegion, cfg.Regions, regions
 	}
-	p.Addf(flag, "no Harvester host is in %s%s (hosts carry: %s); label the hosts in Harvester (Hosts → Edit Config → Labels) or fix the flag",
+	r.p.Addf(flag, "no Harvester host is in %s%s (hosts carry: %s); label the hosts in Harvester (Hosts → Edit Config → Labels) or fix the flag",
 		lists.Join(want, "or"), topologyAnd(cfg), lists.Join(labelValues(have), "and"))
 }
 

@@ -30,33 +30,33 @@ import (
 // (a stopped VM holds none), and it gives no count to a cordoned host or one outside the requested zones and
 // regions. A credential that may not list hosts or VMIs is not blocked: the check is skipped (debug log). It
 // creates nothing, and is skipped when the devices are already refused (checkHostDevices).
-func (d *Driver) checkDeviceCapacity(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
-	wanted, flags := requestedDevices(d.cfg)
+func checkDeviceCapacity(ctx context.Context, r *checkRun) {
+	wanted, flags := requestedDevices(r.cfg)
 	for name := range wanted {
-		wanted[name] *= d.machineCount()
+		wanted[name] *= r.machineCount()
 	}
 	if len(wanted) == 0 {
 		return
 	}
-	for _, pr := range p.List {
+	for _, pr := range r.p.List {
 		if pr.Flag == config.FlagHostDeviceInfo || pr.Flag == config.FlagVGPUInfo {
 			return
 		}
 	}
-	nodes, err := kube.List(ctx, c, kube.Nodes, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
+	nodes, err := kube.List(ctx, r.c, kube.Nodes, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
 	if err != nil {
-		u.addf("cannot list nodes (%s): free devices not counted", errWording(err))
+		r.u.addf("cannot list nodes (%s): free devices not counted", errWording(err))
 		return
 	}
 	if len(nodes) == 0 {
 		return // a server that lists no hosts is no Harvester; nothing to tell
 	}
-	vmiList, err := c.VirtualMachineInstances("").List(ctx, metav1.ListOptions{ResourceVersion: kube.FromCache})
+	vmiList, err := r.c.VirtualMachineInstances("").List(ctx, metav1.ListOptions{ResourceVersion: kube.FromCache})
 	if err != nil {
-		u.addf("cannot list virtualmachineinstances in all namespaces (%s): free devices not counted", errWording(err))
+		r.u.addf("cannot list virtualmachineinstances in all namespaces (%s): free devices not counted", errWording(err))
 		return
 	}
-	nodes = slices.DeleteFunc(nodes, func(n corev1.Node) bool { return !inTopology(d.cfg, n) })
+	nodes = slices.DeleteFunc(nodes, func(n corev1.Node) bool { return !inTopology(r.cfg, n) })
 	use := deviceUse(nodes, vmiList.Items)
 	names := make([]string, 0, len(wanted))
 	for name := range wanted {
@@ -65,7 +65,7 @@ func (d *Driver) checkDeviceCapacity(ctx context.Context, c kube.Interface, p *c
 	sort.Strings(names)
 	for _, name := range names {
 		if msg := use.shortage(name, wanted[name]); msg != "" {
-			p.Addf(flags[name], "%s; stop a VM that holds one or enable passthrough on another device (Advanced → PCI Devices, USB Devices or vGPU Devices)", msg)
+			r.p.Addf(flags[name], "%s; stop a VM that holds one or enable passthrough on another device (Advanced → PCI Devices, USB Devices or vGPU Devices)", msg)
 		}
 	}
 }

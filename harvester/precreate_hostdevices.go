@@ -51,30 +51,39 @@ func listDevices[T any](ctx context.Context, c kube.Interface, k kube.Kind[T], a
 	}
 }
 
+func devicesGiven(cfg *config.Config) bool { return len(cfg.HostDevices) > 0 || len(cfg.VGPUs) > 0 }
+
+// checkDevices is the host devices' check: they are there to pass through, and the hosts have them free. The
+// capacity is asked only of devices the first part found usable.
+func checkDevices(ctx context.Context, r *checkRun) {
+	checkHostDevices(ctx, r)
+	checkDeviceCapacity(ctx, r)
+}
+
 // checkHostDevices makes sure every --harvester-host-device-info device is there to pass through: Harvester's
 // pcidevices-controller add-on is enabled (it serves devices.harvesterhci.io), some PCI or USB device has the
 // resource name, and passthrough is enabled on one of them (a PCIDeviceClaim with passthroughEnabled, or a USB
 // device's enabled). Otherwise the VM would be created and never scheduled. It creates nothing.
-func (d *Driver) checkHostDevices(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
-	wanted := d.cfg.HostDevices
+func checkHostDevices(ctx context.Context, r *checkRun) {
+	wanted := r.cfg.HostDevices
 	if len(wanted) == 0 {
 		return
 	}
-	pcis, ok := listDevices(ctx, c, kube.PCIDevices, hostDeviceAccess[0], true, p, u)
+	pcis, ok := listDevices(ctx, r.c, kube.PCIDevices, hostDeviceAccess[0], true, &r.p, &r.u)
 	if !ok {
 		return
 	}
 	if pcis.absent {
-		p.Addf(config.FlagHostDeviceInfo, "Harvester does not serve PCI or USB devices (no devices.harvesterhci.io API): the pcidevices-controller add-on is not enabled; "+
+		r.p.Addf(config.FlagHostDeviceInfo, "Harvester does not serve PCI or USB devices (no devices.harvesterhci.io API): the pcidevices-controller add-on is not enabled; "+
 			"enable it (Advanced → Add-ons), then enable passthrough on the devices (Advanced → PCI Devices or USB Devices)")
 		return
 	}
-	usbs, ok := listDevices(ctx, c, kube.USBDevices, hostDeviceAccess[1], true, p, u)
+	usbs, ok := listDevices(ctx, r.c, kube.USBDevices, hostDeviceAccess[1], true, &r.p, &r.u)
 	if !ok {
 		return
 	}
 	usbs.known = usbs.known || usbs.absent // add-on versions before USB passthrough have no USB devices
-	claims, _ := listDevices(ctx, c, kube.PCIDeviceClaims, hostDeviceAccess[2], false, p, u)
+	claims, _ := listDevices(ctx, r.c, kube.PCIDeviceClaims, hostDeviceAccess[2], false, &r.p, &r.u)
 	if !pcis.known && !usbs.known {
 		return
 	}
@@ -104,10 +113,10 @@ func (d *Driver) checkHostDevices(ctx context.Context, c kube.Interface, p *conf
 		where := found[hd.DeviceName]
 		switch {
 		case len(where) == 0 && pcis.known && usbs.known:
-			p.Addf(config.FlagHostDeviceInfo, "hostDevices[%d] (%s): no PCI or USB device in Harvester has resource name %s%s; see Advanced → PCI Devices and USB Devices",
+			r.p.Addf(config.FlagHostDeviceInfo, "hostDevices[%d] (%s): no PCI or USB device in Harvester has resource name %s%s; see Advanced → PCI Devices and USB Devices",
 				i, hd.Name, hd.DeviceName, enabledHint(enabled, enabledKnown))
 		case len(where) > 0 && enabledKnown && !enabled[hd.DeviceName]:
-			p.Addf(config.FlagHostDeviceInfo, "hostDevices[%d] (%s): %s is the resource name of %s, but passthrough is enabled on none; "+
+			r.p.Addf(config.FlagHostDeviceInfo, "hostDevices[%d] (%s): %s is the resource name of %s, but passthrough is enabled on none; "+
 				"enable it in Harvester (Advanced → PCI Devices or USB Devices → Enable Passthrough)", i, hd.Name, hd.DeviceName, lists.Join(where, "and"))
 		case len(where) == 0:
 			logging.Debugf("Host device %s not found among the devices the credential may read", hd.DeviceName)

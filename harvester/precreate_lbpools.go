@@ -22,24 +22,24 @@ var lbPoolAccess = kube.Access{Group: kube.LoadBalancerGroupVersion.Group, Resou
 // node holds, or a node one a Service holds. One list of the pools, from the API server's watch cache. A
 // credential that may not list them, and a Harvester that serves none (before v1.2 the load balancer kept its
 // ranges in the ConfigMap kube-system/kubevip), leave the check skipped. It creates nothing.
-func (d *Driver) checkLBPools(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked) {
-	cfg := d.cfg
+func checkLBPools(ctx context.Context, r *checkRun) {
+	cfg := r.cfg
 	network := config.IPPoolNetwork(cfg)
 	if network == "" {
 		return // no pool, or no VM network on the first NIC: the flags are refused already
 	}
-	pools, err := kube.List(ctx, c, kube.IPPools, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
+	pools, err := kube.List(ctx, r.c, kube.IPPools, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
 	switch {
 	case apierrors.IsForbidden(err):
-		u.addf("the credential may not %s.%s: cannot tell whether --%s overlaps a load-balancer IP pool", lbPoolAccess, lbPoolAccess.Group, config.FlagIPPool)
+		r.u.addf("the credential may not %s.%s: cannot tell whether --%s overlaps a load-balancer IP pool", lbPoolAccess, lbPoolAccess.Group, config.FlagIPPool)
 		return
 	case apierrors.IsNotFound(err):
 		// A list is never "not found" but for a resource the API server does not serve.
-		u.addf("Harvester serves no %s/%s IP pools (before Harvester v1.2 load-balancer ranges are in ConfigMap kube-system/kubevip): cannot tell whether --%s overlaps one",
+		r.u.addf("Harvester serves no %s/%s IP pools (before Harvester v1.2 load-balancer ranges are in ConfigMap kube-system/kubevip): cannot tell whether --%s overlaps one",
 			kube.LoadBalancerGroupVersion.Group, kube.LoadBalancerGroupVersion.Version, config.FlagIPPool)
 		return
 	case err != nil:
-		p.Addf(config.FlagIPPool, "%v", c.Explain("list the load-balancer IP pools to check", "--"+config.FlagIPPool, err))
+		r.p.Addf(config.FlagIPPool, "%v", r.c.Explain("list the load-balancer IP pools to check", "--"+config.FlagIPPool, err))
 		return
 	}
 	for i, pool := range cfg.IPPools() { // both ranges of a dual-stack pool
@@ -48,7 +48,7 @@ func (d *Driver) checkLBPools(ctx context.Context, c kube.Interface, p *config.P
 			logging.Debugf("Load-balancer IP pools Harvester cannot allocate from, not checked: %s", strings.Join(unusable, "; "))
 		}
 		for _, o := range overlaps {
-			p.Addf(config.FlagIPPool, "%s-%s overlaps load-balancer IP pool %s at %s (its range %s; %s): Harvester's load balancer could give those addresses to a Service while a node holds them; "+
+			r.p.Addf(config.FlagIPPool, "%s-%s overlaps load-balancer IP pool %s at %s (its range %s; %s): Harvester's load balancer could give those addresses to a Service while a node holds them; "+
 				"give --%s a range outside %s-%s, or change the pool's ranges in Harvester (Networks → IP Pools)",
 				pool.First, pool.Last, o.Pool, span(o.First, o.Last), o.Range, o.Why, config.FlagIPPool, o.Range.First, o.Range.Last)
 		}

@@ -43,7 +43,7 @@ type quotaNeed struct {
 //     since it depends on the VM's devices and KubeVirt's version, so the memory need is a lower bound.
 //
 // CPU and memory requests are requestNeeds: they need the overcommit-config setting.
-func (d *Driver) quotaNeeds() map[corev1.ResourceName]quotaNeed {
+func (d *Driver) quotaNeeds(looked *lookups) map[corev1.ResourceName]quotaNeed {
 	cfg := d.cfg
 	needs := map[corev1.ResourceName]quotaNeed{}
 	add := func(res corev1.ResourceName, q resource.Quantity, flag, what string) {
@@ -65,7 +65,7 @@ func (d *Driver) quotaNeeds() map[corev1.ResourceName]quotaNeed {
 		for _, res := range []corev1.ResourceName{corev1.ResourcePersistentVolumeClaims, "count/persistentvolumeclaims"} {
 			add(res, one, flag, "one volume per disk")
 		}
-		if class, _ := d.diskStorageClass(disk); class != "" {
+		if class, _ := diskStorageClass(disk, looked); class != "" {
 			add(corev1.ResourceName(class+".storageclass.storage.k8s.io/requests.storage"), size, flag, "its disks of storage class "+class)
 			add(corev1.ResourceName(class+".storageclass.storage.k8s.io/persistentvolumeclaims"), one, flag, "one volume per disk of storage class "+class)
 		}
@@ -138,17 +138,17 @@ func limitsRequests(quotas []corev1.ResourceQuota) bool {
 // blocked (the check, or its requests, are skipped). Quotas with scopes (they select pods by QoS,
 // priority class, …) are left out: whether the launcher pod falls in them depends on Harvester's mutations.
 //
-// The list is made at once; waitImages returns once the images' storage classes are known (d.looked), which the
-// per-class figures need.
-func (d *Driver) checkQuota(ctx context.Context, c kube.Interface, p *config.Problems, u *unchecked, waitImages func()) {
-	ns := d.cfg.Namespace
-	quotas, err := kube.List(ctx, c, kube.ResourceQuotas, ns, metav1.ListOptions{ResourceVersion: kube.FromCache})
+// The list is made at once; then it waits for the images' lookup, whose storage classes the per-class figures
+// need.
+func checkQuota(ctx context.Context, r *checkRun) {
+	ns := r.cfg.Namespace
+	quotas, err := kube.List(ctx, r.c, kube.ResourceQuotas, ns, metav1.ListOptions{ResourceVersion: kube.FromCache})
 	switch {
 	case apierrors.IsForbidden(err):
-		u.addf("the credential may not list resourcequotas in namespace %s: cannot tell whether the machine fits its quotas", ns)
+		r.u.addf("the credential may not list resourcequotas in namespace %s: cannot tell whether the machine fits its quotas", ns)
 		return
 	case err != nil:
-		p.Addf("", "%v", c.Explain("list the resource quotas of namespace", ns, err))
+		r.p.Addf("", "%v", r.c.Explain("list the resource quotas of namespace", ns, err))
 		return
 	}
 	// The setting is read only when a quota limits requests, while the images' lookup goes on.
@@ -156,21 +156,20 @@ func (d *Driver) checkQuota(ctx context.Context, c kube.Interface, p *config.Pro
 	requestsKnown := false
 	if limitsRequests(quotas) {
 		var why string
-		if oc, why, err = readOvercommit(ctx, c); err != nil {
-			p.Addf("", "%v", c.Explain("get the Harvester setting", overcommitSetting, err))
+		if oc, why, err = readOvercommit(ctx, r.c); err != nil {
+			r.p.Addf("", "%v", r.c.Explain("get the Harvester setting", overcommitSetting, err))
 			return
 		}
 		if why != "" {
-			u.addf("%s", why)
+			r.u.addf("%s", why)
 		}
 		requestsKnown = why == ""
 	}
-	waitImages()
-	needs := d.quotaNeeds()
+	needs := r.quotaNeeds(foundLookups(r))
 	if requestsKnown {
-		d.requestNeeds(needs, oc)
+		r.requestNeeds(needs, oc)
 	}
-	needs = scaleNeeds(needs, d.machineCount())
+	needs = scaleNeeds(needs, r.machineCount())
 	names := make([]string, 0, len(needs))
 	for res := range needs {
 		names = append(names, string(res))
@@ -190,7 +189,7 @@ func (d *Driver) checkQuota(ctx context.Context, c kube.Interface, p *config.Pro
 			}
 			used, counted := q.Status.Used[res]
 			if !counted {
-				u.addf("resource quota %s has not counted %s yet", q.Name, res)
+				r.u.addf("resource quota %s has not counted %s yet", q.Name, res)
 				continue
 			}
 			need := needs[res]
@@ -202,9 +201,9 @@ func (d *Driver) checkQuota(ctx context.Context, c kube.Interface, p *config.Pro
 			if free.Sign() < 0 {
 				free = *resource.NewQuantity(0, hard.Format)
 			}
-			p.Addf(need.flag, "resource quota %s in namespace %s: %s has %s free (%s of %s used), %s %s (%s); "+
+			r.p.Addf(need.flag, "resource quota %s in namespace %s: %s has %s free (%s of %s used), %s %s (%s); "+
 				"free some of it, raise the quota, or make the machine smaller", q.Name, ns, res, quantity(free), quantity(used), quantity(hard),
-				d.whoNeeds(), quantity(need.amount), need.what)
+				r.whoNeeds(), quantity(need.amount), need.what)
 		}
 	}
 }
