@@ -12,7 +12,7 @@ import (
 // really depends on, directly or not, from `go list`.
 func TestLayersImportOnlyDownward(t *testing.T) {
 	const mod = "github.com/harvester/docker-machine-driver-harvester/"
-	lifecycle := []string{mod + "harvester", mod + "harvester/internal/kube", mod + "harvester/internal/ippool", "k8s.io/client-go/dynamic", "k8s.io/client-go/kubernetes"}
+	lifecycle := []string{mod + "harvester", mod + "harvester/internal/kube", mod + "harvester/ippool", "k8s.io/client-go/dynamic", "k8s.io/client-go/kubernetes"}
 	rules := []struct {
 		pkg       string
 		forbidden []string // in its dependencies, direct or not
