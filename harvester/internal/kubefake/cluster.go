@@ -109,30 +109,27 @@ func New(t *testing.T, renew string) *Cluster {
 			return false, nil, nil
 		})
 	}
-	fc.Dyn.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		var review authorizationv1.SelfSubjectAccessReview
-		u := a.(k8stesting.CreateAction).GetObject()
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.(runtime.Unstructured).UnstructuredContent(), &review); err != nil {
-			return true, nil, err
-		}
-		attrs := review.Spec.ResourceAttributes
-		review.Status.Allowed = !fc.Denied[attrs.Verb+" "+attrs.Resource]
-		out, _ := kube.ToUnstructured(kube.AccessReviews, &review)
-		return true, out, nil
+	answer(fc.Dyn, "selfsubjectaccessreviews", kube.AccessReviews, func(r *authorizationv1.SelfSubjectAccessReview) {
+		r.Status.Allowed = !fc.Denied[r.Spec.ResourceAttributes.Verb+" "+r.Spec.ResourceAttributes.Resource]
 	})
-	fc.Dyn.PrependReactor("create", "selfsubjectrulesreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		var review authorizationv1.SelfSubjectRulesReview
-		u := a.(k8stesting.CreateAction).GetObject()
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.(runtime.Unstructured).UnstructuredContent(), &review); err != nil {
-			return true, nil, err
-		}
-		review.Status = fc.rules()
-		out, _ := kube.ToUnstructured(kube.RulesReviews, &review)
-		return true, out, nil
-	})
+	answer(fc.Dyn, "selfsubjectrulesreviews", kube.RulesReviews, func(r *authorizationv1.SelfSubjectRulesReview) { r.Status = fc.rules() })
 	installListThenWatch(fc.KV)
 	fc.C = kube.New(fc.KV.KubevirtV1(), fc.Dyn, "harvester.test:6443", renew)
 	return fc
+}
+
+// answer makes the creates of a review resource (of kind k) return the review as fill completes it.
+func answer[T any](dyn *dynamicfake.FakeDynamicClient, resource string, k kube.Kind[T], fill func(*T)) {
+	dyn.PrependReactor("create", resource, func(a k8stesting.Action) (bool, runtime.Object, error) {
+		var review T
+		u := a.(k8stesting.CreateAction).GetObject()
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.(runtime.Unstructured).UnstructuredContent(), &review); err != nil {
+			return true, nil, err
+		}
+		fill(&review)
+		out, _ := kube.ToUnstructured(k, &review)
+		return true, out, nil
+	})
 }
 
 // rules is what the rules reviews answer: everything, or, when some "verb resource" is denied, every verb on every
