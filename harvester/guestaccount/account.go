@@ -1,8 +1,8 @@
-// Package guestaccount makes a guest cluster's cloud-provider account in Harvester: the scoped ServiceAccount that
-// the guest cluster's Harvester cloud provider and CSI driver use, with roles of its own (rules.go), and the
-// kubeconfig for its token (kubeconfig.go). The driver's create makes it for --harvester-generate-cloud-provider-config
-// and its pre-flight asks for Access; the cloud-provider-config verb makes it on its own, with a credential and
-// no machine (EnsureWith).
+// Package guestaccount makes a guest cluster's cloud-provider account in Harvester: the scoped ServiceAccount
+// that the guest cluster's Harvester cloud provider and CSI driver use, with roles of its own (rules.go), and the
+// kubeconfig of its token (kubeconfig.go), which CloudConfig wraps in a #cloud-config. The driver's create makes
+// it for --harvester-generate-cloud-provider-config (Ensure) and its pre-flight asks for Access; the
+// cloud-provider-config verb makes it from a credential alone, with no machine (EnsureWith).
 //
 // It sits on harvester/config and harvester/connection and talks through harvester/internal/kube; it knows no
 // Driver.
