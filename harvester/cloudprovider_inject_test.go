@@ -12,6 +12,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 func TestParseCloudProviderFlags(t *testing.T) {
@@ -106,9 +107,9 @@ func guestFiles(t *testing.T, userData []byte) map[string]string {
 
 func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 	fc := newFakeCluster(t)
-	fc.harvesterSystem()
+	fc.HarvesterSystem()
 	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "gc1-pool1-a-b", configtest.With(createOptions(), config.FlagClusterName, "gc1",
 		config.FlagGenerateCloudProviderConfig, true, config.FlagCloudProviderForRKE2, true))
 	if err := d.PreCreateCheck(); err != nil {
@@ -118,7 +119,7 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	secret, err := kube.Get(ctx, fc.c, kube.Secrets, "default", "gc1-pool1-a-b-cloudinit")
+	secret, err := kube.Get(ctx, fc.C, kube.Secrets, "default", "gc1-pool1-a-b-cloudinit")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,27 +146,27 @@ func TestCreateGeneratesTheGuestCloudProviderConfig(t *testing.T) {
 	if err := rmDriver(fc, "gc1-pool1-a-b", "gc1").Remove(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kube.Get(ctx, fc.c, kube.ServiceAccounts, "default", "gc1-cloud-provider"); err != nil {
+	if _, err := kube.Get(ctx, fc.C, kube.ServiceAccounts, "default", "gc1-cloud-provider"); err != nil {
 		t.Errorf("remove deleted the guest cluster's cloud provider account: %v", err)
 	}
 }
 
 func TestPreCreateCheckCloudProviderAccess(t *testing.T) {
 	fc := newFakeCluster(t)
-	fc.harvesterSystem()
-	captureLog(t)
-	fc.denied["create clusterrolebindings"] = true
+	fc.HarvesterSystem()
+	kubefake.CaptureLog(t)
+	fc.Denied["create clusterrolebindings"] = true
 	d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagClusterName, "gc1", config.FlagGenerateCloudProviderConfig, true))
 	if err := d.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "may not create clusterrolebindings") {
 		t.Fatalf("PreCreateCheck: %v", err)
 	}
 	// The roles grant only what the credential holds (RBAC's escalation check): the pre-flight asks for it.
-	delete(fc.denied, "create clusterrolebindings")
-	fc.denied["update networkfilesystems"], fc.denied["get settings"] = true, true
+	delete(fc.Denied, "create clusterrolebindings")
+	fc.Denied["update networkfilesystems"], fc.Denied["get settings"] = true, true
 	if err := d.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), "may not update networkfilesystems in namespace harvester-system, get settings csi-driver-config, get settings csi-online-expand-validation and get settings server-version") {
 		t.Fatalf("PreCreateCheck: %v", err)
 	}
-	if _, err := kube.List(context.Background(), fc.c, kube.ServiceAccounts, "default", metav1.ListOptions{}); err != nil {
+	if _, err := kube.List(context.Background(), fc.C, kube.ServiceAccounts, "default", metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

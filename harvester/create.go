@@ -17,16 +17,18 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
-	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/ippool"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/connection"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/guestaccount"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // rollbackTimeout bounds the cleanup after a failed create: removing the VM waits for it to be gone.
 const rollbackTimeout = 5 * time.Minute
 
-// Create makes the machine: its static address when it has a pool (see harvester/internal/ippool), the cloud-init Secret,
+// Create makes the machine: its static address when it has a pool (see harvester/ippool), the cloud-init Secret,
 // then the VirtualMachine, then hands the Secret to the VM (ownerReference) so deleting the VM deletes it; then
 // waits, by watch, until the VM runs and reports an IP.
 // It is transactional: when anything fails — an API error, a state KubeVirt will not leave, the timeout — it
@@ -51,7 +53,7 @@ func (d *Driver) Create() (err error) {
 	if err != nil {
 		return err
 	}
-	if warning := expiryWarning(d.credentialExpiry, time.Now()); warning != "" {
+	if warning := connection.ExpiryWarning(d.credentialExpiry, time.Now()); warning != "" {
 		logging.Infof("%s", d.id.Text(warning))
 	}
 	looked, err := d.lookUp(ctx, c)
@@ -137,9 +139,9 @@ func (d *Driver) guestKubeconfig(ctx context.Context, c kube.Interface) ([]byte,
 	if !cp.Generate {
 		return cp.Kubeconfig, nil
 	}
-	acct := CloudProviderAccount{Namespace: d.cfg.Namespace, Cluster: d.cfg.ClusterName, Server: cp.Server}
-	logging.Infof("Preparing the cloud provider account %s/%s of guest cluster %s", acct.Namespace, acct.account(), acct.Cluster)
-	kubeconfig, err := ensureCloudProviderAccount(ctx, c, acct)
+	acct := guestaccount.Account{Namespace: d.cfg.Namespace, Cluster: d.cfg.ClusterName, Server: cp.Server}
+	logging.Infof("Preparing the cloud provider account %s/%s of guest cluster %s", acct.Namespace, acct.Name(), acct.Cluster)
+	kubeconfig, err := guestaccount.Ensure(ctx, c, acct)
 	if err != nil {
 		return nil, fmt.Errorf("--%s: %w", config.FlagGenerateCloudProviderConfig, err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
@@ -42,7 +43,7 @@ func TestCreate(t *testing.T) {
 	t.Setenv("HARVESTER_KUBECONFIG_CONTENT", configtest.Kubeconfig)
 	fc := newFakeCluster(t)
 	fc.kubeVirt(healthy("10.0.0.5"))
-	logs := captureLog(t)
+	logs := kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "m1", createOptions())
 
 	if err := d.PreCreateCheck(); err != nil {
@@ -55,11 +56,11 @@ func TestCreate(t *testing.T) {
 		t.Errorf("IPAddress = %q", d.IPAddress)
 	}
 	ctx := context.Background()
-	vm, err := fc.kv.KubevirtV1().VirtualMachines("default").Get(ctx, "m1", metav1.GetOptions{})
+	vm, err := fc.KV.KubevirtV1().VirtualMachines("default").Get(ctx, "m1", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := kube.Get(ctx, fc.c, kube.Secrets, "default", "m1-cloudinit")
+	secret, err := kube.Get(ctx, fc.C, kube.Secrets, "default", "m1-cloudinit")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,9 +117,9 @@ func TestCreateRollsBackEveryFailedWrite(t *testing.T) {
 		t.Run(w.verb+" "+w.resource, func(t *testing.T) {
 			fc := newFakeCluster(t)
 			fc.kubeVirt(healthy("10.0.0.5"))
-			captureLog(t)
+			kubefake.CaptureLog(t)
 			d := newTestDriver(t, fc, "m1", createOptions())
-			fired := fc.failOn(w.verb, w.resource, apierrors.NewInternalError(errors.New("injected failure")))
+			fired := fc.FailOn(w.verb, w.resource, apierrors.NewInternalError(errors.New("injected failure")))
 			err := d.Create()
 			if err == nil || !strings.Contains(err.Error(), "injected failure") {
 				t.Fatalf("Create: %v", err)
@@ -137,7 +138,7 @@ func createOn(t *testing.T, shape vmiShape, timeoutSecs int) (*fakeCluster, time
 	t.Helper()
 	fc := newFakeCluster(t)
 	fc.kubeVirt(shape)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagCreateTimeout, strconv.Itoa(timeoutSecs)))
 	start := time.Now()
 	err := d.Create()
@@ -178,10 +179,10 @@ func TestCreateTimeoutSaysWhatWasAwaited(t *testing.T) {
 func TestCreateReportsFailedCleanup(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "m1", createOptions())
-	fc.failOn("patch", "secrets", apierrors.NewInternalError(errors.New("injected patch failure")))
-	fc.failOn("delete", "virtualmachines", apierrors.NewBadRequest("injected delete failure")) // not transient: a 500 would be retried
+	fc.FailOn("patch", "secrets", apierrors.NewInternalError(errors.New("injected patch failure")))
+	fc.FailOn("delete", "virtualmachines", apierrors.NewBadRequest("injected delete failure")) // not transient: a 500 would be retried
 	err := d.Create()
 	if err == nil || !strings.Contains(err.Error(), "injected patch failure") || !strings.Contains(err.Error(), "injected delete failure") ||
 		!strings.Contains(err.Error(), "objects may be left in Harvester namespace default") {
@@ -193,7 +194,7 @@ func TestCreateReportsFailedCleanup(t *testing.T) {
 func TestWaitSurvivesClosedWatch(t *testing.T) {
 	fc := newFakeCluster(t)
 	var watches atomic.Int32
-	fc.kv.PrependWatchReactor("virtualmachineinstances", func(a k8stesting.Action) (bool, watch.Interface, error) {
+	fc.KV.PrependWatchReactor("virtualmachineinstances", func(a k8stesting.Action) (bool, watch.Interface, error) {
 		if watches.Add(1) > 1 {
 			return false, nil, nil // later watches: the tracker's
 		}
@@ -201,14 +202,14 @@ func TestWaitSurvivesClosedWatch(t *testing.T) {
 		go func() { time.Sleep(200 * time.Millisecond); w.Stop() }() // the server drops the first watch
 		return true, w, nil
 	})
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "m1", createOptions())
 	go func() {
 		// KubeVirt answers only after the first watch was dropped.
-		eventually(t, "the first VMI watch is dropped and replaced", func() bool { return watches.Load() >= 2 })
+		kubefake.Eventually(t, "the first VMI watch is dropped and replaced", func() bool { return watches.Load() >= 2 })
 		fc.kubeVirt(healthy("10.0.0.9"))
 		ctx := context.Background()
-		vm, err := fc.kv.KubevirtV1().VirtualMachines("default").Get(ctx, "m1", metav1.GetOptions{})
+		vm, err := fc.KV.KubevirtV1().VirtualMachines("default").Get(ctx, "m1", metav1.GetOptions{})
 		if err == nil {
 			fc.reconcile(ctx, vm, healthy("10.0.0.9"))
 		}
@@ -230,10 +231,10 @@ func TestWaitIgnoresFlappingAndLinkLocalAddresses(t *testing.T) {
 		vmi.Status.Interfaces = []kubevirtv1.VirtualMachineInstanceNetworkInterface{{Name: config.PrimaryNIC, IP: "fe80::5054:ff:fe00:1"}}
 		return kubevirtv1.VirtualMachineStatusRunning
 	})
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "m1", createOptions())
 	ctx := context.Background()
-	vmis := fc.kv.KubevirtV1().VirtualMachineInstances("default")
+	vmis := fc.KV.KubevirtV1().VirtualMachineInstances("default")
 	setIfaces := func(ifaces ...kubevirtv1.VirtualMachineInstanceNetworkInterface) {
 		vmi, err := vmis.Get(ctx, "m1", metav1.GetOptions{})
 		if err != nil {
@@ -246,7 +247,7 @@ func TestWaitIgnoresFlappingAndLinkLocalAddresses(t *testing.T) {
 		}
 	}
 	go func() {
-		eventually(t, "the VMI exists", func() bool { _, err := vmis.Get(ctx, "m1", metav1.GetOptions{}); return err == nil })
+		kubefake.Eventually(t, "the VMI exists", func() bool { _, err := vmis.Get(ctx, "m1", metav1.GetOptions{}); return err == nil })
 		time.Sleep(100 * time.Millisecond)
 		setIfaces() // the agent restarts: no interfaces
 		time.Sleep(100 * time.Millisecond)
@@ -269,9 +270,9 @@ func TestWaitIgnoresOtherVMs(t *testing.T) {
 	ctx := context.Background()
 	other := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "default"}}
 	healthy("10.9.9.9")(nil, other)
-	fc.ok(fc.kv.KubevirtV1().VirtualMachineInstances("default").Create(ctx, other, metav1.CreateOptions{}))
+	fc.OK(fc.KV.KubevirtV1().VirtualMachineInstances("default").Create(ctx, other, metav1.CreateOptions{}))
 	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "m1", createOptions())
 	if err := d.Create(); err != nil {
 		t.Fatal(err)
@@ -286,8 +287,8 @@ func TestWaitIgnoresOtherVMs(t *testing.T) {
 func TestMilestonesAndDetailGoToDifferentStreams(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(healthy("10.0.0.5"))
-	info, debug := &syncBuffer{}, &syncBuffer{}
-	captureLogs(t, info, debug)
+	info, debug := &kubefake.SyncBuffer{}, &kubefake.SyncBuffer{}
+	kubefake.CaptureLogs(t, info, debug)
 	if err := newTestDriver(t, fc, "m1", createOptions()).Create(); err != nil {
 		t.Fatal(err)
 	}
@@ -315,19 +316,19 @@ func TestCreateWaitsOutATransientState(t *testing.T) {
 		vmi.Status.Phase = kubevirtv1.Pending
 		return kubevirtv1.VirtualMachineStatusPvcNotFound
 	})
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "m1", createOptions())
 	go func() {
 		ctx := context.Background()
-		vmis := fc.kv.KubevirtV1().VirtualMachineInstances("default")
-		eventually(t, "the VMI exists", func() bool { _, err := vmis.Get(ctx, "m1", metav1.GetOptions{}); return err == nil })
+		vmis := fc.KV.KubevirtV1().VirtualMachineInstances("default")
+		kubefake.Eventually(t, "the VMI exists", func() bool { _, err := vmis.Get(ctx, "m1", metav1.GetOptions{}); return err == nil })
 		time.Sleep(500 * time.Millisecond) // less than the grace
 		vmi, _ := vmis.Get(ctx, "m1", metav1.GetOptions{})
 		healthy("10.0.0.5")(nil, vmi)
-		fc.ok(vmis.Update(ctx, vmi, metav1.UpdateOptions{}))
-		vm, _ := fc.kv.KubevirtV1().VirtualMachines("default").Get(ctx, "m1", metav1.GetOptions{})
+		fc.OK(vmis.Update(ctx, vmi, metav1.UpdateOptions{}))
+		vm, _ := fc.KV.KubevirtV1().VirtualMachines("default").Get(ctx, "m1", metav1.GetOptions{})
 		vm.Status.PrintableStatus = kubevirtv1.VirtualMachineStatusRunning
-		fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").UpdateStatus(ctx, vm, metav1.UpdateOptions{}))
+		fc.OK(fc.KV.KubevirtV1().VirtualMachines("default").UpdateStatus(ctx, vm, metav1.UpdateOptions{}))
 	}()
 	if err := d.Create(); err != nil {
 		t.Fatalf("a transient ErrorPvcNotFound ended the create: %v", err)
@@ -354,19 +355,19 @@ func TestCreateFailsOnALastingTransientState(t *testing.T) {
 func TestCreateToleratesAStaleFirstList(t *testing.T) {
 	fc := newFakeCluster(t)
 	var lists atomic.Int32
-	fc.kv.PrependReactor("list", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	fc.KV.PrependReactor("list", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if lists.Add(1) == 1 {
 			return true, &kubevirtv1.VirtualMachineList{}, nil // a cache that has not caught up
 		}
 		return false, nil, nil
 	})
 	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	go func() {
 		// A real watch replays what the stale list missed; the fake's does not, so the VM changes once more.
 		ctx := context.Background()
-		vms := fc.kv.KubevirtV1().VirtualMachines("default")
-		eventually(t, "the driver listed VMs", func() bool { return lists.Load() > 0 })
+		vms := fc.KV.KubevirtV1().VirtualMachines("default")
+		kubefake.Eventually(t, "the driver listed VMs", func() bool { return lists.Load() > 0 })
 		time.Sleep(300 * time.Millisecond)
 		vm, err := vms.Get(ctx, "m1", metav1.GetOptions{})
 		if err == nil {
@@ -386,8 +387,8 @@ func TestCreateToleratesAStaleFirstList(t *testing.T) {
 // someone by hand): the create does not wait for that VM, nor report it as its machine, nor touch it.
 func TestCreateDoesNotWaitForAReplacedVM(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
-	vms := fc.kv.KubevirtV1().VirtualMachines("default")
+	kubefake.CaptureLog(t)
+	vms := fc.KV.KubevirtV1().VirtualMachines("default")
 	var replaced atomic.Bool
 	fc.kubeVirt(func(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachinePrintableStatus {
 		if replaced.CompareAndSwap(false, true) {
@@ -416,5 +417,20 @@ func TestCreateDoesNotWaitForAReplacedVM(t *testing.T) {
 	vm, err := vms.Get(context.Background(), "m1", metav1.GetOptions{})
 	if err != nil || string(vm.UID) == d.VMUID {
 		t.Fatalf("the other VM of the name must be left alone: %v (uid %v, the create's %s)", err, vm, d.VMUID)
+	}
+}
+
+// Create warns, as a milestone the Rancher user sees, when the credential expires within 30 days.
+func TestCreateWarnsOfAnExpiringCredential(t *testing.T) {
+	fc := newFakeCluster(t)
+	fc.kubeVirt(healthy("10.0.0.5"))
+	info := kubefake.CaptureLog(t)
+	d := newTestDriver(t, fc, "m1", createOptions())
+	d.credentialExpiry = time.Now().Add(10*24*time.Hour + time.Hour)
+	if err := d.Create(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(info.String(), "The Harvester credential expires at") || !strings.Contains(info.String(), "in 10 days") {
+		t.Errorf("no expiry warning among the milestones:\n%s", info.String())
 	}
 }

@@ -1,11 +1,12 @@
 // Package harvester is the Harvester node driver: a rancher/machine driver that runs each machine as a KubeVirt
 // VirtualMachine on a Harvester cluster.
 //
-// It is the top of three layers: harvester/config turns flag values into a validated Config without touching
-// the network, harvester/objects makes the API objects from it (pure), and this package is the Driver, the
-// lifecycle rancher-machine calls (PreCreateCheck, Create, state, power, Remove) and the guest cluster's
+// It is the lifecycle rancher-machine calls (PreCreateCheck, Create, state, power, Remove), on top of the
+// driver's other packages: harvester/config turns flag values into a validated Config without touching the
+// network, harvester/objects makes the API objects from it (pure), harvester/connection turns the credential into
+// a client, harvester/ippool allocates static addresses and harvester/guestaccount makes the guest cluster's
 // cloud-provider account. It sends the objects through harvester/internal/kube, the only code that talks to the
-// API server, and allocates static addresses through harvester/internal/ippool.
+// API server. layers_test.go holds every package to the imports its floor allows.
 package harvester
 
 import (

@@ -9,6 +9,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 func secondName(t *testing.T) identity.Identity {
@@ -70,13 +71,13 @@ func TestSecondNameReloadsItsOwnCredentialVariable(t *testing.T) {
 func TestSecondNamePreCreateCheckNamesItsFlags(t *testing.T) {
 	id := secondName(t)
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	opts := configtest.With(createOptions(), config.FlagVMNamespace, "team-x", config.FlagImageName, "default/ubuntu", config.FlagNetworkName, "default/vlan1")
 	d := NewNamedDriver(id, "m1", t.TempDir())
 	if err := d.SetConfigFromFlags(renamedOptions(id, opts)); err != nil {
 		t.Fatal(err)
 	}
-	d.clients = fc.c
+	d.clients = fc.C
 	err := d.PreCreateCheck()
 	if err == nil || !strings.Contains(err.Error(), "--hcivm-vm-namespace: namespace team-x does not exist in Harvester") || strings.Contains(err.Error(), "--harvester-") {
 		t.Fatalf("PreCreateCheck under the second name: %v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
@@ -47,7 +48,7 @@ const (
 func TestCreateWithDualStackIPPool(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(fc.dualStaticGuest())
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	opts := dualPoolOptions("10.0.0.10-10.0.0.12/24", "2001:db8::10-2001:db8::12/64")
 	d := newTestDriver(t, fc, "m1", opts)
 	if err := d.PreCreateCheck(); err != nil {
@@ -59,7 +60,7 @@ func TestCreateWithDualStackIPPool(t *testing.T) {
 	if d.IPAddress != "10.0.0.10" || d.IPv6Address != "2001:db8::10" {
 		t.Errorf("addresses %q and %q, want each range's first", d.IPAddress, d.IPv6Address)
 	}
-	vm, err := fc.kv.KubevirtV1().VirtualMachines("default").Get(context.Background(), "m1", metav1.GetOptions{})
+	vm, err := fc.KV.KubevirtV1().VirtualMachines("default").Get(context.Background(), "m1", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestCreateWithDualStackIPPool(t *testing.T) {
 			t.Errorf("allocation %s: %v (present %v), want address %s of %s recorded with VM uid %s", name, cm.Annotations, ok, want[0], want[1], vm.UID)
 		}
 	}
-	secret, err := kube.Get(context.Background(), fc.c, kube.Secrets, "default", "m1-cloudinit")
+	secret, err := kube.Get(context.Background(), fc.C, kube.Secrets, "default", "m1-cloudinit")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestCreateWithDualStackIPPool(t *testing.T) {
 func TestDualStackIPPoolOneRangeExhausted(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(fc.dualStaticGuest())
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	opts := dualPoolOptions("10.0.0.10-10.0.0.12/24", "2001:db8::10-2001:db8::10/64")
 	if err := newTestDriver(t, fc, "m1", opts).Create(); err != nil {
 		t.Fatal(err)

@@ -7,22 +7,17 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
-	"time"
 
 	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
-	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
@@ -48,9 +43,9 @@ func (fc *fakeCluster) staticGuest() vmiShape {
 // staticAddresses are the addresses (without prefix) that the network data in vm's cloud-init Secret gives its
 // first NIC's MAC; false when the guest has no Secret.
 func (fc *fakeCluster) staticAddresses(vm *kubevirtv1.VirtualMachine) ([]string, bool) {
-	secret, err := kube.Get(context.Background(), fc.c, kube.Secrets, vm.Namespace, objects.CloudInitSecretName(vm.Name))
+	secret, err := kube.Get(context.Background(), fc.C, kube.Secrets, vm.Namespace, objects.CloudInitSecretName(vm.Name))
 	if err != nil {
-		fc.t.Errorf("the guest has no cloud-init Secret: %v", err)
+		fc.T.Errorf("the guest has no cloud-init Secret: %v", err)
 		return nil, false
 	}
 	var doc struct {
@@ -60,7 +55,7 @@ func (fc *fakeCluster) staticAddresses(vm *kubevirtv1.VirtualMachine) ([]string,
 		} `yaml:"ethernets"`
 	}
 	if err := yaml.Unmarshal(secret.Data[objects.SecretKeyNetworkData], &doc); err != nil {
-		fc.t.Errorf("network data: %v", err)
+		fc.T.Errorf("network data: %v", err)
 	}
 	mac := vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress
 	var addrs []string
@@ -76,17 +71,7 @@ func (fc *fakeCluster) staticAddresses(vm *kubevirtv1.VirtualMachine) ([]string,
 }
 
 // allocations returns the address allocations in namespace default, by name.
-func (fc *fakeCluster) allocations() map[string]corev1.ConfigMap {
-	list, err := kube.List(context.Background(), fc.c, kube.ConfigMaps, "default", metav1.ListOptions{})
-	if err != nil {
-		fc.t.Fatal(err)
-	}
-	out := map[string]corev1.ConfigMap{}
-	for _, cm := range list {
-		out[cm.Name] = cm
-	}
-	return out
-}
+func (fc *fakeCluster) allocations() map[string]corev1.ConfigMap { return fc.ConfigMaps("default") }
 
 // savedAndLoaded is the driver as a later rancher-machine command loads it: only its saved state.
 func savedAndLoaded(t *testing.T, fc *fakeCluster, d *Driver) *Driver {
@@ -99,7 +84,7 @@ func savedAndLoaded(t *testing.T, fc *fakeCluster, d *Driver) *Driver {
 	if err := json.Unmarshal(state, out); err != nil {
 		t.Fatal(err)
 	}
-	out.clients = fc.c
+	out.clients = fc.C
 	return out
 }
 
@@ -108,7 +93,7 @@ func savedAndLoaded(t *testing.T, fc *fakeCluster, d *Driver) *Driver {
 func TestCreateWithIPPool(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(fc.staticGuest())
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	ctx := context.Background()
 	d := newTestDriver(t, fc, "m1", poolCreateOptions("10.0.0.10-10.0.0.12/24"))
 	if err := d.PreCreateCheck(); err != nil {
@@ -121,7 +106,7 @@ func TestCreateWithIPPool(t *testing.T) {
 		t.Errorf("GetIP: %q %v (recorded %q), want the pool's first address", ip, err, d.IPAddress)
 	}
 
-	vm, err := fc.kv.KubevirtV1().VirtualMachines("default").Get(ctx, "m1", metav1.GetOptions{})
+	vm, err := fc.KV.KubevirtV1().VirtualMachines("default").Get(ctx, "m1", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,22 +117,11 @@ func TestCreateWithIPPool(t *testing.T) {
 	if vm.Annotations[config.AnnotationIPAllocation] != "default/ip-vlan1-10-0-0-10" || vm.Spec.Template.ObjectMeta.Annotations[config.AnnotationIPAllocation] != "default/ip-vlan1-10-0-0-10" {
 		t.Errorf("the VM does not name its allocation: %v", vm.Annotations)
 	}
-	cm, ok := fc.allocations()["ip-vlan1-10-0-0-10"]
-	if !ok {
-		t.Fatalf("no allocation: %v", fc.allocations())
+	// What the allocation holds is harvester/ippool's test; the create records its VM there.
+	if cm, ok := fc.allocations()["ip-vlan1-10-0-0-10"]; !ok || cm.Annotations[config.AnnotationIPVMUID] != string(vm.UID) {
+		t.Fatalf("the allocation does not record the VM: %v", fc.allocations())
 	}
-	for k, want := range map[string]string{config.AnnotationIPAddress: "10.0.0.10/24", config.AnnotationIPPool: "10.0.0.10-10.0.0.12/24",
-		config.AnnotationIPVM: "default/m1", config.AnnotationIPVMUID: string(vm.UID), config.AnnotationIPLifetime: "90"} {
-		if cm.Annotations[k] != want {
-			t.Errorf("allocation annotation %s = %q, want %q", k, cm.Annotations[k], want)
-		}
-	}
-	for k, want := range map[string]string{config.LabelCreator: config.CreatorName, config.LabelIPNetwork: "vlan1", config.LabelIPVMNamespace: "default", config.LabelIPVMName: "m1"} {
-		if cm.Labels[k] != want {
-			t.Errorf("allocation label %s = %q, want %q", k, cm.Labels[k], want)
-		}
-	}
-	secret, err := kube.Get(ctx, fc.c, kube.Secrets, "default", "m1-cloudinit")
+	secret, err := kube.Get(ctx, fc.C, kube.Secrets, "default", "m1-cloudinit")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +163,7 @@ func allocationNames(m map[string]corev1.ConfigMap) []string {
 func TestIPPoolExhausted(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(fc.staticGuest())
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	if err := newTestDriver(t, fc, "m1", poolCreateOptions("10.0.0.10-10.0.0.10/24")).Create(); err != nil {
 		t.Fatal(err)
 	}
@@ -205,168 +179,15 @@ func TestIPPoolExhausted(t *testing.T) {
 	}
 }
 
-// Which abandoned allocations the next allocation reclaims, and which it leaves to their machine.
-func TestIPPoolReclaim(t *testing.T) {
-	const lifetime = 90 * time.Second
-	tests := []struct {
-		name      string
-		uid       string                // recorded VM UID
-		setup     func(fc *fakeCluster) // the machine "old" the allocation is for, as it is
-		later     time.Duration         // how far the clock has moved on since the allocation
-		reclaimed bool
-		want      string // in the pre-flight's error, when not reclaimed
-	}{
-		{name: "VM gone", uid: "uid-old", reclaimed: true},
-		{name: "VM replaced by another of its name", uid: "uid-old", setup: func(fc *fakeCluster) { fc.vmWithVolumes("old", nil, nil) }, reclaimed: true},
-		{name: "VM there", setup: func(fc *fakeCluster) { fc.recordUID(fc.vmWithVolumes("old", nil, nil)) }, want: "is exhausted"},
-		// A VM deleted in the background is gone before its VMI: the guest still runs with the address.
-		{name: "VM gone, VMI shutting down", uid: "uid-old", setup: func(fc *fakeCluster) { fc.ownedVMI("old", "uid-old", nil) }, want: "is exhausted"},
-		{name: "create in flight", later: lifetime - 5*time.Second, want: "1 of them to creates still in flight (the first expires at"},
-		{name: "create in flight past its lifetime", later: lifetime + 5*time.Second, reclaimed: true},
-		// The create was killed between creating the VM and recording it: the VM names the allocation.
-		{name: "past its lifetime, VM names it", later: time.Hour, setup: func(fc *fakeCluster) {
-			fc.vmWithVolumes("old", nil, map[string]string{config.AnnotationIPAllocation: "default/ip-vlan1-10-0-0-10"})
-		}, want: "is exhausted"},
-		// A dual-stack machine's VM names both its allocations, comma-separated.
-		{name: "past its lifetime, VM names it and its IPv6 one", later: time.Hour, setup: func(fc *fakeCluster) {
-			fc.vmWithVolumes("old", nil, map[string]string{config.AnnotationIPAllocation: "default/ip-vlan1-10-0-0-10,default/ip-vlan1-2001-0db8-0000-0000-0000-0000-0000-0010"})
-		}, want: "is exhausted"},
-		{name: "past its lifetime, VM names another", later: time.Hour, setup: func(fc *fakeCluster) {
-			fc.vmWithVolumes("old", nil, map[string]string{config.AnnotationIPAllocation: "default/ip-vlan1-10-0-0-100,default/ip-vlan1-2001-0db8-0000-0000-0000-0000-0000-0010"})
-		}, reclaimed: true},
-		{name: "past its lifetime, VMI names it", later: time.Hour, setup: func(fc *fakeCluster) {
-			fc.ownedVMI("old", "uid-x", map[string]string{config.AnnotationIPAllocation: "default/ip-vlan1-10-0-0-10"})
-		}, want: "is exhausted"},
-		{name: "VMs cannot be read", uid: "uid-old", setup: func(fc *fakeCluster) {
-			fc.kv.PrependReactor("list", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
-				return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "kubevirt.io", Resource: "virtualmachines"}, "", errors.New("no"))
-			})
-		}, want: "is exhausted"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fc := newFakeCluster(t)
-			fc.kubeVirt(fc.staticGuest())
-			captureLog(t)
-			old := fc.abandonedAllocation("10.0.0.10", tt.uid, lifetime)
-			if tt.setup != nil {
-				tt.setup(fc)
-			}
-			clockAhead(t, tt.later)
-			d := newTestDriver(t, fc, "m1", poolCreateOptions("10.0.0.10-10.0.0.10/24"))
-			err := d.PreCreateCheck()
-			if !tt.reclaimed {
-				if err == nil || !strings.Contains(err.Error(), tt.want) {
-					t.Fatalf("PreCreateCheck: %v, want %q", err, tt.want)
-				}
-				if got := fc.allocations()[old.Name]; got.UID != old.UID {
-					t.Errorf("the allocation was touched")
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("PreCreateCheck: %v", err)
-			}
-			if err := d.Create(); err != nil {
-				t.Fatalf("Create: %v", err)
-			}
-			got := fc.allocations()[old.Name]
-			if got.UID == old.UID || got.Annotations[config.AnnotationIPVM] != "default/m1" || d.IPAddress != "10.0.0.10" {
-				t.Errorf("not reclaimed: allocation %v (uid %s, was %s), IP %q", got.Annotations, got.UID, old.UID, d.IPAddress)
-			}
-		})
-	}
-}
-
-// abandonedAllocation makes the allocation of addr that machine default/old's create left, with its VM's UID
-// recorded when uid is set.
-func (fc *fakeCluster) abandonedAllocation(addr, uid string, lifetime time.Duration) *corev1.ConfigMap {
-	fc.t.Helper()
-	cfg, err := config.ParseConfig("old", poolCreateOptions(addr+"-"+addr+"/24"))
-	if err != nil {
-		fc.t.Fatal(err)
-	}
-	cm := objects.Allocation(cfg, objects.StaticAddressFor(cfg, netip.MustParseAddr(addr)), lifetime)
-	if uid != "" {
-		cm.Annotations[config.AnnotationIPVMUID] = uid
-	}
-	got, err := kube.Create(context.Background(), fc.c, kube.ConfigMaps, "default", cm)
-	if err != nil {
-		fc.t.Fatal(err)
-	}
-	return got
-}
-
-// recordUID records vm's UID in the allocation of 10.0.0.10, as its create did.
-func (fc *fakeCluster) recordUID(vm *kubevirtv1.VirtualMachine) {
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{config.AnnotationIPVMUID: string(vm.UID)}}})
-	if err := kube.MergePatch(context.Background(), fc.c, kube.ConfigMaps, "default", "ip-vlan1-10-0-0-10", patch); err != nil {
-		fc.t.Fatal(err)
-	}
-}
-
-// ownedVMI creates a node driver's VMI named name, owned by a VM of UID owner.
-func (fc *fakeCluster) ownedVMI(name, owner string, annotations map[string]string) {
-	fc.ok(fc.kv.KubevirtV1().VirtualMachineInstances("default").Create(context.Background(), &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{
-		Name: name, Namespace: "default", Labels: map[string]string{config.LabelCreator: config.CreatorName}, Annotations: annotations,
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: name, UID: types.UID(owner)}},
-	}}, metav1.CreateOptions{}))
-}
-
-// clockAhead moves the driver's clock on by d for the test.
-func clockAhead(t *testing.T, d time.Duration) {
-	old := ippool.Now
-	ippool.Now = func() time.Time { return time.Now().Add(d) }
-	t.Cleanup(func() { ippool.Now = old })
-}
-
-// Another create took the first free address between this create's list and its create: it takes the next.
-func TestIPPoolLosesARace(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.kubeVirt(fc.staticGuest())
-	captureLog(t)
-	lost := 0
-	fc.dyn.PrependReactor("create", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		obj := a.(k8stesting.CreateAction).GetObject().(runtime.Unstructured)
-		if name, _, _ := unstructuredName(obj); name == "ip-vlan1-10-0-0-10" {
-			lost++
-			return true, nil, apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, name)
-		}
-		return false, nil, nil
-	})
-	d := newTestDriver(t, fc, "m1", poolCreateOptions("10.0.0.10-10.0.0.11/24"))
-	if err := d.Create(); err != nil || d.IPAddress != "10.0.0.11" || lost != 1 {
-		t.Fatalf("Create: %v, IP %q after %d lost races; want the next address", err, d.IPAddress, lost)
-	}
-	// A reclaim that loses (the allocation changed since it was read) moves on too.
-	fc2 := newFakeCluster(t)
-	fc2.kubeVirt(fc2.staticGuest())
-	fc2.abandonedAllocation("10.0.0.10", "uid-old", time.Minute)
-	fc2.failOn("delete", "configmaps", apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "ip-vlan1-10-0-0-10", errors.New("precondition failed")))
-	d2 := newTestDriver(t, fc2, "m1", poolCreateOptions("10.0.0.10-10.0.0.11/24"))
-	if err := d2.Create(); err != nil || d2.IPAddress != "10.0.0.11" {
-		t.Fatalf("after a lost reclaim: %v, IP %q", err, d2.IPAddress)
-	}
-}
-
-func unstructuredName(obj runtime.Unstructured) (string, bool, error) {
-	m, ok := obj.UnstructuredContent()["metadata"].(map[string]any)
-	if !ok {
-		return "", false, nil
-	}
-	name, ok := m["name"].(string)
-	return name, ok, nil
-}
-
 // A failed create releases its address with everything else; so does one that cannot record its VM.
 func TestIPPoolReleasedOnRollback(t *testing.T) {
 	for _, w := range []struct{ verb, resource string }{{"create", "virtualmachines"}, {"patch", "configmaps"}, {"create", "secrets"}} {
 		t.Run(w.verb+" "+w.resource, func(t *testing.T) {
 			fc := newFakeCluster(t)
 			fc.kubeVirt(fc.staticGuest())
-			captureLog(t)
+			kubefake.CaptureLog(t)
 			d := newTestDriver(t, fc, "m1", poolCreateOptions("10.0.0.10-10.0.0.11/24"))
-			fc.failOn(w.verb, w.resource, apierrors.NewInternalError(errors.New("injected failure")))
+			fc.FailOn(w.verb, w.resource, apierrors.NewInternalError(errors.New("injected failure")))
 			if err := d.Create(); err == nil || !strings.Contains(err.Error(), "injected failure") {
 				t.Fatalf("Create: %v", err)
 			}
@@ -375,38 +196,5 @@ func TestIPPoolReleasedOnRollback(t *testing.T) {
 				t.Errorf("the address is still allocated: %v", allocationNames(got))
 			}
 		})
-	}
-}
-
-// Remove releases only what is still this machine's: an allocation reclaimed for another machine stays.
-func TestRemoveLeavesOtherMachinesAllocations(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.kubeVirt(fc.staticGuest())
-	captureLog(t)
-	d := newTestDriver(t, fc, "m1", poolCreateOptions("10.0.0.10-10.0.0.11/24"))
-	if err := d.Create(); err != nil {
-		t.Fatal(err)
-	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{config.AnnotationIPVM: "default/m9"}}})
-	if err := kube.MergePatch(context.Background(), fc.c, kube.ConfigMaps, "default", "ip-vlan1-10-0-0-10", patch); err != nil {
-		t.Fatal(err)
-	}
-	if err := savedAndLoaded(t, fc, d).Remove(); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := fc.allocations()["ip-vlan1-10-0-0-10"]; !ok {
-		t.Errorf("another machine's allocation was deleted")
-	}
-}
-
-// The pre-flight asks for the ConfigMap rights in the network's namespace.
-func TestPreCreateCheckIPPoolAccess(t *testing.T) {
-	fc := newFakeCluster(t)
-	captureLog(t)
-	fc.denied["create configmaps"], fc.denied["delete configmaps"] = true, true
-	err := newTestDriver(t, fc, "m1", poolCreateOptions("10.0.0.10-10.0.0.11/24")).PreCreateCheck()
-	want := "--harvester-ip-pool: the credential may not create configmaps and delete configmaps in namespace default, where the addresses of network default/vlan1 are allocated"
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("PreCreateCheck: %v\nwant %q", err, want)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
@@ -34,7 +35,7 @@ func (fc *fakeCluster) addKeyPair(ns, name, publicKey string, validated bool) {
 		status = corev1.ConditionTrue
 	}
 	kp.Status.Conditions = []kube.Condition{{Type: kube.ConditionValidated, Status: status}}
-	fc.ok(kube.Create(context.Background(), fc.c, kube.KeyPairs, ns, kp))
+	fc.OK(kube.Create(context.Background(), fc.C, kube.KeyPairs, ns, kp))
 }
 
 // The people's key pairs go into the guest's authorized keys beside the driver's own key, each once, and are
@@ -42,7 +43,7 @@ func (fc *fakeCluster) addKeyPair(ns, name, publicKey string, validated bool) {
 func TestCreateInstallsPeoplesKeyPairs(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.addKeyPair("default", "alice", aliceKey, true)
 	fc.addKeyPair("ops", "bob", bobKey+"\n", true)
 	fc.addKeyPair("default", "alice-again", strings.Replace(aliceKey, "alice@laptop", "alice@phone", 1), true)
@@ -54,7 +55,7 @@ func TestCreateInstallsPeoplesKeyPairs(t *testing.T) {
 		t.Fatalf("Create: %v", err)
 	}
 	ctx := context.Background()
-	secret, err := kube.Get(ctx, fc.c, kube.Secrets, "default", "m1-cloudinit")
+	secret, err := kube.Get(ctx, fc.C, kube.Secrets, "default", "m1-cloudinit")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestCreateInstallsPeoplesKeyPairs(t *testing.T) {
 	if strings.Contains(userData, "alice@phone") {
 		t.Errorf("the same key under another comment is installed twice:\n%s", userData)
 	}
-	vm, err := fc.kv.KubevirtV1().VirtualMachines("default").Get(ctx, "m1", metav1.GetOptions{})
+	vm, err := fc.KV.KubevirtV1().VirtualMachines("default").Get(ctx, "m1", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestCreateInstallsPeoplesKeyPairs(t *testing.T) {
 // problems, before anything is made.
 func TestPreCreateCheckRefusesPeoplesKeyPairs(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.addKeyPair("default", "alice", aliceKey, true)
 	fc.addKeyPair("default", "unparsed", "not a key", false)
 	fc.addKeyPair("default", "empty", "", true)
@@ -133,9 +134,9 @@ func TestPreCreateCheckKeyPairAPIFailures(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fc := newFakeCluster(t)
-			captureLog(t)
+			kubefake.CaptureLog(t)
 			fc.addKeyPair("default", "alice", aliceKey, true)
-			fired := fc.failOn("get", "keypairs", tt.err)
+			fired := fc.FailOn("get", "keypairs", tt.err)
 			err := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagSSHKeyPairs, "alice")).PreCreateCheck()
 			if err == nil || !strings.Contains(err.Error(), tt.want) || fired.Load() != 1 {
 				t.Fatalf("PreCreateCheck: %v\nwant %q", err, tt.want)

@@ -15,6 +15,7 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 // The launcher Pod's scheduling is read from the Pod KubeVirt made for this VMI (by its created-by label), not
@@ -55,9 +56,9 @@ func TestLauncherScheduling(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			fc := newFakeCluster(t)
 			for _, p := range c.pods {
-				fc.ok(kube.Create(context.Background(), fc.c, kube.Pods, "ns", p))
+				fc.OK(kube.Create(context.Background(), fc.C, kube.Pods, "ns", p))
 			}
-			got := launcherScheduling(context.Background(), fc.c, vmi)
+			got := launcherScheduling(context.Background(), fc.C, vmi)
 			if got == nil || got.Status != c.status || got.Message != c.msg {
 				t.Errorf("got %+v, want %s %q", got, c.status, c.msg)
 			}
@@ -65,8 +66,8 @@ func TestLauncherScheduling(t *testing.T) {
 	}
 	t.Run("Pods may not be listed", func(t *testing.T) {
 		fc := newFakeCluster(t)
-		fc.failOn("list", "pods", apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", nil))
-		if got := launcherScheduling(context.Background(), fc.c, vmi); got != nil {
+		fc.FailOn("list", "pods", apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", nil))
+		if got := launcherScheduling(context.Background(), fc.C, vmi); got != nil {
 			t.Errorf("got %+v, want nil", got)
 		}
 	})
@@ -89,19 +90,19 @@ func TestCreateReadsTheLauncherPodBehindAStaleReason(t *testing.T) {
 	launcher := func(t *testing.T, fc *fakeCluster, cond corev1.PodCondition) {
 		ctx := context.Background()
 		var vmi *kubevirtv1.VirtualMachineInstance
-		eventually(t, "the VMI exists", func() bool {
+		kubefake.Eventually(t, "the VMI exists", func() bool {
 			var err error
-			vmi, err = fc.kv.KubevirtV1().VirtualMachineInstances("default").Get(ctx, "m1", metav1.GetOptions{})
+			vmi, err = fc.KV.KubevirtV1().VirtualMachineInstances("default").Get(ctx, "m1", metav1.GetOptions{})
 			return err == nil
 		})
-		fc.ok(kube.Create(ctx, fc.c, kube.Pods, "default", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "virt-launcher-m1-abcde",
+		fc.OK(kube.Create(ctx, fc.C, kube.Pods, "default", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "virt-launcher-m1-abcde",
 			Labels: map[string]string{kubevirtv1.AppLabel: "virt-launcher", kubevirtv1.CreatedByLabel: string(vmi.UID)}},
 			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{cond}}}))
 	}
 	t.Run("unschedulable", func(t *testing.T) {
 		fc := newFakeCluster(t)
 		fc.kubeVirt(staleUnschedulable)
-		captureLog(t)
+		kubefake.CaptureLog(t)
 		d := newTestDriver(t, fc, "m1", createOptions())
 		go launcher(t, fc, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
 			Message: "0/3 nodes are available: 3 Insufficient memory."})
@@ -120,17 +121,17 @@ func TestCreateReadsTheLauncherPodBehindAStaleReason(t *testing.T) {
 		shortGraces(t, 2*time.Second)
 		fc := newFakeCluster(t)
 		fc.kubeVirt(staleUnschedulable)
-		captureLog(t)
+		kubefake.CaptureLog(t)
 		d := newTestDriver(t, fc, "m1", createOptions())
 		go func() {
 			launcher(t, fc, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
 				Message: "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims."})
 			time.Sleep(3 * time.Second) // longer than the grace: the stale reason is not counted
 			ctx := context.Background()
-			vmis := fc.kv.KubevirtV1().VirtualMachineInstances("default")
+			vmis := fc.KV.KubevirtV1().VirtualMachineInstances("default")
 			vmi, _ := vmis.Get(ctx, "m1", metav1.GetOptions{})
 			healthy("10.0.0.5")(nil, vmi)
-			fc.ok(vmis.Update(ctx, vmi, metav1.UpdateOptions{}))
+			fc.OK(vmis.Update(ctx, vmi, metav1.UpdateOptions{}))
 		}()
 		if err := d.Create(); err != nil {
 			t.Fatalf("a launcher Pod waiting for its PVC ended the create: %v", err)
@@ -143,11 +144,11 @@ func TestCreateReadsTheLauncherPodBehindAStaleReason(t *testing.T) {
 func TestCreateCountsAStaleReasonItCannotCheck(t *testing.T) {
 	shortGraces(t, time.Second)
 	fc := newFakeCluster(t)
-	fc.dyn.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+	fc.Dyn.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", nil)
 	})
 	fc.kubeVirt(staleUnschedulable)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "m1", createOptions())
 	err := d.Create()
 	if err == nil || !strings.Contains(err.Error(), "no Harvester host took the VM's virt-launcher Pod (ErrorUnschedulable)") ||

@@ -12,11 +12,12 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 // addSetting makes a Harvester Setting with a default and a value.
 func (fc *fakeCluster) addSetting(name, def, value string) {
-	fc.ok(kube.Create(context.Background(), fc.c, kube.Settings, "", &kube.Setting{
+	fc.OK(kube.Create(context.Background(), fc.C, kube.Settings, "", &kube.Setting{
 		ObjectMeta: metav1.ObjectMeta{Name: name}, Default: def, Value: value}))
 }
 
@@ -55,7 +56,7 @@ func TestVMRequests(t *testing.T) {
 // requests are skipped with the reason, and the rest of the check goes on.
 func TestPreCreateCheckQuotaRequests(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.addQuota("compute", false, "requests.cpu", "10", "9900m", "requests.memory", "10Gi", "8Gi", "limits.cpu", "2", "0")
 	quotaCheck := func() Check {
 		t.Helper()
@@ -87,17 +88,17 @@ func TestPreCreateCheckQuotaRequests(t *testing.T) {
 	}
 
 	// An administrator's value wins over the default: 4Gi × 100 / 200 = 2Gi fits, 2 × 100 / 2000 = 100m too.
-	fc.ok(kube.Update(context.Background(), fc.c, kube.Settings, "", &kube.Setting{ObjectMeta: metav1.ObjectMeta{Name: "overcommit-config"},
+	fc.OK(kube.Update(context.Background(), fc.C, kube.Settings, "", &kube.Setting{ObjectMeta: metav1.ObjectMeta{Name: "overcommit-config"},
 		Default: `{"cpu":1000,"memory":150,"storage":100}`, Value: `{"cpu":2000,"memory":200,"storage":100}`}))
 	if c := quotaCheck(); len(c.Problems) != 0 || c.Skipped != "" {
 		t.Errorf("with overcommit 2000/200: %+v", c)
 	}
 
-	fc.failOn("get", "settings", apierrors.NewForbidden(schema.GroupResource{Group: "harvesterhci.io", Resource: "settings"}, "overcommit-config", errors.New("no")))
+	fc.FailOn("get", "settings", apierrors.NewForbidden(schema.GroupResource{Group: "harvesterhci.io", Resource: "settings"}, "overcommit-config", errors.New("no")))
 	if c := quotaCheck(); len(c.Problems) != 0 || c.Skipped != "the credential may not get setting overcommit-config: CPU and memory requests not checked" {
 		t.Errorf("a setting the credential may not read: %+v", c)
 	}
-	fc.ok(kube.Update(context.Background(), fc.c, kube.Settings, "", &kube.Setting{ObjectMeta: metav1.ObjectMeta{Name: "overcommit-config"},
+	fc.OK(kube.Update(context.Background(), fc.C, kube.Settings, "", &kube.Setting{ObjectMeta: metav1.ObjectMeta{Name: "overcommit-config"},
 		Value: `{"cpu":0}`}))
 	if c := quotaCheck(); len(c.Problems) != 0 || !strings.Contains(c.Skipped, `setting overcommit-config holds no usable percentages ("{\"cpu\":0}")`) {
 		t.Errorf("a setting without percentages: %+v", c)
@@ -107,10 +108,10 @@ func TestPreCreateCheckQuotaRequests(t *testing.T) {
 // The setting is read only when some unscoped quota limits requests: one cached get, no read otherwise.
 func TestQuotaReadsSettingOnlyForRequests(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.addSetting("overcommit-config", `{"cpu":1000,"memory":150,"storage":100}`, "")
 	reads := func() (n int) {
-		for _, a := range fc.dyn.Actions() {
+		for _, a := range fc.Dyn.Actions() {
 			if a.GetResource().Resource == "settings" {
 				if a.GetVerb() != "get" {
 					t.Errorf("%s settings", a.GetVerb())
@@ -122,7 +123,7 @@ func TestQuotaReadsSettingOnlyForRequests(t *testing.T) {
 	}
 	fc.addQuota("limits", false, "limits.cpu", "10", "0")
 	fc.addQuota("scoped", true, "requests.cpu", "10", "0")
-	fc.dyn.ClearActions()
+	fc.Dyn.ClearActions()
 	if err := newTestDriver(t, fc, "m1", createOptions()).PreCreateCheck(); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestQuotaReadsSettingOnlyForRequests(t *testing.T) {
 		t.Errorf("%d reads of settings without a quota on requests", n)
 	}
 	fc.addQuota("requests", false, "memory", "100Gi", "0")
-	fc.dyn.ClearActions()
+	fc.Dyn.ClearActions()
 	if err := newTestDriver(t, fc, "m1", createOptions()).PreCreateCheck(); err != nil {
 		t.Fatal(err)
 	}

@@ -17,17 +17,18 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // machineObjects is what a machine of name m1 has in Harvester: its VM and cloud-init Secret (nil when absent).
 func (fc *fakeCluster) machineObjects(name string) (*kubevirtv1.VirtualMachine, *corev1.Secret) {
 	ctx := context.Background()
-	vm, err := fc.kv.KubevirtV1().VirtualMachines("default").Get(ctx, name, metav1.GetOptions{})
+	vm, err := fc.KV.KubevirtV1().VirtualMachines("default").Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		vm = nil
 	}
-	secret, err := kube.Get(ctx, fc.c, kube.Secrets, "default", objects.CloudInitSecretName(name))
+	secret, err := kube.Get(ctx, fc.C, kube.Secrets, "default", objects.CloudInitSecretName(name))
 	if err != nil {
 		secret = nil
 	}
@@ -67,7 +68,7 @@ func staleAndLater(t *testing.T, fc *fakeCluster, opts config.Options) (stale, l
 func TestCreateRecordsWhatItMade(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "m1", createOptions())
 	if err := d.PreCreateCheck(); err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func TestRemoveOfAStaleEntryLeavesALaterVM(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fc := newFakeCluster(t)
 			fc.kubeVirt(fc.staticGuest())
-			logs := captureLog(t)
+			logs := kubefake.CaptureLog(t)
 			stale, later := staleAndLater(t, fc, poolCreateOptions("10.0.0.10-10.0.0.12/24"))
 			tt.stale(stale)
 			vm, secret := fc.machineObjects("m1")
@@ -157,7 +158,7 @@ func TestRemoveOfAStaleEntryLeavesALaterVM(t *testing.T) {
 func TestPowerRefusesAnotherMachinesVM(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	stale, later := staleAndLater(t, fc, createOptions())
 	vm, _ := fc.machineObjects("m1")
 	vmi := fc.vmi()
@@ -190,7 +191,7 @@ func TestPowerRefusesAnotherMachinesVM(t *testing.T) {
 // A power command's write carries the VM's UID: a VM replaced between the read and the write is not changed.
 func TestPowerWritesCarryTheUID(t *testing.T) {
 	fc, d := runningFake(t)
-	fc.kv.PrependReactor("patch", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	fc.KV.PrependReactor("patch", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		var p struct {
 			Metadata struct{ UID string } `json:"metadata"`
 		}
@@ -220,7 +221,7 @@ func TestLegacyStateKeepsTheCreatorCheck(t *testing.T) {
 	}
 	fc.nothingLeft(t)
 
-	fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").Create(context.Background(), &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{
+	fc.OK(fc.KV.KubevirtV1().VirtualMachines("default").Create(context.Background(), &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{
 		Name: "m1", Namespace: "default", Labels: map[string]string{config.LabelCreator: "harvester"}}}, metav1.CreateOptions{}))
 	if err := legacy.Remove(); err == nil || !strings.Contains(err.Error(), "refusing to delete VM default/m1: it was not created by a node driver") {
 		t.Fatalf("Remove of a VM without the creator label: %v", err)
@@ -243,11 +244,11 @@ func TestCreateNeverOverwritesASecret(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fc := newFakeCluster(t)
 			fc.kubeVirt(healthy("10.0.0.5"))
-			captureLog(t)
+			kubefake.CaptureLog(t)
 			ctx := context.Background()
-			fc.ok(kube.Create(ctx, fc.c, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m1-cloudinit", Namespace: "default",
+			fc.OK(kube.Create(ctx, fc.C, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m1-cloudinit", Namespace: "default",
 				Labels: tt.labels}, Data: map[string][]byte{"userdata": []byte("theirs")}}))
-			before, _ := kube.Get(ctx, fc.c, kube.Secrets, "default", "m1-cloudinit")
+			before, _ := kube.Get(ctx, fc.C, kube.Secrets, "default", "m1-cloudinit")
 			d := newTestDriver(t, fc, "m1", createOptions())
 			if err := d.PreCreateCheck(); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("PreCreateCheck: %v\nwant %q", err, tt.want)
@@ -268,7 +269,7 @@ func TestCreateNeverOverwritesASecret(t *testing.T) {
 func TestSecondCreateOfANameLeavesTheFirst(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	first := newTestDriver(t, fc, "m1", createOptions())
 	if err := first.Create(); err != nil {
 		t.Fatal(err)
@@ -294,7 +295,7 @@ func TestSecondCreateOfANameLeavesTheFirst(t *testing.T) {
 func TestRollbackDeletesOnlyItsOwnObjects(t *testing.T) {
 	t.Run("VM of the name exists", func(t *testing.T) {
 		fc := newFakeCluster(t)
-		captureLog(t)
+		kubefake.CaptureLog(t)
 		theirs := fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-other": false}, nil)
 		err := newTestDriver(t, fc, "m1", createOptions()).Create()
 		if err == nil {
@@ -310,16 +311,16 @@ func TestRollbackDeletesOnlyItsOwnObjects(t *testing.T) {
 	})
 	t.Run("Secret replaced meanwhile", func(t *testing.T) {
 		fc := newFakeCluster(t)
-		captureLog(t)
+		kubefake.CaptureLog(t)
 		var replacement *corev1.Secret
-		fc.kv.PrependReactor("create", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
+		fc.KV.PrependReactor("create", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
 			// Between the Secret and the VM, the Secret is replaced by another of its name.
 			ctx := context.Background()
-			if err := kube.Delete(ctx, fc.c, kube.Secrets, "default", "m1-cloudinit", metav1.DeleteOptions{}); err != nil {
+			if err := kube.Delete(ctx, fc.C, kube.Secrets, "default", "m1-cloudinit", metav1.DeleteOptions{}); err != nil {
 				t.Error(err)
 			}
 			var err error
-			replacement, err = kube.Create(ctx, fc.c, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m1-cloudinit", Namespace: "default",
+			replacement, err = kube.Create(ctx, fc.C, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "m1-cloudinit", Namespace: "default",
 				Labels: map[string]string{config.LabelCreator: config.CreatorName, config.LabelVMName: "m1"}}})
 			if err != nil {
 				t.Error(err)

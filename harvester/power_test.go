@@ -14,6 +14,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	kvtesting "kubevirt.io/client-go/testing"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 // runningMachine creates a machine through Create and returns a driver as later commands load it.
@@ -31,12 +33,12 @@ func runningFake(t *testing.T) (*fakeCluster, *Driver) {
 	t.Helper()
 	fc := newFakeCluster(t)
 	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	return fc, runningMachine(t, fc)
 }
 
 func (fc *fakeCluster) vmi() *kubevirtv1.VirtualMachineInstance {
-	vmi, err := fc.kv.KubevirtV1().VirtualMachineInstances("default").Get(context.Background(), "m1", metav1.GetOptions{})
+	vmi, err := fc.KV.KubevirtV1().VirtualMachineInstances("default").Get(context.Background(), "m1", metav1.GetOptions{})
 	if err != nil {
 		return nil
 	}
@@ -45,7 +47,7 @@ func (fc *fakeCluster) vmi() *kubevirtv1.VirtualMachineInstance {
 
 // vmiFromTracker reads the VMI from inside a reactor, where the fake's lock is held and its client cannot be used.
 func (fc *fakeCluster) vmiFromTracker() *kubevirtv1.VirtualMachineInstance {
-	obj, err := fc.kv.Tracker().Get(kubevirtv1.SchemeGroupVersion.WithResource("virtualmachineinstances"), "default", "m1")
+	obj, err := fc.KV.Tracker().Get(kubevirtv1.SchemeGroupVersion.WithResource("virtualmachineinstances"), "default", "m1")
 	if err != nil {
 		return nil
 	}
@@ -54,7 +56,7 @@ func (fc *fakeCluster) vmiFromTracker() *kubevirtv1.VirtualMachineInstance {
 }
 
 func (fc *fakeCluster) runStrategy() kubevirtv1.VirtualMachineRunStrategy {
-	vm, err := fc.kv.KubevirtV1().VirtualMachines("default").Get(context.Background(), "m1", metav1.GetOptions{})
+	vm, err := fc.KV.KubevirtV1().VirtualMachines("default").Get(context.Background(), "m1", metav1.GetOptions{})
 	if err != nil || vm.Spec.RunStrategy == nil {
 		return ""
 	}
@@ -109,7 +111,7 @@ func TestStartAfterGuestShutdown(t *testing.T) {
 	ctx := context.Background()
 	vmi := fc.vmi()
 	vmi.Status.Phase = kubevirtv1.Succeeded
-	fc.ok(fc.kv.KubevirtV1().VirtualMachineInstances("default").Update(ctx, vmi, metav1.UpdateOptions{}))
+	fc.OK(fc.KV.KubevirtV1().VirtualMachineInstances("default").Update(ctx, vmi, metav1.UpdateOptions{}))
 	if s, _ := d.GetState(); s != state.Stopped {
 		t.Fatalf("GetState after guest shutdown = %v", s)
 	}
@@ -125,7 +127,7 @@ func TestKillUsesTheStopSubresource(t *testing.T) {
 	fc, d := runningFake(t)
 	var grace atomic.Int64
 	grace.Store(-1)
-	fc.kv.PrependReactor("put", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	fc.KV.PrependReactor("put", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() != "stop" {
 			return false, nil, nil
 		}
@@ -133,7 +135,7 @@ func TestKillUsesTheStopSubresource(t *testing.T) {
 		grace.Store(*opts.GracePeriod)
 		// What virt-api does: power off now. (Not from inside the reactor: the fake holds its lock here.)
 		go func() {
-			_ = fc.kv.KubevirtV1().VirtualMachineInstances("default").Delete(context.Background(), "m1", metav1.DeleteOptions{})
+			_ = fc.KV.KubevirtV1().VirtualMachineInstances("default").Delete(context.Background(), "m1", metav1.DeleteOptions{})
 		}()
 		return true, nil, nil
 	})
@@ -152,11 +154,11 @@ func TestKillWithoutTheSubresourceAPI(t *testing.T) {
 	fc, d := runningFake(t)
 	var deleteGrace atomic.Int64
 	deleteGrace.Store(-1)
-	fc.kv.PrependReactor("put", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	fc.KV.PrependReactor("put", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		// No subresources.kubevirt.io on this API server: a 404 for the path, naming no object.
 		return true, nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 404, Reason: metav1.StatusReasonNotFound}}
 	})
-	fc.kv.PrependReactor("delete", "virtualmachineinstances", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	fc.KV.PrependReactor("delete", "virtualmachineinstances", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if g := a.(k8stesting.DeleteAction).GetDeleteOptions().GracePeriodSeconds; g != nil {
 			deleteGrace.Store(*g)
 		}
@@ -165,7 +167,7 @@ func TestKillWithoutTheSubresourceAPI(t *testing.T) {
 	// KubeVirt powers off within the VMI's own grace period: that must be 0 before the VM is halted.
 	var graceBeforeHalt atomic.Int64
 	graceBeforeHalt.Store(-1)
-	fc.kv.PrependReactor("patch", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
+	fc.KV.PrependReactor("patch", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
 		if vmi := fc.vmiFromTracker(); vmi != nil && vmi.Spec.TerminationGracePeriodSeconds != nil {
 			graceBeforeHalt.Store(*vmi.Spec.TerminationGracePeriodSeconds)
 		}
@@ -199,20 +201,20 @@ func TestStateOfMissingVMSaysNotFound(t *testing.T) {
 func TestGetStateAfterCreateReadsNothing(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(healthy("10.0.0.5"))
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "m1", createOptions())
 	if err := d.Create(); err != nil {
 		t.Fatal(err)
 	}
 	reads := func() int {
 		n := 0
-		for _, a := range append(fc.kv.Actions(), fc.dyn.Actions()...) {
+		for _, a := range append(fc.KV.Actions(), fc.Dyn.Actions()...) {
 			if a.GetVerb() == "get" {
 				n++
 			}
 		}
-		fc.kv.ClearActions()
-		fc.dyn.ClearActions()
+		fc.KV.ClearActions()
+		fc.Dyn.ClearActions()
 		return n
 	}
 	reads()

@@ -14,10 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
-	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/ippool"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/connection"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/guestaccount"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
@@ -231,13 +233,13 @@ func (u unchecked) String() string { return strings.Join(u, "; ") }
 
 // credentialDetail says when a working credential's token expires, with the create's warning when that is soon.
 func credentialDetail(expiry, now time.Time) string {
-	if w := expiryWarning(expiry, now); w != "" {
+	if w := connection.ExpiryWarning(expiry, now); w != "" {
 		return w
 	}
 	if expiry.IsZero() {
 		return "accepted by Harvester"
 	}
-	return fmt.Sprintf("accepted by Harvester; its token expires at %s, in %s", expiry.Format(time.RFC3339), roundDuration(expiry.Sub(now)))
+	return fmt.Sprintf("accepted by Harvester; its token expires at %s, in %s", expiry.Format(time.RFC3339), connection.RoundDuration(expiry.Sub(now)))
 }
 
 // neededAccess is what a create, the readiness watch and a later remove need in the machine's namespace; each
@@ -245,7 +247,7 @@ func credentialDetail(expiry, now time.Time) string {
 func (d *Driver) neededAccess() []kube.Access {
 	needed := slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess)
 	if d.cfg.CloudProvider.Generate {
-		needed = slices.Concat(needed, cloudProviderAccess, tokenAccess)
+		needed = slices.Concat(needed, guestaccount.Access)
 	}
 	return needed
 }

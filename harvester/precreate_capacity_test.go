@@ -16,6 +16,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 const vgpuResource = "nvidia.com/NVIDIA_A2-2Q"
@@ -86,17 +87,17 @@ func capacityCluster(t *testing.T) *fakeCluster {
 	fc := newFakeCluster(t)
 	fc.addPCIDevice("0000:17:00.0", gpuResource, true)
 	n := hostNode("node1", map[string]int64{gpuResource: 1, vgpuResource: 1})
-	fc.ok(kube.Create(context.Background(), fc.c, kube.Nodes, "", &n))
+	fc.OK(kube.Create(context.Background(), fc.C, kube.Nodes, "", &n))
 	return fc
 }
 
 func (fc *fakeCluster) addVMI(vmi kubevirtv1.VirtualMachineInstance) {
-	fc.ok(fc.kv.KubevirtV1().VirtualMachineInstances(vmi.Namespace).Create(context.Background(), &vmi, metav1.CreateOptions{}))
+	fc.OK(fc.KV.KubevirtV1().VirtualMachineInstances(vmi.Namespace).Create(context.Background(), &vmi, metav1.CreateOptions{}))
 }
 
 func TestPreCreateCheckDeviceCapacity(t *testing.T) {
 	fc := capacityCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	if err := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).PreCreateCheck(); err != nil {
 		t.Fatalf("a free device refused: %v", err)
 	}
@@ -121,7 +122,7 @@ func TestPreCreateCheckDeviceCapacity(t *testing.T) {
 	// A cordoned host gives nothing.
 	n := hostNode("node2", map[string]int64{gpuResource: 1})
 	n.Spec.Unschedulable = true
-	fc.ok(kube.Create(context.Background(), fc.c, kube.Nodes, "", &n))
+	fc.OK(kube.Create(context.Background(), fc.C, kube.Nodes, "", &n))
 	err = newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).PreCreateCheck()
 	configtest.WantAll(t, errString(err), "none free (node1: 1 allocatable, 1 in use by default/vm-a)")
 }
@@ -138,9 +139,9 @@ func TestPreCreateCheckDeviceCapacityForbidden(t *testing.T) {
 	for _, res := range []string{"nodes", "virtualmachineinstances"} {
 		t.Run(res, func(t *testing.T) {
 			fc := capacityCluster(t)
-			logs := captureLog(t)
+			logs := kubefake.CaptureLog(t)
 			fc.addVMI(deviceVMI("default", "vm-a", "node1", kubevirtv1.Running, []string{gpuResource}))
-			fc.failOn("list", res, apierrors.NewForbidden(schema.GroupResource{Resource: res}, "", errors.New("no")))
+			fc.FailOn("list", res, apierrors.NewForbidden(schema.GroupResource{Resource: res}, "", errors.New("no")))
 			if err := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).PreCreateCheck(); err != nil {
 				t.Fatal(err)
 			}

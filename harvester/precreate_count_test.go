@@ -7,6 +7,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 // poolDriver is a test driver that checks machines machines at once, as PreflightPool makes it.
@@ -19,7 +20,7 @@ func poolDriver(t *testing.T, fc *fakeCluster, opts config.Options, machines int
 // Three machines (2 cores, 4 GiB, a 40 GiB disk each) need three times what one needs of every quota; one fits.
 func TestPreflightPoolQuota(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.addQuota("pool", false, "limits.cpu", "5", "0", "requests.storage", "100Gi", "0", "count/virtualmachines.kubevirt.io", "3", "0")
 	if err := poolDriver(t, fc, createOptions(), 1).PreCreateCheck(); err != nil {
 		t.Fatalf("one machine refused: %v", err)
@@ -39,7 +40,7 @@ func TestPreflightPoolQuota(t *testing.T) {
 // Two machines that each pass a host's only GPU through need two: the check refuses them, one passes.
 func TestPreflightPoolDevices(t *testing.T) {
 	fc := capacityCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	if err := poolDriver(t, fc, hostDeviceOptions(gpuResource), 1).PreCreateCheck(); err != nil {
 		t.Fatalf("one machine refused: %v", err)
 	}
@@ -54,7 +55,7 @@ func TestPreflightPoolDevices(t *testing.T) {
 func TestPreflightPoolAddresses(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(fc.staticGuest())
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	const pool = "10.0.0.10-10.0.0.11/24"
 	if err := poolDriver(t, fc, poolCreateOptions(pool), 2).PreCreateCheck(); err != nil {
 		t.Fatalf("two machines in two addresses: %v", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 const (
@@ -30,18 +31,18 @@ func (fc *fakeCluster) addPCIDevice(address, resource string, passthrough bool) 
 	name := "node1-" + strings.NewReplacer(":", "", ".", "").Replace(address)
 	dev := &kube.PCIDevice{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	dev.Status.Address, dev.Status.NodeName, dev.Status.ResourceName = address, "node1", resource
-	fc.ok(kube.Create(ctx, fc.c, kube.PCIDevices, "", dev))
+	fc.OK(kube.Create(ctx, fc.C, kube.PCIDevices, "", dev))
 	if passthrough {
 		claim := &kube.PCIDeviceClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		claim.Spec.Address, claim.Spec.NodeName, claim.Status.PassthroughEnabled = address, "node1", true
-		fc.ok(kube.Create(ctx, fc.c, kube.PCIDeviceClaims, "", claim))
+		fc.OK(kube.Create(ctx, fc.C, kube.PCIDeviceClaims, "", claim))
 	}
 }
 
 func (fc *fakeCluster) addUSBDevice(name, resource string, enabled bool) {
 	dev := &kube.USBDevice{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	dev.Status.NodeName, dev.Status.ResourceName, dev.Status.Enabled = "node1", resource, enabled
-	fc.ok(kube.Create(context.Background(), fc.c, kube.USBDevices, "", dev))
+	fc.OK(kube.Create(context.Background(), fc.C, kube.USBDevices, "", dev))
 }
 
 func hostDeviceOptions(devices ...string) config.Options {
@@ -57,23 +58,23 @@ func hostDeviceOptions(devices ...string) config.Options {
 
 // devicesNotServed makes the API server answer lists of resource as it does for a resource it does not serve.
 func (fc *fakeCluster) devicesNotServed(resource string) {
-	fc.dyn.PrependReactor("list", resource, func(k8stesting.Action) (bool, runtime.Object, error) {
+	fc.Dyn.PrependReactor("list", resource, func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewGenericServerResponse(404, "list", schema.GroupResource{Group: kube.DevicesGroupVersion.Group, Resource: resource}, "", "", 0, false)
 	})
 }
 
 func TestPreCreateCheckHostDevicesPass(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.addPCIDevice("0000:17:00.0", gpuResource, false)
 	fc.addPCIDevice("0000:65:00.0", gpuResource, true) // one of two is enough
 	fc.addUSBDevice("node1-0951-1666-001002", usbResource, true)
 	d := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource, usbResource))
-	fc.dyn.ClearActions()
+	fc.Dyn.ClearActions()
 	if err := d.PreCreateCheck(); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range fc.dyn.Actions() {
+	for _, a := range fc.Dyn.Actions() {
 		if v := a.GetVerb(); v != "get" && v != "list" && !strings.HasPrefix(a.GetResource().Resource, "selfsubject") {
 			t.Errorf("PreCreateCheck wrote: %s %s", v, a.GetResource().Resource)
 		}
@@ -82,7 +83,7 @@ func TestPreCreateCheckHostDevicesPass(t *testing.T) {
 
 func TestPreCreateCheckHostDevicesProblems(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.addPCIDevice("0000:17:00.0", gpuResource, true)
 	fc.addPCIDevice("0000:3b:00.0", nicResource, false)
 	fc.addUSBDevice("node1-0951-1666-001002", usbResource, false)
@@ -103,7 +104,7 @@ func TestPreCreateCheckHostDevicesProblems(t *testing.T) {
 // Without the add-on, Harvester has no devices.harvesterhci.io API at all: the user is told to enable it.
 func TestPreCreateCheckHostDevicesAddOnDisabled(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	for _, r := range []string{"pcidevices", "pcideviceclaims", "usbdevices"} {
 		fc.devicesNotServed(r)
 	}
@@ -119,7 +120,7 @@ func TestPreCreateCheckHostDevicesAddOnDisabled(t *testing.T) {
 // Add-on versions before USB passthrough serve PCI devices only.
 func TestPreCreateCheckHostDevicesWithoutUSBAPI(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.devicesNotServed("usbdevices")
 	fc.addPCIDevice("0000:17:00.0", gpuResource, true)
 	if err := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).PreCreateCheck(); err != nil {
@@ -136,8 +137,8 @@ func TestPreCreateCheckHostDevicesWithoutUSBAPI(t *testing.T) {
 func TestPreCreateCheckHostDevicesReadFailures(t *testing.T) {
 	t.Run("devices forbidden", func(t *testing.T) {
 		fc := newFakeCluster(t)
-		logs := captureLog(t)
-		fc.failOn("list", "pcidevices", apierrors.NewForbidden(schema.GroupResource{Group: kube.DevicesGroupVersion.Group, Resource: "pcidevices"}, "", errors.New("no")))
+		logs := kubefake.CaptureLog(t)
+		fc.FailOn("list", "pcidevices", apierrors.NewForbidden(schema.GroupResource{Group: kube.DevicesGroupVersion.Group, Resource: "pcidevices"}, "", errors.New("no")))
 		if err := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).PreCreateCheck(); err != nil {
 			t.Fatal(err)
 		}
@@ -147,17 +148,17 @@ func TestPreCreateCheckHostDevicesReadFailures(t *testing.T) {
 	})
 	t.Run("claims forbidden", func(t *testing.T) {
 		fc := newFakeCluster(t)
-		captureLog(t)
+		kubefake.CaptureLog(t)
 		fc.addPCIDevice("0000:17:00.0", gpuResource, false)
-		fc.failOn("list", "pcideviceclaims", apierrors.NewForbidden(schema.GroupResource{Group: kube.DevicesGroupVersion.Group, Resource: "pcideviceclaims"}, "", errors.New("no")))
+		fc.FailOn("list", "pcideviceclaims", apierrors.NewForbidden(schema.GroupResource{Group: kube.DevicesGroupVersion.Group, Resource: "pcideviceclaims"}, "", errors.New("no")))
 		if err := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).PreCreateCheck(); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("server error", func(t *testing.T) {
 		fc := newFakeCluster(t)
-		captureLog(t)
-		fc.failOn("list", "usbdevices", apierrors.NewInternalError(errors.New("etcd is sad")))
+		kubefake.CaptureLog(t)
+		fc.FailOn("list", "usbdevices", apierrors.NewInternalError(errors.New("etcd is sad")))
 		err := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).PreCreateCheck()
 		if err == nil || !strings.Contains(err.Error(), "--harvester-host-device-info: cannot list usbdevices.devices.harvesterhci.io: ") ||
 			!strings.Contains(err.Error(), "etcd is sad") {

@@ -12,10 +12,11 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 func (fc *fakeCluster) addLBPool(pool kube.IPPool) {
-	fc.ok(kube.Create(context.Background(), fc.c, kube.IPPools, "", &pool))
+	fc.OK(kube.Create(context.Background(), fc.C, kube.IPPools, "", &pool))
 }
 
 // lbPoolCheck runs the pre-flight of machine m1 with --harvester-ip-pool 10.0.0.10-10.0.0.11/24 on network
@@ -29,7 +30,7 @@ func lbPoolCheck(t *testing.T, fc *fakeCluster) (Check, []k8stesting.Action) {
 func lbPoolCheckOf(t *testing.T, fc *fakeCluster, pool string) (Check, []k8stesting.Action) {
 	t.Helper()
 	d := newTestDriver(t, fc, "m1", poolCreateOptions(pool))
-	fc.dyn.ClearActions()
+	fc.Dyn.ClearActions()
 	var found *Check
 	for _, c := range d.preflight(context.Background()) {
 		if c.Name == CheckLBPools {
@@ -40,7 +41,7 @@ func lbPoolCheckOf(t *testing.T, fc *fakeCluster, pool string) (Check, []k8stest
 		t.Fatalf("no %q check", CheckLBPools)
 	}
 	var reads []k8stesting.Action
-	for _, a := range fc.dyn.Actions() {
+	for _, a := range fc.Dyn.Actions() {
 		if a.GetResource().Resource == "ippools" {
 			reads = append(reads, a)
 		}
@@ -52,7 +53,7 @@ func lbPoolCheckOf(t *testing.T, fc *fakeCluster, pool string) (Check, []k8stest
 // overlap, the pool's range and what to change; the pools are read with one list.
 func TestPreCreateCheckLBPoolOverlap(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.addLBPool(lbPool("guests", "default/vlan1", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24", RangeStart: "10.0.0.11", RangeEnd: "10.0.0.40"}))
 	fc.addLBPool(lbPool("elsewhere", "default/vlan2", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24"}))
 	c, reads := lbPoolCheck(t, fc)
@@ -77,7 +78,7 @@ func TestPreCreateCheckLBPoolOverlap(t *testing.T) {
 // the IPv4 range overlaps nothing, and with one list of the pools.
 func TestPreCreateCheckLBPoolOverlapDualStack(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.addLBPool(lbPool("v6", "default/vlan1", []string{"*"}, kube.IPPoolRange{Subnet: "2001:db8::/64", RangeStart: "2001:db8::20", RangeEnd: "2001:db8::40"}))
 	c, reads := lbPoolCheckOf(t, fc, "10.0.0.10-10.0.0.11/24,2001:db8::10-2001:db8::20/64")
 	if len(c.Problems) != 1 || !strings.HasPrefix(c.Problems[0].Message, "2001:db8::10-2001:db8::20 overlaps load-balancer IP pool v6 at 2001:db8::20 (its range 2001:db8::20-2001:db8::40") {
@@ -91,7 +92,7 @@ func TestPreCreateCheckLBPoolOverlapDualStack(t *testing.T) {
 // Pools of another network, or overlapping nothing, let the machine through.
 func TestPreCreateCheckLBPoolElsewhere(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.addLBPool(lbPool("elsewhere", "default/vlan2", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24"}))
 	fc.addLBPool(lbPool("beside", "default/vlan1", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24", RangeStart: "10.0.0.12", RangeEnd: "10.0.0.40"}))
 	if c, _ := lbPoolCheck(t, fc); len(c.Problems) != 0 || c.Skipped != "" {
@@ -118,9 +119,9 @@ func TestPreCreateCheckLBPoolNotRead(t *testing.T) {
 		{"failed", apierrors.NewInternalError(errors.New("etcd is away")), "", "list the load-balancer IP pools to check"},
 	} {
 		fc := newFakeCluster(t)
-		captureLog(t)
+		kubefake.CaptureLog(t)
 		fc.addLBPool(lbPool("guests", "default/vlan1", nil, kube.IPPoolRange{Subnet: "10.0.0.0/24"})) // never read
-		fc.dyn.PrependReactor("list", "ippools", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, tt.err })
+		fc.Dyn.PrependReactor("list", "ippools", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, tt.err })
 		c, _ := lbPoolCheck(t, fc)
 		var problems []string
 		for _, p := range c.Problems {
@@ -136,15 +137,15 @@ func TestPreCreateCheckLBPoolNotRead(t *testing.T) {
 	}
 
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "m1", createOptions())
-	fc.dyn.ClearActions()
+	fc.Dyn.ClearActions()
 	for _, c := range d.preflight(context.Background()) {
 		if c.Name == CheckLBPools && (c.Skipped != "--harvester-ip-pool not given" || len(c.Problems) > 0) {
 			t.Errorf("without a pool: %+v", c)
 		}
 	}
-	for _, a := range fc.dyn.Actions() {
+	for _, a := range fc.Dyn.Actions() {
 		if a.GetResource().Resource == "ippools" {
 			t.Errorf("without a pool the pre-flight read pools: %v", a)
 		}

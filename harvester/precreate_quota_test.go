@@ -15,6 +15,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 // addQuota makes a ResourceQuota in namespace default as the quota controller leaves it: hard and used, given as
@@ -33,7 +34,7 @@ func (fc *fakeCluster) addQuota(name string, scoped bool, hardUsed ...string) {
 	if scoped {
 		q.Spec.Scopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeNotBestEffort}
 	}
-	fc.ok(kube.Create(context.Background(), fc.c, kube.ResourceQuotas, "default", q))
+	fc.OK(kube.Create(context.Background(), fc.C, kube.ResourceQuotas, "default", q))
 }
 
 // The machine (2 cores, 4 GiB, one 40 GiB disk of class longhorn-ubuntu) against the quotas of its namespace: a
@@ -41,7 +42,7 @@ func (fc *fakeCluster) addQuota(name string, scoped bool, hardUsed ...string) {
 // what it fits (requests under Harvester's default overcommit: 200m and 2730Mi) and scoped quotas do not.
 func TestPreCreateCheckQuota(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.addSetting("overcommit-config", `{"cpu":1000,"memory":150,"storage":100}`, "")
 	fc.addQuota("storage", false, "requests.storage", "50Gi", "20Gi", "count/secrets", "10", "2")
 	fc.addQuota("compute", false, "limits.cpu", "4", "3", "limits.memory", "100Gi", "10Gi", "requests.cpu", "1", "0", "requests.memory", "3Gi", "0")
@@ -90,20 +91,20 @@ func TestPreCreateCheckQuota(t *testing.T) {
 // A machine that fits passes; a credential that may not list quotas is not blocked, and the check says so.
 func TestPreCreateCheckQuotaFitsOrCannotTell(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.addQuota("roomy", false, "requests.storage", "40Gi", "0", "limits.cpu", "2", "0", "limits.memory", "4Gi", "0", "count/secrets", "1", "0")
 	if err := newTestDriver(t, fc, "m1", createOptions()).PreCreateCheck(); err != nil {
 		t.Errorf("a machine that just fits: %v", err)
 	}
 	fc.addQuota("full", false, "count/secrets", "1", "1")
-	fc.failOn("list", "resourcequotas", apierrors.NewForbidden(schema.GroupResource{Resource: "resourcequotas"}, "", errors.New("no")))
+	fc.FailOn("list", "resourcequotas", apierrors.NewForbidden(schema.GroupResource{Resource: "resourcequotas"}, "", errors.New("no")))
 	d := newTestDriver(t, fc, "m1", createOptions())
 	for _, c := range d.preflight(context.Background()) {
 		if c.Name == CheckQuota && (len(c.Problems) > 0 || c.Skipped != "the credential may not list resourcequotas in namespace default: cannot tell whether the machine fits its quotas") {
 			t.Errorf("quota check without the right to list: %+v", c)
 		}
 	}
-	fc.failOn("list", "resourcequotas", apierrors.NewForbidden(schema.GroupResource{Resource: "resourcequotas"}, "", errors.New("no")))
+	fc.FailOn("list", "resourcequotas", apierrors.NewForbidden(schema.GroupResource{Resource: "resourcequotas"}, "", errors.New("no")))
 	if err := d.PreCreateCheck(); err != nil {
 		t.Errorf("blocked by a list it may not make: %v", err)
 	}

@@ -19,18 +19,19 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 func TestPreCreateCheckCreatesNothing(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "m1", createOptions())
-	fc.kv.ClearActions()
-	fc.dyn.ClearActions()
+	fc.KV.ClearActions()
+	fc.Dyn.ClearActions()
 	if err := d.PreCreateCheck(); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range append(fc.kv.Actions(), fc.dyn.Actions()...) {
+	for _, a := range append(fc.KV.Actions(), fc.Dyn.Actions()...) {
 		switch a.GetVerb() {
 		case "get", "list", "watch":
 		case "create":
@@ -45,7 +46,7 @@ func TestPreCreateCheckCreatesNothing(t *testing.T) {
 
 func TestPreCreateCheckReportsEveryProblem(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.addImage("default", "installer", readyImage, func(img *kube.VirtualMachineImage) { img.Labels[kube.LabelImageType] = "iso" })
 	fc.addImage("default", "legacy-iso", readyImage, func(img *kube.VirtualMachineImage) {
 		delete(img.Labels, kube.LabelImageType)
@@ -56,9 +57,9 @@ func TestPreCreateCheckReportsEveryProblem(t *testing.T) {
 		img.Status.Conditions = append(img.Status.Conditions, kube.Condition{Type: kube.ConditionRetryLimitExceeded, Status: corev1.ConditionTrue, Message: "404 from the download URL"})
 	})
 	ctx := context.Background()
-	fc.ok(kube.Create(ctx, fc.c, kube.KeyPairs, "default", &kube.KeyPair{ObjectMeta: metav1.ObjectMeta{Name: "unchecked", Namespace: "default"}}))
-	fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: "default"}}, metav1.CreateOptions{}))
-	fc.denied["delete virtualmachines"] = true
+	fc.OK(kube.Create(ctx, fc.C, kube.KeyPairs, "default", &kube.KeyPair{ObjectMeta: metav1.ObjectMeta{Name: "unchecked", Namespace: "default"}}))
+	fc.OK(fc.KV.KubevirtV1().VirtualMachines("default").Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: "default"}}, metav1.CreateOptions{}))
+	fc.Denied["delete virtualmachines"] = true
 
 	opts := configtest.With(config.DefaultOptions(),
 		config.FlagDiskInfo, `{"disks":[{"imageName":"installer","size":10},{"imageName":"legacy-iso","size":10},{"imageName":"importing","size":10},
@@ -104,11 +105,11 @@ func TestPreCreateCheckRefuses(t *testing.T) {
 		// The readiness wait lists and watches the VM and its VMI: a credential that may not is refused before
 		// anything is made, in the order the needs are declared.
 		{"what the wait needs", func(fc *fakeCluster) {
-			fc.denied["watch virtualmachines"] = true
-			fc.denied["list virtualmachineinstances"] = true
+			fc.Denied["watch virtualmachines"] = true
+			fc.Denied["list virtualmachineinstances"] = true
 		}, createOptions(),
 			[]string{"--harvester-kubeconfig-content: the credential may not watch virtualmachines and list virtualmachineinstances in namespace default"}},
-		{"a bad credential", func(fc *fakeCluster) { fc.failOn("get", "namespaces", apierrors.NewUnauthorized("token expired")) }, createOptions(),
+		{"a bad credential", func(fc *fakeCluster) { fc.FailOn("get", "namespaces", apierrors.NewUnauthorized("token expired")) }, createOptions(),
 			[]string{"rejected the credential (401 Unauthorized)", "update the Harvester cloud credential"}},
 		{"a missing namespace", func(*fakeCluster) {},
 			configtest.With(createOptions(), config.FlagVMNamespace, "team-x", config.FlagImageName, "default/ubuntu", config.FlagNetworkName, "default/vlan1"),
@@ -116,7 +117,7 @@ func TestPreCreateCheckRefuses(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fc := newFakeCluster(t)
-			captureLog(t)
+			kubefake.CaptureLog(t)
 			tt.setup(fc)
 			err := newTestDriver(t, fc, "m1", tt.opts).PreCreateCheck()
 			for _, want := range tt.want {
@@ -130,8 +131,8 @@ func TestPreCreateCheckRefuses(t *testing.T) {
 
 func TestPreCreateCheckTellsAPIFailuresFromAbsence(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
-	fc.failOn("get", "virtualmachineimages", apierrors.NewForbidden(schema.GroupResource{Group: "harvesterhci.io", Resource: "virtualmachineimages"}, "ubuntu", errors.New("no access")))
+	kubefake.CaptureLog(t)
+	fc.FailOn("get", "virtualmachineimages", apierrors.NewForbidden(schema.GroupResource{Group: "harvesterhci.io", Resource: "virtualmachineimages"}, "ubuntu", errors.New("no access")))
 	d := newTestDriver(t, fc, "m1", createOptions())
 	err := d.PreCreateCheck()
 	if err == nil || !strings.Contains(err.Error(), "cannot read image default/ubuntu: the credential is not allowed to") || strings.Contains(err.Error(), "does not exist") {
@@ -141,14 +142,14 @@ func TestPreCreateCheckTellsAPIFailuresFromAbsence(t *testing.T) {
 
 func TestPreCreateCheckZones(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	ctx := context.Background()
 	for name, labels := range map[string]map[string]string{
 		"host1": {corev1.LabelTopologyZone: "zone-a", corev1.LabelTopologyRegion: "us-east"},
 		"host2": {corev1.LabelTopologyZone: "zone-b", corev1.LabelTopologyRegion: "us-east"},
 		"host3": {},
 	} {
-		fc.ok(kube.Create(ctx, fc.c, kube.Nodes, "", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}))
+		fc.OK(kube.Create(ctx, fc.C, kube.Nodes, "", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}))
 	}
 	tests := []struct {
 		zones, regions, want string
@@ -205,17 +206,17 @@ func TestIsISO(t *testing.T) {
 func TestPreCreateCheckAsksPermissionsOnce(t *testing.T) {
 	for _, incomplete := range []bool{false, true} {
 		fc := newFakeCluster(t)
-		captureLog(t)
-		fc.rulesIncomplete = incomplete
-		fc.denied["delete virtualmachines"] = true
+		kubefake.CaptureLog(t)
+		fc.RulesIncomplete = incomplete
+		fc.Denied["delete virtualmachines"] = true
 		d := newTestDriver(t, fc, "m1", createOptions())
-		fc.dyn.ClearActions()
+		fc.Dyn.ClearActions()
 		err := d.PreCreateCheck()
 		if err == nil || !strings.Contains(err.Error(), "the credential may not delete virtualmachines in namespace default") {
 			t.Errorf("incomplete %v: want the denied delete, got %v", incomplete, err)
 		}
 		reviews := map[string]int{}
-		for _, a := range fc.dyn.Actions() {
+		for _, a := range fc.Dyn.Actions() {
 			if a.GetVerb() == "create" {
 				reviews[a.GetResource().Resource]++
 			}
@@ -237,16 +238,16 @@ func TestPreflightSaysWhatItCouldNotRead(t *testing.T) {
 		return apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", errors.New("RBAC: not allowed"))
 	}
 	deny := func(fc *fakeCluster) {
-		fc.failOn("get", "namespaces", forbidden("namespaces"))
-		fc.failOn("list", "storageclasses", forbidden("storageclasses")) // then each is read by name
-		fc.failOn("get", "storageclasses", forbidden("storageclasses"))
-		fc.failOn("get", "network-attachment-definitions", forbidden("network-attachment-definitions"))
-		fc.failOn("list", "nodes", forbidden("nodes"))
+		fc.FailOn("get", "namespaces", forbidden("namespaces"))
+		fc.FailOn("list", "storageclasses", forbidden("storageclasses")) // then each is read by name
+		fc.FailOn("get", "storageclasses", forbidden("storageclasses"))
+		fc.FailOn("get", "network-attachment-definitions", forbidden("network-attachment-definitions"))
+		fc.FailOn("list", "nodes", forbidden("nodes"))
 	}
 	opts := configtest.With(createOptions(), config.FlagZone, "zone-a")
 
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	deny(fc)
 	if err := newTestDriver(t, fc, "m1", opts).PreCreateCheck(); err != nil {
 		t.Fatalf("PreCreateCheck is blocked by reads it may not make: %v", err)
@@ -277,7 +278,7 @@ func TestPreflightSaysWhatItCouldNotRead(t *testing.T) {
 
 	// Two networks: one missing (a problem), one the credential may not read (skipped), in one check.
 	fc = newFakeCluster(t)
-	fc.failOn("get", "network-attachment-definitions", forbidden("network-attachment-definitions"))
+	fc.FailOn("get", "network-attachment-definitions", forbidden("network-attachment-definitions"))
 	d = newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagNetworkInfo, `{"interfaces":[{"networkName":"vlan1"},{"networkName":"vlan-missing"}]}`))
 	for _, c := range d.preflight(context.Background()) {
 		if c.Name == CheckNetworks && (len(c.Problems) != 1 || !strings.Contains(c.Skipped, "network default/vlan1 exists")) {
@@ -291,15 +292,15 @@ func TestPreflightSaysWhatItCouldNotRead(t *testing.T) {
 // reads go through different fakes: each fake clientset runs one request at a time.)
 func TestPreflightReadsAtOnce(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	imageAsked := make(chan struct{})
 	var once sync.Once
-	fc.dyn.PrependReactor("get", "virtualmachineimages", func(k8stesting.Action) (bool, runtime.Object, error) {
+	fc.Dyn.PrependReactor("get", "virtualmachineimages", func(k8stesting.Action) (bool, runtime.Object, error) {
 		once.Do(func() { close(imageAsked) })
 		return false, nil, nil
 	})
 	overlapped := false
-	fc.kv.PrependReactor("get", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
+	fc.KV.PrependReactor("get", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
 		select {
 		case <-imageAsked:
 			overlapped = true
@@ -320,17 +321,17 @@ func TestPreflightReadsAtOnce(t *testing.T) {
 func TestPreflightListsStorageClasses(t *testing.T) {
 	for _, mayList := range []bool{true, false} {
 		fc := newFakeCluster(t)
-		captureLog(t)
+		kubefake.CaptureLog(t)
 		if !mayList {
-			fc.failOn("list", "storageclasses", apierrors.NewForbidden(schema.GroupResource{Resource: "storageclasses"}, "", errors.New("no")))
+			fc.FailOn("list", "storageclasses", apierrors.NewForbidden(schema.GroupResource{Resource: "storageclasses"}, "", errors.New("no")))
 		}
 		d := newTestDriver(t, fc, "m1", createOptions())
-		fc.dyn.ClearActions()
+		fc.Dyn.ClearActions()
 		if err := d.PreCreateCheck(); err != nil {
 			t.Fatal(err)
 		}
 		n := map[string]int{}
-		for _, a := range fc.dyn.Actions() {
+		for _, a := range fc.Dyn.Actions() {
 			if a.GetResource().Resource == "storageclasses" {
 				n[a.GetVerb()]++
 			}

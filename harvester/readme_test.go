@@ -13,6 +13,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 var updateREADME = flag.Bool("update-readme", false, "rewrite the check sample in README.md from the pre-flight's table")
@@ -91,8 +92,8 @@ func TestREADMECheckSample(t *testing.T) {
 	}
 
 	fc := newFakeCluster(t)
-	captureLog(t)
-	fc.ok(nil, kube.Delete(context.Background(), fc.c, kube.Networks, "default", "vlan1", metav1.DeleteOptions{}))
+	kubefake.CaptureLog(t)
+	fc.OK(nil, kube.Delete(context.Background(), fc.C, kube.Networks, "default", "vlan1", metav1.DeleteOptions{}))
 	got := checkLines(newTestDriver(t, fc, machineName, opts).preflight(context.Background()))
 	if *updateREADME {
 		if err := os.WriteFile("../README.md", []byte(readme[:start]+got+readme[end:]), 0o644); err != nil {

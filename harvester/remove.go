@@ -17,10 +17,10 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
-	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
@@ -46,11 +46,11 @@ func (d *Driver) Remove() (err error) {
 	defer cancel()
 	c, err := d.api()
 	if err != nil {
-		return scrubNotFound(err)
+		return kube.ScrubNotFound(err)
 	}
 	vm, err := d.getVM(ctx, c)
 	if err != nil {
-		return scrubNotFound(err)
+		return kube.ScrubNotFound(err)
 	}
 	vmUID := types.UID(d.VMUID) // the machine's VM, when known
 	switch notOurs := (*notOursError)(nil); {
@@ -69,13 +69,13 @@ func (d *Driver) Remove() (err error) {
 	if err == nil { // an address goes only once its VM has
 		err = d.releaseAddress(ctx, c, vmUID)
 	}
-	return scrubNotFound(err)
+	return kube.ScrubNotFound(err)
 }
 
 // releaseAddress releases the machine's static address, if it has a pool. A machine with ownership records
 // releases only the allocation that records its VM's UID; without a known UID (its create died before making
 // the VM, or the VM is gone unrecorded) it releases none — a later create of the same name may hold one, and an
-// allocation whose VM never appeared is reclaimed once its lifetime is over (see harvester/internal/ippool).
+// allocation whose VM never appeared is reclaimed once its lifetime is over (see harvester/ippool).
 func (d *Driver) releaseAddress(ctx context.Context, c kube.Interface, vmUID types.UID) error {
 	if !d.legacyOwnership() && vmUID == "" {
 		if d.IPPoolNetwork != "" {

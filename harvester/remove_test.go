@@ -18,6 +18,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
@@ -25,7 +26,7 @@ import (
 func rmDriver(fc *fakeCluster, machine, cluster string) *Driver {
 	d := NewDriver(machine, "")
 	d.VMNamespace, d.ClusterName = "default", cluster
-	d.clients = fc.c
+	d.clients = fc.C
 	return d
 }
 
@@ -41,9 +42,9 @@ func (fc *fakeCluster) vmWithVolumes(name string, claims map[string]bool, annota
 				PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}, Hotpluggable: hot,
 			}}})
 	}
-	created, err := fc.kv.KubevirtV1().VirtualMachines("default").Create(context.Background(), vm, metav1.CreateOptions{})
+	created, err := fc.KV.KubevirtV1().VirtualMachines("default").Create(context.Background(), vm, metav1.CreateOptions{})
 	if err != nil {
-		fc.t.Fatal(err)
+		fc.T.Fatal(err)
 	}
 	return created
 }
@@ -51,7 +52,7 @@ func (fc *fakeCluster) vmWithVolumes(name string, claims map[string]bool, annota
 // recordRemovedClaims captures the removedPersistentVolumeClaims annotation the driver writes before deleting.
 func (fc *fakeCluster) recordRemovedClaims() *string {
 	var got string
-	fc.kv.PrependReactor("update", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	fc.KV.PrependReactor("update", "virtualmachines", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if vm, ok := a.(k8stesting.UpdateAction).GetObject().(*kubevirtv1.VirtualMachine); ok {
 			got = vm.Annotations[config.AnnotationRemovedPVCs]
 		}
@@ -63,7 +64,7 @@ func (fc *fakeCluster) recordRemovedClaims() *string {
 // A disk given "autoDelete": false keeps its volume, even when Rancher deletes the whole cluster, and rm names it.
 func TestRemoveKeepsVolumesNotToBeDeleted(t *testing.T) {
 	fc := newFakeCluster(t)
-	logs := captureLog(t)
+	logs := kubefake.CaptureLog(t)
 	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false, "m1-disk-1-abcde": false},
 		map[string]string{config.AnnotationKeptVolumes: "m1-disk-1-abcde", config.AnnotationRemoveAllPVCs: "true"})
 	removed := fc.recordRemovedClaims()
@@ -80,7 +81,7 @@ func TestRemoveKeepsVolumesNotToBeDeleted(t *testing.T) {
 
 func TestRemoveSparesHotpluggedVolumes(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false, "pvc-csi-data": true}, nil)
 	removed := fc.recordRemovedClaims()
 	if err := rmDriver(fc, "m1", "gc8").Remove(); err != nil {
@@ -96,10 +97,10 @@ func TestRemoveSparesHotpluggedVolumes(t *testing.T) {
 
 func TestRemoveAllWhenRancherDeletesTheCluster(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	ctx := context.Background()
 	for _, pvc := range []struct{ name, cluster string }{{"pvc-unattached-csi", "gc8"}, {"pvc-other-cluster", "gc9"}} {
-		fc.ok(kube.Create(ctx, fc.c, kube.Claims, "default", &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
+		fc.OK(kube.Create(ctx, fc.C, kube.Claims, "default", &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
 			Name: pvc.name, Namespace: "default", Labels: map[string]string{config.LabelGuestCluster: pvc.cluster}}}))
 	}
 	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false, "pvc-csi-data": true}, map[string]string{config.AnnotationRemoveAllPVCs: "true"})
@@ -114,13 +115,13 @@ func TestRemoveAllWhenRancherDeletesTheCluster(t *testing.T) {
 
 // driverSecret makes the cloud-init Secret this driver makes for machine vm, without its VM.
 func (fc *fakeCluster) driverSecret(vm string) {
-	fc.ok(kube.Create(context.Background(), fc.c, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+	fc.OK(kube.Create(context.Background(), fc.C, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
 		Name: objects.CloudInitSecretName(vm), Namespace: "default", Labels: map[string]string{config.LabelCreator: config.CreatorName, config.LabelVMName: vm}}}))
 }
 
 func TestRemoveIsIdempotent(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false}, nil)
 	fc.driverSecret("m1")
 	for i := 0; i < 3; i++ {
@@ -134,7 +135,7 @@ func TestRemoveIsIdempotent(t *testing.T) {
 func TestRemoveCleansUpAfterACreateThatDied(t *testing.T) {
 	// State is saved before Create; a create killed between the Secret and the VM leaves only the Secret.
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.driverSecret("m1")
 	if err := rmDriver(fc, "m1", "").Remove(); err != nil {
 		t.Fatal(err)
@@ -146,11 +147,11 @@ func TestRemoveCleansUpAfterACreateThatDied(t *testing.T) {
 
 func TestRemoveRefusesForeignVMsAndSecrets(t *testing.T) {
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	ctx := context.Background()
-	fc.ok(fc.kv.KubevirtV1().VirtualMachines("default").Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{
+	fc.OK(fc.KV.KubevirtV1().VirtualMachines("default").Create(ctx, &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{
 		Name: "db", Namespace: "default", Labels: map[string]string{config.LabelCreator: "harvester"}}}, metav1.CreateOptions{}))
-	fc.ok(kube.Create(ctx, fc.c, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-cloudinit", Namespace: "default"}}))
+	fc.OK(kube.Create(ctx, fc.C, kube.Secrets, "default", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-cloudinit", Namespace: "default"}}))
 	err := rmDriver(fc, "db", "").Remove()
 	if err == nil || !strings.Contains(err.Error(), "refusing to delete VM default/db") {
 		t.Fatalf("Remove of a VM the driver did not make: %v", err)
@@ -176,9 +177,9 @@ func TestRemoveFailuresNeverSayNotFound(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fc := newFakeCluster(t)
-			captureLog(t)
+			kubefake.CaptureLog(t)
 			fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false}, nil)
-			fc.failOn("get", "virtualmachines", tt.inject)
+			fc.FailOn("get", "virtualmachines", tt.inject)
 			err := rmDriver(fc, "m1", "").Remove()
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Remove: %v, want it to contain %q", err, tt.want)
@@ -193,7 +194,7 @@ func TestRemoveFailuresNeverSayNotFound(t *testing.T) {
 	}
 	t.Run("unusable credential", func(t *testing.T) {
 		d := NewDriver("m1", "")
-		d.credentialErr = scrubNotFound(errors.New(`context "harvester" not found`))
+		d.credentialErr = kube.ScrubNotFound(errors.New(`context "harvester" not found`))
 		err := d.Remove()
 		if err == nil || strings.Contains(strings.ToLower(err.Error()), "not found") {
 			t.Fatalf("Remove: %v", err)
@@ -225,14 +226,14 @@ func TestRemoveRetriesWebhookTimeouts(t *testing.T) {
 		`Post "https://harvester-webhook.harvester-system.svc:443/v1/webhook/validation?timeout=10s": context deadline exceeded`))
 
 	fc := newFakeCluster(t)
-	captureLog(t)
+	kubefake.CaptureLog(t)
 	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false}, nil)
 	removed := fc.recordRemovedClaims()
 	failures := map[string]*atomic.Int32{"update": {}, "delete": {}}
 	failures["update"].Store(2)
 	failures["delete"].Store(1)
 	for verb, left := range failures {
-		fc.kv.PrependReactor(verb, "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
+		fc.KV.PrependReactor(verb, "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
 			if left.Add(-1) >= 0 {
 				return true, nil, webhookTimeout
 			}
@@ -250,7 +251,7 @@ func TestRemoveRetriesWebhookTimeouts(t *testing.T) {
 	fc = newFakeCluster(t)
 	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false}, nil)
 	tries := 0
-	fc.kv.PrependReactor("update", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
+	fc.KV.PrependReactor("update", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
 		tries++
 		return true, nil, webhookTimeout
 	})

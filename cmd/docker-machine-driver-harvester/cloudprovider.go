@@ -7,13 +7,14 @@ import (
 	"io"
 	"time"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/connection"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/guestaccount"
 )
 
 // cloudProviderConfig runs `docker-machine-driver-harvester cloud-provider-config`, which replaces
 // harvester/cloud-provider-harvester's generate_addon.sh: it makes (idempotently) the scoped identity a guest
-// cluster's Harvester cloud provider and CSI driver use (harvester.EnsureCloudProviderAccount), and prints its
+// cluster's Harvester cloud provider and CSI driver use (guestaccount.EnsureWith), and prints its
 // kubeconfig. Exit code 2 for a malformed command line, 1 for any other failure.
 func cloudProviderConfig(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	credentialEnv := config.EnvVar(config.FlagKubeconfigContent)
@@ -76,7 +77,7 @@ not make are refused. Put the kubeconfig in the guest at
 
 	// The credential: the file given (the user's own, read as $KUBECONFIG is), else the driver's environment
 	// variable (content: inline credentials only), else $KUBECONFIG.
-	credential := harvester.Credential{Path: *kubeconfigPath}
+	credential := connection.Credential{Path: *kubeconfigPath}
 	if v, ok := lookupEnv(credentialEnv); ok && v != "" && *kubeconfigPath == "" {
 		data, err := config.DecodeKubeconfig(v)
 		if err != nil {
@@ -86,14 +87,14 @@ not make are refused. Put the kubeconfig in the guest at
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	kubeconfig, err := harvester.EnsureCloudProviderAccount(ctx, credential,
-		harvester.CloudProviderAccount{Namespace: *namespace, Cluster: *clusterName, ServiceAccount: *account, Server: *server})
+	kubeconfig, err := guestaccount.EnsureWith(ctx, credential,
+		guestaccount.Account{Namespace: *namespace, Cluster: *clusterName, ServiceAccount: *account, Server: *server})
 	if err != nil {
 		return fail(err)
 	}
 	out := kubeconfig
 	if *output == "cloud-init" {
-		if out, err = harvester.CloudProviderCloudConfig(kubeconfig, dist, *dropIn); err != nil {
+		if out, err = guestaccount.CloudConfig(kubeconfig, dist, *dropIn); err != nil {
 			return fail(err)
 		}
 	}

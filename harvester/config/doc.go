@@ -5,5 +5,6 @@
 //
 // It reads only the flags and the local files they name; it never contacts a cluster. It may import the API
 // types, package cloudinit and its networkconfig, userdata and harvester/internal/lists; never harvester/objects,
-// package harvester or harvester/internal/kube (layers_test.go in package harvester enforces it).
+// the client (harvester/internal/kube, harvester/connection) or the packages above them: harvester/ippool,
+// harvester/guestaccount and package harvester (layers_test.go in package harvester enforces it).
 package config

@@ -55,7 +55,7 @@ func LabelValue(v string) string {
 // template (pkg/util/drainhelper/helper.go skips the pods of VMs to be shut down): it goes on both.
 const LabelMaintainModeStrategy = "harvesterhci.io/maintain-mode-strategy"
 
-// Labels and annotations of the static-address allocations (ConfigMaps, see harvester/internal/ippool) and of the VMs
+// Labels and annotations of the static-address allocations (ConfigMaps, see harvester/ippool) and of the VMs
 // that hold one. They are this driver's own; nothing in Harvester reads them.
 const (
 	ipLabelPrefix = "node-driver.harvesterhci.io/"

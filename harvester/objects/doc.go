@@ -5,6 +5,8 @@
 // testdata pin them; every golden VM passes KubeVirt's admission and Harvester's validator.
 //
 // Its functions are pure: no client, no clock, no randomness (what a create draws, like the claim suffix, comes in
-// as an argument). It may import harvester/config, package cloudinit and the API types; never package harvester
-// or harvester/internal/kube (layers_test.go in package harvester enforces it).
+// as an argument). It may import harvester/config, package cloudinit and the API types; never the client
+// (harvester/internal/kube, harvester/connection) or the packages that use it: harvester/ippool, which allocates
+// what address.go describes, harvester/guestaccount and package harvester (layers_test.go in package harvester
+// enforces it).
 package objects

@@ -1,5 +1,6 @@
 // Package configtest holds what the tests of several packages share about configurations: flag values that
-// parse, a test credential, SSH keys. Only tests import it.
+// parse, a test credential, SSH keys, a kubeconfig that runs a plugin and a server that records what reaches it.
+// Only tests import it.
 package configtest
 
 import (

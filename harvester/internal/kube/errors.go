@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"strings"
 	"time"
 
@@ -111,4 +112,16 @@ func serverMessage(err error) string {
 		return status.Status().Message
 	}
 	return err.Error()
+}
+
+var notFoundPhrase = regexp.MustCompile(`(?i)not\s+found`)
+
+// ScrubNotFound rewords "not found" in an error that is a real failure. rancher-machine's rm treats any Remove
+// error containing "not found" (any case) as "already gone" and drops the machine — which would leak the VM when
+// the real cause is, say, a kubeconfig context that does not exist.
+func ScrubNotFound(err error) error {
+	if err == nil || !notFoundPhrase.MatchString(err.Error()) {
+		return err
+	}
+	return errors.New(notFoundPhrase.ReplaceAllString(err.Error(), "missing"))
 }

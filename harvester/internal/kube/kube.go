@@ -2,7 +2,8 @@
 // clients (KubeVirt's generated client for VMs and VMIs, the dynamic client viewed through typed resources for
 // everything else), the mirrors of Harvester's own types, the wording of API failures, the informer-based wait
 // on a machine's VM and VMI, the wait on a Secret, and the access reviews. It decides nothing about machines:
-// package harvester does, through Interface, which tests back with client-go's fakes.
+// package harvester, harvester/ippool and harvester/guestaccount do, through Interface, which tests back with
+// client-go's fakes (harvester/internal/kubefake); harvester/connection makes the Client from a credential.
 package kube
 
 import (

@@ -1,4 +1,4 @@
-package harvester
+package connection
 
 import (
 	"encoding/base64"
@@ -41,23 +41,23 @@ func expiryNote(expiry, now time.Time) string {
 		return ""
 	}
 	if !now.Before(expiry) {
-		return fmt.Sprintf("Its token expired at %s (%s ago)", expiry.Format(time.RFC3339), roundDuration(now.Sub(expiry)))
+		return fmt.Sprintf("Its token expired at %s (%s ago)", expiry.Format(time.RFC3339), RoundDuration(now.Sub(expiry)))
 	}
 	return fmt.Sprintf("Its token expires at %s", expiry.Format(time.RFC3339))
 }
 
-// expiryWarning is the Info message of a create whose credential expires within expiryWarningWindow, or "".
-func expiryWarning(expiry, now time.Time) string {
+// ExpiryWarning is the Info message of a create whose credential expires within expiryWarningWindow, or "".
+func ExpiryWarning(expiry, now time.Time) string {
 	left := expiry.Sub(now)
 	if expiry.IsZero() || left <= 0 || left >= expiryWarningWindow {
 		return ""
 	}
 	return fmt.Sprintf("The Harvester credential expires at %s, in %s; after that this machine can no longer be stopped, started or removed with it. %s",
-		expiry.Format(time.RFC3339), roundDuration(left), renewCredential)
+		expiry.Format(time.RFC3339), RoundDuration(left), RenewCredential)
 }
 
-// roundDuration words a duration for people: days, or hours and minutes under a day.
-func roundDuration(d time.Duration) string {
+// RoundDuration words a duration for people: days, or hours and minutes under a day.
+func RoundDuration(d time.Duration) string {
 	switch {
 	case d >= 48*time.Hour:
 		return fmt.Sprintf("%d days", int(d/(24*time.Hour)))

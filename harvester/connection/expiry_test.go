@@ -1,4 +1,4 @@
-package harvester
+package connection
 
 import (
 	"encoding/base64"
@@ -52,7 +52,7 @@ func TestExpiryWarning(t *testing.T) {
 		{"expired", now.Add(-time.Hour), nil}, // the API server's 401 says it, with the time (expiryNote)
 		{"no expiry", time.Time{}, nil},
 	} {
-		got := expiryWarning(c.expiry, now)
+		got := ExpiryWarning(c.expiry, now)
 		if (got == "") != (c.want == nil) {
 			t.Errorf("%s: warning %q", c.name, got)
 		}
@@ -69,7 +69,7 @@ func TestRejectedExpiredCredentialGivesTheExpiry(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	token := jwt(`{"exp":1795338000}`) // 2026-11-22T09:00:00Z
 	kubeconfig := strings.Replace(configtest.Kubeconfig, "not-a-real-token", token, 1)
-	c, expiry, err := connect(Credential{Content: []byte(kubeconfig)}, now)
+	c, expiry, err := Connect(Credential{Content: []byte(kubeconfig)}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,20 +84,5 @@ func TestRejectedExpiredCredentialGivesTheExpiry(t *testing.T) {
 	}
 	if strings.Contains(msg, token) {
 		t.Errorf("the error quotes the token")
-	}
-}
-
-// Create warns, as a milestone the Rancher user sees, when the credential expires within 30 days.
-func TestCreateWarnsOfAnExpiringCredential(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.kubeVirt(healthy("10.0.0.5"))
-	info := captureLog(t)
-	d := newTestDriver(t, fc, "m1", createOptions())
-	d.credentialExpiry = time.Now().Add(10*24*time.Hour + time.Hour)
-	if err := d.Create(); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(info.String(), "The Harvester credential expires at") || !strings.Contains(info.String(), "in 10 days") {
-		t.Errorf("no expiry warning among the milestones:\n%s", info.String())
 	}
 }

@@ -1,0 +1,101 @@
+package connection
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+)
+
+// getNode makes one request through a client for cred and returns its error.
+func getNode(t *testing.T, cred Credential) error {
+	t.Helper()
+	c, _, err := Connect(cred, time.Now())
+	if err != nil {
+		return err
+	}
+	_, err = kube.Get(context.Background(), c, kube.Nodes, "", "n1")
+	return err
+}
+
+// A credential given as content never runs its exec plugin: connect refuses it, naming the field, and nothing
+// reaches the server.
+func TestContentCredentialNeverRunsExec(t *testing.T) {
+	srv := configtest.NewRecorder(t)
+	marker := filepath.Join(t.TempDir(), "marker")
+	err := getNode(t, Credential{Content: []byte(configtest.ExecKubeconfig(srv.URL, marker))})
+	var inline *config.InlineCredentialError
+	if !errors.As(err, &inline) || !strings.Contains(err.Error(), `its user "u" uses exec, which runs a command on this machine`) {
+		t.Fatalf("want the exec plugin refused, got %v", err)
+	}
+	srv.WantNothingRan(t, marker)
+}
+
+// Behind the refusal, the REST config of a content credential tells client-go to refuse exec plugins: one that
+// got past the check still never runs, and no request is sent without its credential.
+func TestContentRESTConfigDeniesExecPlugins(t *testing.T) {
+	srv := configtest.NewRecorder(t)
+	marker := filepath.Join(t.TempDir(), "marker")
+	cfg, err := restConfig(Credential{Path: writeFile(t, configtest.ExecKubeconfig(srv.URL, marker))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	denyPlugins(cfg)
+	if cfg.ExecProvider.PluginPolicy.PolicyType != clientcmdapi.PluginPolicyDenyAll {
+		t.Fatalf("policy %q", cfg.ExecProvider.PluginPolicy.PolicyType)
+	}
+	c, err := kube.NewForConfig(cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = kube.Get(context.Background(), c, kube.Nodes, "", "n1")
+	if err == nil || !strings.Contains(err.Error(), `not allowed: policy set to "DenyAll"`) {
+		t.Fatalf("want client-go's DenyAll refusal, got %v", err)
+	}
+	srv.WantNothingRan(t, marker)
+}
+
+// A kubeconfig file the user names ($KUBECONFIG, or cloud-provider-config --kubeconfig) is their own and is read
+// as kubectl reads it: its exec plugin runs and its token is sent.
+func TestOwnKubeconfigFileMayRunExec(t *testing.T) {
+	srv := configtest.NewRecorder(t)
+	for _, viaPath := range []bool{true, false} {
+		// Each case its own marker, so its own exec configuration: client-go caches an authenticator per configuration.
+		marker := filepath.Join(t.TempDir(), "marker")
+		file := writeFile(t, configtest.ExecKubeconfig(srv.URL, marker))
+		cred := Credential{}
+		if viaPath {
+			cred.Path = file
+		} else {
+			t.Setenv("KUBECONFIG", file)
+		}
+		if err := getNode(t, cred); !apierrors.IsNotFound(err) {
+			t.Fatalf("%+v: want the server's 404, got %v", cred, err)
+		}
+		if _, err := os.Stat(marker); err != nil {
+			t.Errorf("%+v: the exec plugin did not run: %v", cred, err)
+		}
+		if seen := srv.Seen(); len(seen) == 0 || seen[len(seen)-1] != "Bearer from-exec" {
+			t.Errorf("%+v: the server saw %q, want the plugin's token", cred, seen)
+		}
+	}
+}
+
+// writeFile writes content to a new file of the test and returns its path.
+func writeFile(t *testing.T, content string) string {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
