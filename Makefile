@@ -46,6 +46,15 @@ fmt-check: ## fail when a Go file is not gofmt-formatted or its imports are not 
 vet: ## go vet
 	$(TESTENV) $(GO) vet ./...
 
+# The product's packages: everything but e2e/ (a control plane, rancher-machine, real guests) and ui/. The ones
+# that run the real cloud-init or KubeVirt's and Harvester's admission are named first, as in unit.
+QUICK_PKGS := ./cloudinit ./cloudinit/networkconfig ./harvester ./harvester/objects ./cmd/... ./cloudinit/... ./harvester/... ./internal/... ./userdata/... ./hack/...
+QUICKFLAGS ?=
+
+.PHONY: quick
+quick: fmt-check vet ## the loop before a commit (docs/development.md): gofmt and import grouping, go vet, the product packages' tests without the race detector (not e2e/, not ui/); QUICKFLAGS=-count=1 reruns what go test has cached
+	$(TESTENV) $(GO) test $(QUICKFLAGS) $(QUICK_PKGS)
+
 # The two slowest packages are named first: go test starts packages in the order given (cmd/go gives earlier
 # packages' actions a higher priority), so the longest one does not start last and hold the run at the end.
 unit: ## go test -race ./... (tools the tests need must be present: DMDH_REQUIRE_TOOLS=1)

@@ -18,10 +18,11 @@ import (
 )
 
 // flagsDoc is what `flags --json` prints: the driver's flag table under one driver name, for forms that set the
-// flags (the UI extension in ui/ is built from it).
+// flags (the UI extension in ui/ is built from it), and what the credential must be allowed to do.
 type flagsDoc struct {
-	Driver string      `json:"driver"`
-	Flags  []flagEntry `json:"flags"`
+	Driver      string                     `json:"driver"`
+	Flags       []flagEntry                `json:"flags"`
+	Permissions []harvester.PermissionNeed `json:"permissions"`
 }
 
 // flagEntry is one flag. Field is the machine-config field Rancher makes of the flag (the same under every
@@ -138,6 +139,15 @@ func flagTable(driver string) (flagsDoc, error) {
 			e.Applied = m[1]
 		}
 		doc.Flags = append(doc.Flags, e)
+	}
+	// The needs' flags under the driver's name, as the flag table names them.
+	for _, p := range harvester.Permissions() {
+		flags := make([]string, len(p.Flags))
+		for i, f := range p.Flags {
+			flags[i] = id.Flag(f)
+		}
+		p.Flags = flags
+		doc.Permissions = append(doc.Permissions, p)
 	}
 	return doc, nil
 }

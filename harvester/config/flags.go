@@ -78,7 +78,7 @@ const (
 	// (libmachine/drivers DriverOSFlag) to choose the form of --custom-install-script's cloud-config, and warns on
 	// every create of a driver without one.
 	FlagOS = "harvester-os"
-	// VM options of KubeVirt's domain (issue 20, round 3).
+	// VM options of KubeVirt's domain.
 	FlagPersistentTPM = "harvester-persistent-tpm"
 	FlagMachineType   = "harvester-machine-type"
 

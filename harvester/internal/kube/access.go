@@ -11,15 +11,16 @@ import (
 
 // Access is one permission: a verb on a resource of an API group ("" for the core group).
 type Access struct {
-	Group string
+	Group string `json:"group,omitempty"`
 	// Resource may name a subresource as "resource/subresource", as RBAC rules do.
-	Resource, Verb string
+	Resource string `json:"resource"`
+	Verb     string `json:"verb"`
 	// Name narrows the question to one object (what a rule with resourceNames grants).
-	Name string
+	Name string `json:"name,omitempty"`
 	// Namespace, when set, is asked instead of the namespace given to Denied.
-	Namespace string
+	Namespace string `json:"namespace,omitempty"`
 	// ClusterScoped is asked without a namespace: a RoleBinding cannot grant it.
-	ClusterScoped bool
+	ClusterScoped bool `json:"clusterScoped,omitempty"`
 }
 
 func (a Access) String() string {

@@ -1,7 +1,7 @@
 import { mount } from '@vue/test-utils';
 import { reactive } from 'vue';
 import Credential from '../../pkg/hcivm/cloud-credential/hcivm.vue';
-import { PERMISSIONS } from '../../pkg/hcivm/lib/permissions';
+import { PERMISSIONS, permissionRows } from '../../pkg/hcivm/lib/permissions';
 import { fakeStore, flush } from './fakes';
 
 // A new cloud credential as Rancher's form hands it over: setData writes decodedData.
@@ -70,5 +70,52 @@ describe('the cloud-credential form', () => {
     expect(rows).toHaveLength(PERMISSIONS.length);
     expect(rows[1].text()).toContain('virtualmachines');
     expect(rows[1].text()).toContain('create, list, watch, update, delete');
+    expect(wrapper.find('.hcivm-permissions-note').text()).toContain('generateCloudProviderConfig');
+  });
+
+  it('folds the driver\'s permission needs (flags.json) into rows', () => {
+    const row = (when, resource) => PERMISSIONS.find((p) => p.when.startsWith(when) && p.resource === resource);
+
+    expect(PERMISSIONS.filter((p) => p.when === 'always')).toEqual([
+      {
+        when: 'always', fields: '', group: '', resource: 'secrets', verbs: 'create, patch', where: 'VM namespace'
+      },
+      {
+        when: 'always', fields: '', group: 'kubevirt.io', resource: 'virtualmachines', verbs: 'create, list, watch, update, delete', where: 'VM namespace'
+      },
+      {
+        when: 'always', fields: '', group: 'kubevirt.io', resource: 'virtualmachineinstances', verbs: 'list, watch', where: 'VM namespace'
+      },
+    ]);
+    expect(row('static addresses', 'configmaps')).toMatchObject({ fields: 'ipPool', where: 'network\'s namespace' });
+    expect(row('host devices (read; check skipped without)', 'pcidevices, usbdevices, pcideviceclaims')).toMatchObject({
+      fields: 'hostDeviceInfo, vgpuInfo', verbs: 'list', where: 'cluster'
+    });
+    expect(row('cloud-provider kubeconfig', 'settings named csi-driver-config, csi-online-expand-validation, server-version')).toMatchObject({
+      fields: 'generateCloudProviderConfig', verbs: 'get', where: 'cluster'
+    });
+    expect(row('cloud-provider kubeconfig', 'roles, rolebindings')).toMatchObject({ where: 'VM namespace' });
+  });
+
+  it('gathers verbs per resource and place, then resources with the same verbs', () => {
+    const rows = permissionRows([{
+      when:   'w',
+      flags:  ['d-x'],
+      where:  'here',
+      access: [
+        { group: 'g', resource: 'a', verb: 'get' }, { group: 'g', resource: 'b', verb: 'get' },
+        { group: 'g', resource: 'a', verb: 'list' }, { group: 'g', resource: 'c', verb: 'get', namespace: 'other' },
+        { group: 'g', resource: 's', verb: 'get', name: 'x', clusterScoped: true },
+        { group: 'g', resource: 's', verb: 'get', name: 'y', clusterScoped: true }, { resource: 'd', verb: 'get' },
+      ],
+    }], { 'd-x': 'x' });
+
+    expect(rows.map((r) => [r.fields, r.group, r.resource, r.verbs, r.where])).toEqual([
+      ['x', 'g', 'a', 'get, list', 'here'],
+      ['x', 'g', 'b', 'get', 'here'],
+      ['x', 'g', 'c', 'get', 'other'],
+      ['x', 'g', 's named x, y', 'get', 'cluster'],
+      ['x', '', 'd', 'get', 'here'],
+    ]);
   });
 });

@@ -1,0 +1,39 @@
+package harvester
+
+import (
+	"slices"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/guestaccount"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/ippool"
+)
+
+// PermissionNeed is one reason the credential must be allowed something in Harvester: When it is needed, the
+// Flags that ask for it (none: every machine), and the Access it needs, each in the place it names or else in
+// Where.
+type PermissionNeed struct {
+	When   string        `json:"when"`
+	Flags  []string      `json:"flags,omitempty"`
+	Where  string        `json:"where,omitempty"` // "VM namespace" or "network's namespace"
+	Access []kube.Access `json:"access"`
+}
+
+// OptionalRead ends the When of what a pre-flight check reads without asking the access review for it: a
+// credential without it is not refused, the check is skipped.
+const OptionalRead = " (read; check skipped without)"
+
+// Permissions is what the credential must be allowed to do, from the access lists declared beside the calls that
+// need them (those the pre-flight's access review asks for, neededAccess, and the reads of checks that are skipped
+// without theirs), in the order a machine's life meets them. It is shared: the caller must not change it.
+func Permissions() []PermissionNeed { return permissionNeeds }
+
+var permissionNeeds = []PermissionNeed{
+	{When: "always", Where: "VM namespace", Access: slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess)},
+	{When: "resource quotas" + OptionalRead, Where: "VM namespace", Access: quotaAccess},
+	{When: "static addresses", Flags: []string{config.FlagIPPool}, Where: "network's namespace", Access: ippool.Access},
+	{When: "load-balancer IP pools" + OptionalRead, Flags: []string{config.FlagIPPool}, Access: []kube.Access{lbPoolAccess}},
+	{When: "host devices" + OptionalRead, Flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, Access: hostDeviceAccess},
+	{When: "cloud-provider kubeconfig", Flags: []string{config.FlagGenerateCloudProviderConfig}, Where: "VM namespace",
+		Access: guestaccount.Access},
+}
