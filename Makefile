@@ -24,7 +24,7 @@ build: ## build the static plugin binary into bin/
 
 test: fmt-check vet deps unit ui-test ## everything CI runs: gofmt and import-grouping check, go vet, all tests with the race detector, the UI extension's tests
 
-deps: ## install and build what the tests run (cloud-init, qemu from Debian; etcd, kube-apiserver, rancher-machine, goreleaser, helm, KubeVirt's CRDs and admission, Harvester's VM validator and mutator from the Go module proxy; the UI tests' Node modules from npm; the Debian guest image where it can be built); idempotent and cached
+deps: ## install and build what the tests run (cloud-init, qemu from Debian; etcd, kube-apiserver, rancher-machine, goreleaser, helm, KubeVirt's CRDs and admission, Harvester's VM validator and mutator from the Go module proxy; the UI tests' Node modules from npm; the UI extension's archive the release test reads; the Debian guest image where it can be built); idempotent and cached
 	cloudinit/testdata/install-cloud-init.sh
 	hack/tools.sh controlplane >/dev/null
 	hack/tools.sh kubevirt >/dev/null
@@ -33,6 +33,7 @@ deps: ## install and build what the tests run (cloud-init, qemu from Debian; etc
 	hack/tools.sh goreleaser >/dev/null
 	hack/tools.sh helm >/dev/null
 	ui/scripts/deps.sh
+	ui/scripts/build-extension.sh >/dev/null
 	@if hack/guest-image.sh --check; then hack/guest-image.sh >/dev/null; \
 	else echo "deps: no guest tooling here (needs root, Debian, x86_64): the real-guest tests will be skipped"; fi
 
