@@ -32,20 +32,7 @@ const (
 // releaseMeta is what goreleaser's metadata.json says of the release it built.
 type releaseMeta struct{ Tag, Version string }
 
-// renderedNodeDriver and renderedUIPlugin are the fields Rancher reads from the chart's objects.
-type renderedNodeDriver struct {
-	Kind     string
-	Metadata struct {
-		Name        string
-		Annotations map[string]string
-	}
-	Spec struct {
-		Active, Builtin            bool
-		DisplayName, URL, Checksum string
-		WhitelistDomains           []string
-	}
-}
-
+// renderedUIPlugin is what Rancher reads from the chart's UIPlugin.
 type renderedUIPlugin struct {
 	Kind     string
 	Metadata struct{ Name, Namespace string }
@@ -86,7 +73,7 @@ func checkChart(t *testing.T, root, dist string, sums map[string]string) {
 			if len(docs) != 2 {
 				t.Fatalf("%d objects rendered, want the NodeDriver and the UIPlugin:\n%s", len(docs), bytes.Join(docs, []byte("---\n")))
 			}
-			var nd renderedNodeDriver
+			var nd nodedriver.NodeDriver
 			var plugin renderedUIPlugin
 			unmarshal(t, docs[0], &nd)
 			unmarshal(t, docs[1], &plugin)
