@@ -24,14 +24,16 @@ build: ## build the static plugin binary into bin/
 
 test: fmt-check vet deps unit ui-test ## everything CI runs: gofmt and import-grouping check, go vet, all tests with the race detector, the UI extension's tests
 
-deps: ## install and build what the tests run (cloud-init, qemu from Debian; etcd, kube-apiserver, rancher-machine, goreleaser, KubeVirt's CRDs and admission, Harvester's VM validator and mutator from the Go module proxy; the UI tests' Node modules from npm; the Debian guest image where it can be built); idempotent and cached
+deps: ## install and build what the tests run (cloud-init, qemu from Debian; etcd, kube-apiserver, rancher-machine, goreleaser, helm, KubeVirt's CRDs and admission, Harvester's VM validator and mutator from the Go module proxy; the UI tests' Node modules from npm; the UI extension's archive the release test reads; the Debian guest image where it can be built); idempotent and cached
 	cloudinit/testdata/install-cloud-init.sh
 	hack/tools.sh controlplane >/dev/null
 	hack/tools.sh kubevirt >/dev/null
 	hack/tools.sh harvester >/dev/null
 	hack/tools.sh rancher-machine >/dev/null
 	hack/tools.sh goreleaser >/dev/null
+	hack/tools.sh helm >/dev/null
 	ui/scripts/deps.sh
+	ui/scripts/build-extension.sh >/dev/null
 	@if hack/guest-image.sh --check; then hack/guest-image.sh >/dev/null; \
 	else echo "deps: no guest tooling here (needs root, Debian, x86_64): the real-guest tests will be skipped"; fi
 
@@ -69,22 +71,16 @@ ui-flags: ## rewrite ui/pkg/hcivm/flags.json, the flag table the UI extension is
 # The extension's version (ui/pkg/hcivm/package.json) and the chart's (the release tag without its v).
 UI_VERSION    := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' ui/pkg/hcivm/package.json)
 CHART_VERSION ?= $(shell echo "$(VERSION)" | sed -n 's/^v\{0,1\}\([0-9]\{1,\}\.[0-9]\{1,\}\.[0-9]\{1,\}.*\)$$/\1/p' | grep . || echo 0.0.0-$(VERSION))
+# The release's checksum file the chart's NodeDriver checksums come from, and the chart package written; goreleaser
+# sets both, and VERSION and CHART_VERSION, when it runs this target (.goreleaser.yaml, signs).
+CHECKSUMS     ?= dist/sha256sums.txt
+CHART         ?= dist/hcivm-$(CHART_VERSION).tgz
 
-ui-extension: ## build the UI extension with @rancher/shell's toolchain (ui/package.json and its lock, Node modules from npm, cached) into ui/dist-pkg/hcivm-<version>, check the build in headless Chromium, and pack dist/hcivm-ui-<version>.tgz, the archive the chart's UIPlugin names
-	cd ui && npm_config_cache=$${XDG_CACHE_HOME:-$$HOME/.cache}/docker-machine-driver-harvester/npm npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-	cd ui && npm run build-pkg -- hcivm
-	ui/scripts/deps.sh && ui/scripts/install-chromium.sh >&2
-	cd ui/test && node browser/bundle.mjs && node browser/run.mjs --built ../dist-pkg/hcivm-$(UI_VERSION)
-	@mkdir -p dist && tar -C ui/dist-pkg/hcivm-$(UI_VERSION) -czf dist/hcivm-ui-$(UI_VERSION).tgz .
-	@echo "dist/hcivm-ui-$(UI_VERSION).tgz"
+ui-extension: ## build the UI extension with @rancher/shell's toolchain (ui/package.json and its lock, Node modules from npm), check the build in headless Chromium and pack ui/dist/hcivm-ui-<version>.tgz, the archive the chart's UIPlugin loads (ui/scripts/build-extension.sh; cached by its inputs, so a second run is a copy)
+	@ui/scripts/build-extension.sh
 
-helm-chart: ## package the Helm chart of the second name (package/helm/hcivm: the NodeDriver manifests of dist/, written by make nodedriver-manifests, and the UIPlugin) into dist/hcivm-<version>.tgz
-	@ls dist/nodedriver-hcivm-*.yaml >/dev/null 2>&1 || { echo "helm-chart: no dist/nodedriver-hcivm-*.yaml: run make release-snapshot, or make nodedriver-manifests VERSION=<tag>, first"; exit 1; }
-	@rm -rf dist/helm && mkdir -p dist/helm/hcivm && cp -r package/helm/hcivm/. dist/helm/hcivm/ && mkdir -p dist/helm/hcivm/files && cp dist/nodedriver-hcivm-*.yaml dist/helm/hcivm/files/
-	@sed -i 's/^version: .*/version: $(CHART_VERSION)/; s/^appVersion: .*/appVersion: $(UI_VERSION)/' dist/helm/hcivm/Chart.yaml
-	@sed -i 's/^release: ""/release: "$(VERSION)"/' dist/helm/hcivm/values.yaml
-	@tar -C dist/helm -czf dist/hcivm-$(CHART_VERSION).tgz hcivm
-	@echo "dist/hcivm-$(CHART_VERSION).tgz"
+helm-chart: ## package the Helm chart of the second name (package/helm/hcivm: the NodeDriver for the release's archives, from CHECKSUMS, and the UIPlugin) into dist/hcivm-<version>.tgz (VERSION=the release tag); make release-snapshot runs it through goreleaser
+	@hack/helm-chart.sh "$(CHECKSUMS)" "$(VERSION)" "$(CHART_VERSION)" "$(UI_VERSION)" "$(CHART)"
 
 e2e-guest: ## only the real-guest tests: the driver's VMs booted under qemu with real cloud-init and qemu-guest-agent
 	hack/guest-image.sh >/dev/null
@@ -98,11 +94,10 @@ bench: build ## measure the driver on the simulated Harvester (ready detection, 
 	CGO_ENABLED=0 $(GO) run ./e2e/cmd/bench -plugin $(BIN) $(if $(REFERENCE_PLUGIN),-reference-plugin $(REFERENCE_PLUGIN))
 	$(GO) test -run '^$$' -bench HostileInput -benchmem -benchtime 5x ./harvester/config ./cmd/docker-machine-driver-harvester
 
-release-snapshot: ## build the release archives into dist/ with goreleaser (built by hack/tools.sh), print their checksums, write the second name's NodeDriver manifests and package its Helm chart
+release-snapshot: ## build the release into dist/ with goreleaser (built by hack/tools.sh) as a tag would, without publishing: the archives and their checksums, the UI extension's archive (make ui-extension, cached) and the Helm chart (make helm-chart); print the checksums
 	@goreleaser=$$(hack/tools.sh goreleaser)/goreleaser && GOFLAGS=-buildvcs=false $$goreleaser release --snapshot --clean --skip=publish
 	@cat dist/sha256sums.txt
-	@$(MAKE) --no-print-directory nodedriver-manifests
-	@$(MAKE) --no-print-directory helm-chart
+	@ls dist/hcivm-*.tgz
 
 nodedriver-manifests: ## write dist/nodedriver-hcivm-<arch>.yaml, the NodeDriver that installs the second driver name on a stock Rancher, with the checksums of dist/sha256sums.txt (VERSION=the release tag the archives are published under)
 	$(GO) run ./hack/nodedriver -version $(VERSION) -checksums dist/sha256sums.txt -out dist

@@ -8,6 +8,7 @@
 #   hack/tools.sh goimports        -> goimports (make fmt-check)
 #   hack/tools.sh kubevirt         -> kubevirt: KubeVirt's CRDs and VirtualMachine admission for the test bed
 #   hack/tools.sh harvester        -> harvester: Harvester's VirtualMachine validator and mutator for the test bed
+#   hack/tools.sh helm             -> helm (the release test lints and renders the chart the release packages)
 #
 # The cache key is a hash of the wrapper module (go.mod, go.sum, and its own Go files and nested modules where
 # it has any) and of the build recipe (packages, ldflags), so changing a pinned version or the wrapper's code
@@ -22,6 +23,14 @@ export CGO_ENABLED=0
 # The server version stamped into kube-apiserver and kube-controller-manager; without it they report v0.0.0,
 # which clients and discovery dislike. Keep it equal to the k8s.io/kubernetes version in the wrapper's go.mod.
 k8s_ldflags="-X k8s.io/component-base/version.gitVersion=v1.36.3 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36"
+
+# What helm's own Makefile stamps: its version (else it reports v3.18) and the Kubernetes version its lint and
+# template assume (else 1.20), the minor of the k8s.io/client-go it is built with. Keep both equal to the wrapper's
+# go.mod (helm.sh/helm/v3, k8s.io/client-go).
+helm_ldflags="-X helm.sh/helm/v3/internal/version.version=v3.18.6 -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+	helm_ldflags="$helm_ldflags -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=33"
+done
 
 build() { # build <wrapper dir> <out dir> <ldflags> <package=binary>...
 	local src=$1 out=$2 ldflags=$3
@@ -121,8 +130,11 @@ kubevirt)
 harvester)
 	ensure harvester "$here/hack/tools/harvester" "" .=harvester
 	;;
+helm)
+	ensure helm "$here/hack/tools/helm" "$helm_ldflags" helm.sh/helm/v3/cmd/helm=helm
+	;;
 *)
-	echo "usage: $0 controlplane|rancher-machine|goreleaser|goimports|kubevirt|harvester|guest-image" >&2
+	echo "usage: $0 controlplane|rancher-machine|goreleaser|goimports|kubevirt|harvester|helm|guest-image" >&2
 	exit 2
 	;;
 esac

@@ -43,19 +43,22 @@ type Spec struct {
 	Arch     string // the archive's architecture, for the comment
 }
 
-type nodeDriver struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Metadata   metadata          `json:"metadata"`
-	Spec       nodeDriverSpecOut `json:"spec"`
+// NodeDriver is the object a manifest holds, with the fields Rancher reads (management.cattle.io/v3).
+type NodeDriver struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Metadata   Metadata       `json:"metadata"`
+	Spec       NodeDriverSpec `json:"spec"`
 }
 
-type metadata struct {
+// Metadata is a NodeDriver's name (the driver's) and annotations (its credential fields).
+type Metadata struct {
 	Name        string            `json:"name"`
 	Annotations map[string]string `json:"annotations"`
 }
 
-type nodeDriverSpecOut struct {
+// NodeDriverSpec is what Rancher downloads, checks and shows.
+type NodeDriverSpec struct {
 	Active           bool     `json:"active"`
 	Builtin          bool     `json:"builtin"`
 	DisplayName      string   `json:"displayName"`
@@ -76,13 +79,13 @@ func Manifest(s Spec) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := yaml.Marshal(nodeDriver{
+	body, err := yaml.Marshal(NodeDriver{
 		APIVersion: "management.cattle.io/v3",
 		Kind:       "NodeDriver",
-		Metadata: metadata{Name: s.Name, Annotations: map[string]string{
+		Metadata: Metadata{Name: s.Name, Annotations: map[string]string{
 			"privateCredentialFields": strings.Join(CredentialFields, ","),
 		}},
-		Spec: nodeDriverSpecOut{
+		Spec: NodeDriverSpec{
 			Active:           true,
 			DisplayName:      s.Name,
 			URL:              s.URL,

@@ -19,18 +19,7 @@ func TestManifestIsTheNodeDriverRancherReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var nd struct {
-		APIVersion, Kind string
-		Metadata         struct {
-			Name        string
-			Annotations map[string]string
-		}
-		Spec struct {
-			Active, Builtin            bool
-			DisplayName, URL, Checksum string
-			WhitelistDomains           []string
-		}
-	}
+	var nd NodeDriver
 	if err := yaml.UnmarshalStrict(out, &nd); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
