@@ -68,7 +68,18 @@ type Config struct {
 	// dual-stack pool it is the IPv4 range, and IPPool6 the IPv6 one; IPPool6 is nil for a single range (of
 	// either family).
 	IPPool, IPPool6 *IPPool
+
+	// given are the flags a rule must know were given even when their values did not parse: a rule about what
+	// needs them still applies (see markGiven).
+	given map[string]bool
 }
+
+// markGiven records that flag was given, for the rules (see gave); a group's parser calls it for the flags a
+// rule asks about, with the parser's own sense of given (a blank --harvester-ip-pool is none).
+func (c *Config) markGiven(flag string) { c.given[flag] = true }
+
+// gave reports whether flag was given (see markGiven).
+func (c *Config) gave(flag string) bool { return c.given[flag] }
 
 // IPPools are the ranges of --harvester-ip-pool, one per address family (IPv4 first); none without a pool.
 func (c *Config) IPPools() []*IPPool {

@@ -80,11 +80,18 @@ func addrInt(a netip.Addr) *big.Int {
 
 const ipPoolFormat = "FIRST-LAST/PREFIX (e.g. 10.0.0.10-10.0.0.59/24 or 2001:db8::10-2001:db8::59/64) or a subnet (e.g. 10.0.0.0/24)"
 
-// parseIPPool reads --harvester-ip-pool, --harvester-ip-pool-gateway and --harvester-ip-pool-dns, and checks the
-// pool against the first NIC and the user's network data. It returns the pool's range and, for a dual-stack pool
-// (one IPv4 and one IPv6 range), its IPv6 one in second (the IPv4 one in first); nils without a pool or with a
-// problem in it.
-func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) (first, second *IPPool) {
+// parseIPPool reads --harvester-ip-pool with its gateway, DNS servers and search domains into cfg.IPPool and,
+// for a dual-stack pool (one IPv4 and one IPv6 range), cfg.IPPool6 (IPv4 in IPPool); none without a pool or
+// with a problem in it. How the pool goes with the NICs and the network data are rules (validate_ippool.go).
+func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) {
+	cfg.IPPool, cfg.IPPool6 = readIPPool(p, opts)
+	if strings.TrimSpace(opts.String(FlagIPPool)) != "" {
+		cfg.markGiven(FlagIPPool)
+	}
+}
+
+// readIPPool reads the pool's flags: its range or ranges, IPv4 first, nils without a pool or with a problem.
+func readIPPool(p *Problems, opts drivers.DriverOptions) (first, second *IPPool) {
 	raw := strings.TrimSpace(opts.String(FlagIPPool))
 	gwRaw := strings.TrimSpace(opts.String(FlagIPPoolGateway))
 	dnsRaw := strings.TrimSpace(opts.String(FlagIPPoolDNS))
@@ -156,8 +163,6 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) (first, s
 			p.Addf(FlagIPPool, "%s has no address left to give out once its gateway and DNS servers are set aside", pool.raw)
 		}
 	}
-	checkPoolNIC(p, cfg)
-	checkPoolNetworkData(p, cfg)
 	if len(p.List) > before || !ok {
 		return nil, nil
 	}
@@ -469,32 +474,6 @@ func family(a netip.Addr) string {
 		return "IPv4"
 	}
 	return "IPv6"
-}
-
-// checkPoolNIC makes sure the first NIC can take a static address: a bridge on a VM network. A masquerade
-// interface sits behind KubeVirt's NAT on the pod network, whose addresses the pod network hands out.
-func checkPoolNIC(p *Problems, cfg *Config) {
-	if len(cfg.NICs) == 0 || !cfg.NICs[0].Masquerade {
-		return
-	}
-	p.Addf(FlagIPPool, "applies to the first NIC, which is a masquerade interface on the pod network; make the first interface in --%s a bridge on a VM network",
-		FlagNetworkInfo)
-}
-
-// checkPoolNetworkData applies the precedence rule of --harvester-network-data over the pool (see
-// networkconfig.AddStatic) as far as it can be known before the address is: the first NIC's MAC is known only
-// when the user set it.
-func checkPoolNetworkData(p *Problems, cfg *Config) {
-	if len(cfg.NetworkData) == 0 || networkconfig.Validate(cfg.NetworkData) != nil {
-		return
-	}
-	mac := ""
-	if len(cfg.NICs) > 0 {
-		mac = cfg.NICs[0].MACAddress
-	}
-	if err := networkconfig.CheckStatic(cfg.NetworkData, mac); err != nil {
-		p.Addf(FlagNetworkData, "%s", PoolConflict(err))
-	}
 }
 
 // PoolConflict words why the user's network data and the pool do not go together, naming both flags.

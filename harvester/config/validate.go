@@ -1,0 +1,103 @@
+package config
+
+// A Rule is one rule of the validation pass, applied once every group of flags is parsed: it reads the Config,
+// never the flags, and reports what is wrong between its fields, each problem under the flag to change.
+type Rule struct {
+	// Name says what the rule holds to be true.
+	Name string
+	// After is the group whose problems this rule's follow, so that problems read in the order of the flags
+	// they are about (see groups).
+	After string
+	Check func(p *Problems, cfg *Config)
+}
+
+// rules are the validation pass, in the order they are applied; each reports after its group (Rule.After).
+var rules = []Rule{
+	{"the reserved memory fits in the memory", "size", reservedMemoryFits},
+	{"an isolated emulator thread needs CPU pinning", "cpu", emulatorThreadNeedsPinning},
+	{"Secure Boot needs EFI", "firmware", secureBootNeedsEFI},
+	{"a persistent TPM needs a TPM", "firmware", persistentTPMNeedsTPM},
+	{"boot orders are unique across disks and NICs", "NICs", bootOrdersUnique},
+	{"the cloud-provider kubeconfig is the guest's", "cloud provider", guestKubeconfigIsScoped},
+	{"the cloud-provider kubeconfig is given or generated", "cloud provider", givenOrGenerated},
+	{"a generated account is named after the guest cluster", "cloud provider", generatedAccountNamed},
+	{"the cloud-provider server is a generated kubeconfig's", "cloud provider", serverForGenerated},
+	{"drop-ins and distributions go with a cloud-provider kubeconfig", "cloud provider", dropInNeedsKubeconfig},
+	{"cloud-init reads the user data", "cloud provider", checkCloudInit},
+	{"the IP pool's NIC is a bridge", "IP pool", poolNICIsBridge},
+	{"the network data leaves the IP pool's NIC alone", "IP pool", networkDataLeavesPool},
+}
+
+// validate applies the rules to cfg, whose groups found parsed, and returns every problem in the order of the
+// groups, each group's followed by its rules'.
+func validate(cfg *Config, parsed []Problems) *Problems {
+	found := make([]Problems, len(rules))
+	for i, r := range rules {
+		r.Check(&found[i], cfg)
+	}
+	var all Problems
+	for gi, g := range groups {
+		all.List = append(all.List, parsed[gi].List...)
+		for i, r := range rules {
+			if r.After == g.name {
+				all.List = append(all.List, found[i].List...)
+			}
+		}
+	}
+	return &all
+}
+
+// reservedMemoryFits: --harvester-reserved-memory-size must leave the guest some of its memory.
+func reservedMemoryFits(p *Problems, cfg *Config) {
+	mib, gib := cfg.ReservedMemoryMiB, cfg.MemoryGiB
+	if mib > 0 && gib > 0 && mib >= gib*1024 {
+		p.Addf(FlagReservedMemorySize, "%d MiB must be less than the VM memory (%d GiB = %d MiB)", mib, gib, gib*1024)
+	}
+}
+
+func emulatorThreadNeedsPinning(p *Problems, cfg *Config) {
+	if cfg.IsolateEmulatorThread && !cfg.CPUPinning {
+		p.Addf(FlagIsolateEmulatorThread, "needs --%s: KubeVirt isolates the emulator thread only for VMs with dedicated CPUs", FlagCPUPinning)
+	}
+}
+
+func secureBootNeedsEFI(p *Problems, cfg *Config) {
+	if cfg.SecureBoot && !cfg.EFI {
+		p.Addf(FlagEnableSecureBoot, "needs --%s: Secure Boot is a feature of EFI firmware", FlagEnableEFI)
+	}
+}
+
+func persistentTPMNeedsTPM(p *Problems, cfg *Config) {
+	if cfg.TPMPersistent && !cfg.TPM {
+		p.Addf(FlagPersistentTPM, "needs --%s: it keeps the state of the VM's virtual TPM, and there is none", FlagEnableTPM)
+	}
+}
+
+// bootOrdersUnique rejects boot orders used twice: KubeVirt requires them unique across disks and interfaces
+// (kubevirt/kubevirt pkg/virt-api/webhooks/validating-webhook/admitters/vmi-create-admitter.go, validateBootOrder).
+// A NIC's clash is filed under --harvester-network-info, naming the flag that gave the disk its order (the legacy
+// root disk has order 1).
+func bootOrdersUnique(p *Problems, cfg *Config) {
+	type device struct{ name, flag string }
+	seen := map[uint]device{}
+	for _, d := range cfg.Disks {
+		if d.BootOrder == 0 {
+			continue
+		}
+		if other, dup := seen[d.BootOrder]; dup {
+			p.Addf(FlagDiskInfo, "%s and %s both have bootOrder %d; boot orders must be unique", other.name, d.Name, d.BootOrder)
+			continue
+		}
+		seen[d.BootOrder] = device{d.Name, d.Flag}
+	}
+	for _, n := range cfg.NICs {
+		if n.BootOrder == 0 {
+			continue
+		}
+		if other, dup := seen[n.BootOrder]; dup {
+			p.Addf(FlagNetworkInfo, "%s has bootOrder %d, as %s of --%s has; boot orders must be unique across disks and NICs", n.Name, n.BootOrder, other.name, other.flag)
+			continue
+		}
+		seen[n.BootOrder] = device{n.Name, n.Flag}
+	}
+}
