@@ -21,6 +21,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 const (
@@ -205,7 +206,7 @@ func EnsureCloudProviderAccount(ctx context.Context, cred Credential, a CloudPro
 // cloud provider paths for a distribution (see LookupDistribution), as the driver writes it (with dropIn, also the
 // distribution's drop-in that turns the Harvester cloud provider on): a snippet for user data written by hand.
 func CloudProviderCloudConfig(kubeconfig []byte, dist config.Distribution, dropIn bool) ([]byte, error) {
-	return cloudinit.WriteFilesConfig(config.CloudProviderFiles(kubeconfig, dist, dropIn))
+	return cloudinit.WriteFilesConfig(objects.CloudProviderFiles(kubeconfig, dist, dropIn))
 }
 
 // ensureCloudProviderAccount makes, idempotently, the guest cluster's identity in Harvester, every object

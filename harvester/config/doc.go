@@ -10,10 +10,13 @@
 //     its group's, so that they read in the order of the flags whichever pass found them.
 //
 // A flag is added as a row of the flag table, a field of the Config, its reading in its group's parser and, when it
-// goes with another field, a rule.
+// goes with another field, a rule. A rule that a package above can apply in full is replaced by that package's
+// (objects.Rules checks the user data merged with the driver's own parts, as a create builds it; config can read
+// each part only on its own).
 //
 // It also holds the names Harvester reads on what the driver creates (keys.go) and the guest distributions'
-// cloud-provider paths (guestfiles.go). It reads only the flags and the local files they name; it never contacts a
+// cloud-provider paths (guestfiles.go). It builds nothing: what goes into the guest, the user data and the files
+// written there, is package objects'. It reads only the flags and the local files they name; it never contacts a
 // cluster. It may import the API types, package cloudinit and its networkconfig, userdata and
 // harvester/internal/lists; never harvester/objects, package harvester or harvester/internal/kube (layers_test.go
 // in package harvester enforces it).

@@ -11,7 +11,11 @@ import (
 // each group of flags is parsed into the Config (groups), then the rules across the Config's fields are applied
 // (rules, validate.go). Every problem of both is collected and returned together in a *ConfigError, each naming
 // its flag and the accepted format.
-func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error) {
+//
+// replace are rules of packages above config that check a field in full where config can check it only in part;
+// each takes the place of config's rule of the same name (objects.Rules: the user data, merged as a create
+// merges it).
+func ParseConfig(machineName string, opts drivers.DriverOptions, replace ...Rule) (*Config, error) {
 	var p Problems
 	if checkValueSizes(&p, opts); len(p.List) > 0 {
 		return nil, p.Err()
@@ -21,7 +25,7 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	for i, g := range groups {
 		g.parse(&parsed[i], opts, cfg)
 	}
-	if err := validate(cfg, parsed).Err(); err != nil {
+	if err := validate(cfg, parsed, replace).Err(); err != nil {
 		return nil, err
 	}
 	return cfg, nil

@@ -11,8 +11,6 @@ import (
 
 	"github.com/rancher/machine/libmachine/drivers"
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	"github.com/harvester/docker-machine-driver-harvester/cloudinit/networkconfig"
 )
 
 // IPPool is --harvester-ip-pool with its gateway and DNS servers: the addresses one of which each machine's first
@@ -474,25 +472,6 @@ func family(a netip.Addr) string {
 		return "IPv4"
 	}
 	return "IPv6"
-}
-
-// PoolConflict words why the user's network data and the pool do not go together, naming both flags.
-func PoolConflict(err error) string {
-	var se *networkconfig.StaticError
-	if !errors.As(err, &se) {
-		return err.Error()
-	}
-	switch se.Conflict {
-	case networkconfig.ConflictVersion1:
-		return fmt.Sprintf("is version 1; with --%s write it as version 2, to which the driver adds the first NIC's static address", FlagIPPool)
-	case networkconfig.ConflictDisabled:
-		return fmt.Sprintf("disables networking (config: disabled), so the guest would not get --%s's address; drop one of the two", FlagIPPool)
-	case networkconfig.ConflictUnmatched:
-		return fmt.Sprintf("%v: with --%s, which configures the first NIC, match each ethernets entry by macaddress (set the NIC's macAddress in --%s) so none can configure the first NIC too",
-			err, FlagIPPool, FlagNetworkInfo)
-	default:
-		return fmt.Sprintf("%v (the first NIC's): your network data wins over --%s, so drop that entry or the pool", err, FlagIPPool)
-	}
 }
 
 // IPPoolNetwork is namespace/name of the network of cfg's pool, saved with the machine (Driver.IPPoolNetwork).

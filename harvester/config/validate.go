@@ -1,5 +1,11 @@
 package config
 
+import (
+	"fmt"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
+)
+
 // A Rule is one rule of the validation pass, applied once every group of flags is parsed: it reads the Config,
 // never the flags, and reports what is wrong between its fields, each problem under the flag to change.
 type Rule struct {
@@ -10,6 +16,10 @@ type Rule struct {
 	After string
 	Check func(p *Problems, cfg *Config)
 }
+
+// RuleUserData is the name of the rule that checks what cloud-init is given. Config can read each part on its
+// own (checkCloudInitParts); the builders, which know the driver's own parts, replace it (objects.Rules).
+const RuleUserData = "cloud-init reads the user data"
 
 // rules are the validation pass, in the order they are applied; each reports after its group (Rule.After).
 var rules = []Rule{
@@ -23,28 +33,45 @@ var rules = []Rule{
 	{"a generated account is named after the guest cluster", "cloud provider", generatedAccountNamed},
 	{"the cloud-provider server is a generated kubeconfig's", "cloud provider", serverForGenerated},
 	{"drop-ins and distributions go with a cloud-provider kubeconfig", "cloud provider", dropInNeedsKubeconfig},
-	{"cloud-init reads the user data", "cloud provider", checkCloudInit},
+	{RuleUserData, "cloud provider", checkCloudInitParts},
 	{"the IP pool's NIC is a bridge", "IP pool", poolNICIsBridge},
 	{"the network data leaves the IP pool's NIC alone", "IP pool", networkDataLeavesPool},
 }
 
-// validate applies the rules to cfg, whose groups found parsed, and returns every problem in the order of the
-// groups, each group's followed by its rules'.
-func validate(cfg *Config, parsed []Problems) *Problems {
-	found := make([]Problems, len(rules))
-	for i, r := range rules {
+// validate applies the rules (with replace in the place of the rules of their names) to cfg, whose groups found
+// parsed, and returns every problem in the order of the groups, each group's followed by its rules'.
+func validate(cfg *Config, parsed []Problems, replace []Rule) *Problems {
+	applied := append([]Rule(nil), rules...)
+	for _, r := range replace {
+		i := ruleIndex(applied, r.Name)
+		if i < 0 {
+			panic(fmt.Sprintf("config: no rule %q to replace", r.Name))
+		}
+		applied[i].Check = r.Check
+	}
+	found := make([]Problems, len(applied))
+	for i, r := range applied {
 		r.Check(&found[i], cfg)
 	}
 	var all Problems
 	for gi, g := range groups {
 		all.List = append(all.List, parsed[gi].List...)
-		for i, r := range rules {
+		for i, r := range applied {
 			if r.After == g.name {
 				all.List = append(all.List, found[i].List...)
 			}
 		}
 	}
 	return &all
+}
+
+func ruleIndex(rs []Rule, name string) int {
+	for i, r := range rs {
+		if r.Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // reservedMemoryFits: --harvester-reserved-memory-size must leave the guest some of its memory.
@@ -99,5 +126,15 @@ func bootOrdersUnique(p *Problems, cfg *Config) {
 			continue
 		}
 		seen[n.BootOrder] = device{n.Name, n.Flag}
+	}
+}
+
+// checkCloudInitParts reads each part of cloud-init's input a user writes on its own (cloudinit.CheckParts):
+// the user data, Rancher's cloud-config and the SSH password, every broken one reported at once and filed
+// under its flag. How they merge with each other and with the driver's own parts is the builders' to check
+// (objects.Rules replaces this rule).
+func checkCloudInitParts(p *Problems, cfg *Config) {
+	if err := cloudinit.CheckParts(cfg.UserData, cfg.RancherUserData, cfg.SSH.Password); err != nil {
+		p.AddCloudInit(err)
 	}
 }

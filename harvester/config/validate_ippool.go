@@ -27,6 +27,6 @@ func networkDataLeavesPool(p *Problems, cfg *Config) {
 		mac = cfg.NICs[0].MACAddress
 	}
 	if err := networkconfig.CheckStatic(cfg.NetworkData, mac); err != nil {
-		p.Addf(FlagNetworkData, "%s", PoolConflict(err))
+		p.AddStaticConflict(err)
 	}
 }
