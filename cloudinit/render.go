@@ -49,12 +49,8 @@ func checkSize(in Input, out []byte) error {
 // that a broken user data, a broken Rancher document and a bad password are all reported (errors.Join of
 // *Error); when they read, the rules between them (lists, anchors, writing the merge back) are checked too.
 func Check(in Input) error {
-	errs := checkParts(in.User, inputHasJinja(in), in.Rancher, in.SSHPassword)
-	if _, err := writeFiles(in.WriteFiles); err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	if err := checkParts(in.User, inputHasJinja(in), in.Rancher, in.SSHPassword, in.WriteFiles); err != nil {
+		return err
 	}
 	user, body, err := build(in)
 	if err != nil {
@@ -68,11 +64,12 @@ func Check(in Input) error {
 // the SSH password. A jinja template in the user data is read as the part of its own UserData sends it as when
 // the values beside it hold jinja delimiters: whether it merges, and the rules between the parts, are Check's.
 func CheckParts(user, rancher []byte, sshPassword string) error {
-	return errors.Join(checkParts(user, true, rancher, sshPassword)...)
+	return checkParts(user, true, rancher, sshPassword, nil)
 }
 
-// checkParts reads each part a user writes on its own; templateApart is readUser's forceJinjaPart.
-func checkParts(user []byte, templateApart bool, rancher []byte, sshPassword string) []error {
+// checkParts reads each part on its own, the driver's files too (errors.Join of each part's error);
+// templateApart is readUser's forceJinjaPart.
+func checkParts(user []byte, templateApart bool, rancher []byte, sshPassword string, files []File) error {
 	var errs []error
 	if _, err := readUser(user, templateApart); err != nil {
 		errs = append(errs, err)
@@ -85,7 +82,10 @@ func checkParts(user []byte, templateApart bool, rancher []byte, sshPassword str
 	if err := checkPassword(sshPassword); err != nil {
 		errs = append(errs, err)
 	}
-	return errs
+	if _, err := writeFiles(files); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // build reads and merges the parts of in into the merged cloud-config's body, and the user's parts it goes
