@@ -69,17 +69,17 @@ type Config struct {
 	// either family).
 	IPPool, IPPool6 *IPPool
 
-	// given are the flags a rule must know were given even when their values did not parse: a rule about what
-	// needs them still applies (see markGiven).
-	given map[string]bool
+	// given are the flags the rules must know were given even when their values did not parse: a rule about
+	// what they need still applies. Each parser sets its own, in its own sense of given.
+	given givenFlags
 }
 
-// markGiven records that flag was given, for the rules (see gave); a group's parser calls it for the flags a
-// rule asks about, with the parser's own sense of given (a blank --harvester-ip-pool is none).
-func (c *Config) markGiven(flag string) { c.given[flag] = true }
-
-// gave reports whether flag was given (see markGiven).
-func (c *Config) gave(flag string) bool { return c.given[flag] }
+// givenFlags are the flags of Config.given.
+type givenFlags struct {
+	cloudProviderConfig bool
+	dropIn              []string // the flags that asked for the cloud provider's drop-in, in flag order
+	ipPool              bool     // not blank
+}
 
 // IPPools are the ranges of --harvester-ip-pool, one per address family (IPv4 first); none without a pool.
 func (c *Config) IPPools() []*IPPool {

@@ -6,14 +6,5 @@ var (
 	MaintenanceStrategies = maintenanceStrategies
 )
 
-// Groups are the names of the groups of flags, in order, and Rules the validation pass, for the tests of package
-// config_test.
-func Groups() []string {
-	var out []string
-	for _, g := range groups {
-		out = append(out, g.name)
-	}
-	return out
-}
-
+// Rules are the validation pass, for the tests of package config_test.
 func Rules() []Rule { return rules }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rancher/machine/libmachine/drivers"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -178,11 +177,4 @@ func parseTopologyList(p *Problems, flag, raw string) []string {
 		}
 	}
 	return out
-}
-
-// parsePlacement reads where the VM may run: its affinity, zones and regions.
-func parsePlacement(p *Problems, opts drivers.DriverOptions, cfg *Config) {
-	cfg.Affinity = parseAffinity(p, opts.String(FlagVMAffinity))
-	cfg.Zones = parseTopologyList(p, FlagZone, opts.String(FlagZone))
-	cfg.Regions = parseTopologyList(p, FlagRegion, opts.String(FlagRegion))
 }

@@ -23,7 +23,7 @@ func parseCloudProvider(p *Problems, opts drivers.DriverOptions, cfg *Config) {
 	}
 	s.Distribution = parseDistribution(p, opts)
 	if raw := opts.String(FlagCloudProviderConfig); raw != "" {
-		cfg.markGiven(FlagCloudProviderConfig)
+		cfg.given.cloudProviderConfig = true
 		kubeconfig, _ := userdata.DecodeBase64OrPlain(raw, isKubeconfig)
 		if err := checkKubeconfig(kubeconfig); err != nil {
 			p.Addf(FlagCloudProviderConfig, "%v", err)
@@ -33,7 +33,7 @@ func parseCloudProvider(p *Problems, opts drivers.DriverOptions, cfg *Config) {
 	}
 	for _, f := range []string{FlagCloudProviderForRKE2, FlagCloudProviderDropIn} {
 		if opts.Bool(f) {
-			cfg.markGiven(f)
+			cfg.given.dropIn = append(cfg.given.dropIn, f)
 		}
 	}
 	cfg.CloudProvider = s

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rancher/machine/libmachine/drivers"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
@@ -153,11 +152,4 @@ func nameDevices(vgpus []VGPU, hostDevices []HostDevice) {
 func isResourceName(v string) bool {
 	prefix, _, ok := strings.Cut(v, "/")
 	return ok && strings.Contains(prefix, ".") && len(validation.IsQualifiedName(v)) == 0
-}
-
-// parseDevices reads the vGPUs and the host devices: KubeVirt names both in one space (see nameDevices).
-func parseDevices(p *Problems, opts drivers.DriverOptions, cfg *Config) {
-	cfg.VGPUs = parseVGPUs(p, opts.String(FlagVGPUInfo))
-	cfg.HostDevices = parseHostDevices(p, opts.String(FlagHostDeviceInfo), cfg.VGPUs)
-	nameDevices(cfg.VGPUs, cfg.HostDevices)
 }

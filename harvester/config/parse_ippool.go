@@ -82,14 +82,6 @@ const ipPoolFormat = "FIRST-LAST/PREFIX (e.g. 10.0.0.10-10.0.0.59/24 or 2001:db8
 // for a dual-stack pool (one IPv4 and one IPv6 range), cfg.IPPool6 (IPv4 in IPPool); none without a pool or
 // with a problem in it. How the pool goes with the NICs and the network data are rules (validate_ippool.go).
 func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) {
-	cfg.IPPool, cfg.IPPool6 = readIPPool(p, opts)
-	if strings.TrimSpace(opts.String(FlagIPPool)) != "" {
-		cfg.markGiven(FlagIPPool)
-	}
-}
-
-// readIPPool reads the pool's flags: its range or ranges, IPv4 first, nils without a pool or with a problem.
-func readIPPool(p *Problems, opts drivers.DriverOptions) (first, second *IPPool) {
 	raw := strings.TrimSpace(opts.String(FlagIPPool))
 	gwRaw := strings.TrimSpace(opts.String(FlagIPPoolGateway))
 	dnsRaw := strings.TrimSpace(opts.String(FlagIPPoolDNS))
@@ -100,8 +92,9 @@ func readIPPool(p *Problems, opts drivers.DriverOptions) (first, second *IPPool)
 				p.Addf(f[0], "needs --%s: it belongs to a pool of static addresses, and none is given", FlagIPPool)
 			}
 		}
-		return nil, nil
+		return
 	}
+	cfg.given.ipPool = true
 	before := len(p.List)
 	pools, ok := parseRanges(p, raw)
 	gateways := splitList(gwRaw)
@@ -162,12 +155,12 @@ func readIPPool(p *Problems, opts drivers.DriverOptions) (first, second *IPPool)
 		}
 	}
 	if len(p.List) > before || !ok {
-		return nil, nil
+		return
 	}
+	cfg.IPPool = pools[0]
 	if len(pools) == 2 {
-		return pools[0], pools[1]
+		cfg.IPPool6 = pools[1]
 	}
-	return pools[0], nil
 }
 
 // parseRanges reads the one or two comma-separated ranges of --harvester-ip-pool: at most one of each address

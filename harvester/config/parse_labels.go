@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rancher/machine/libmachine/drivers"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
@@ -55,11 +54,4 @@ func parseVMLabels(p *Problems, raw string, strategyFlag bool) map[string]string
 		labels[key] = value
 	}
 	return labels
-}
-
-// parseMaintenanceAndLabels reads the eviction and maintenance strategies and the VM's labels: the maintenance
-// strategy is one of the labels.
-func parseMaintenanceAndLabels(p *Problems, opts drivers.DriverOptions, cfg *Config) {
-	cfg.EvictionStrategy, cfg.MaintenanceStrategy = parseStrategies(p, opts)
-	cfg.Labels = parseVMLabels(p, opts.String(FlagVMLabels), cfg.MaintenanceStrategy != "")
 }

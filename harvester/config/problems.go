@@ -94,26 +94,22 @@ func (p *Problems) AddCloudInit(err error) {
 
 // AddStaticConflict files an error of networkconfig.CheckStatic or networkconfig.AddStatic (the user's network
 // data against the static address of --harvester-ip-pool) under --harvester-network-data, saying how to make
-// the two go together. The parse (a rule) and the builders (the network data of a create) file it alike.
+// the two go together, naming both flags. The parse (a rule) and the builders (the network data of a create)
+// file it alike.
 func (p *Problems) AddStaticConflict(err error) {
-	p.Addf(FlagNetworkData, "%s", staticConflict(err))
-}
-
-// staticConflict words why the user's network data and the pool do not go together, naming both flags.
-func staticConflict(err error) string {
 	var se *networkconfig.StaticError
-	if !errors.As(err, &se) {
-		return err.Error()
-	}
-	switch se.Conflict {
-	case networkconfig.ConflictVersion1:
-		return fmt.Sprintf("is version 1; with --%s write it as version 2, to which the driver adds the first NIC's static address", FlagIPPool)
-	case networkconfig.ConflictDisabled:
-		return fmt.Sprintf("disables networking (config: disabled), so the guest would not get --%s's address; drop one of the two", FlagIPPool)
-	case networkconfig.ConflictUnmatched:
-		return fmt.Sprintf("%v: with --%s, which configures the first NIC, match each ethernets entry by macaddress (set the NIC's macAddress in --%s) so none can configure the first NIC too",
+	msg := err.Error()
+	switch {
+	case !errors.As(err, &se):
+	case se.Conflict == networkconfig.ConflictVersion1:
+		msg = fmt.Sprintf("is version 1; with --%s write it as version 2, to which the driver adds the first NIC's static address", FlagIPPool)
+	case se.Conflict == networkconfig.ConflictDisabled:
+		msg = fmt.Sprintf("disables networking (config: disabled), so the guest would not get --%s's address; drop one of the two", FlagIPPool)
+	case se.Conflict == networkconfig.ConflictUnmatched:
+		msg = fmt.Sprintf("%v: with --%s, which configures the first NIC, match each ethernets entry by macaddress (set the NIC's macAddress in --%s) so none can configure the first NIC too",
 			err, FlagIPPool, FlagNetworkInfo)
 	default:
-		return fmt.Sprintf("%v (the first NIC's): your network data wins over --%s, so drop that entry or the pool", err, FlagIPPool)
+		msg = fmt.Sprintf("%v (the first NIC's): your network data wins over --%s, so drop that entry or the pool", err, FlagIPPool)
 	}
+	p.Addf(FlagNetworkData, "%s", msg)
 }

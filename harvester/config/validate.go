@@ -1,19 +1,15 @@
 package config
 
-import (
-	"fmt"
-
-	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
-)
+import "github.com/harvester/docker-machine-driver-harvester/cloudinit"
 
 // A Rule is one rule of the validation pass, applied once every group of flags is parsed: it reads the Config,
 // never the flags, and reports what is wrong between its fields, each problem under the flag to change.
 type Rule struct {
 	// Name says what the rule holds to be true.
 	Name string
-	// After is the group whose problems this rule's follow, so that problems read in the order of the flags
-	// they are about (see groups).
-	After string
+	// After is the group of flags whose problems this rule's follow, so that problems read in the order of the
+	// flags they are about (see group). A rule that replaces one (ParseConfig) takes its place.
+	After group
 	Check func(p *Problems, cfg *Config)
 }
 
@@ -21,57 +17,40 @@ type Rule struct {
 // own (checkCloudInitParts); the builders, which know the driver's own parts, replace it (objects.Rules).
 const RuleUserData = "cloud-init reads the user data"
 
-// rules are the validation pass, in the order they are applied; each reports after its group (Rule.After).
+// rules are the validation pass, in the order they are applied; each reports after its group (Rule.After), and
+// after the rules before it of the same group.
 var rules = []Rule{
-	{"the reserved memory fits in the memory", "size", reservedMemoryFits},
-	{"an isolated emulator thread needs CPU pinning", "cpu", emulatorThreadNeedsPinning},
-	{"Secure Boot needs EFI", "firmware", secureBootNeedsEFI},
-	{"a persistent TPM needs a TPM", "firmware", persistentTPMNeedsTPM},
-	{"boot orders are unique across disks and NICs", "NICs", bootOrdersUnique},
-	{"the cloud-provider kubeconfig is the guest's", "cloud provider", guestKubeconfigIsScoped},
-	{"the cloud-provider kubeconfig is given or generated", "cloud provider", givenOrGenerated},
-	{"a generated account is named after the guest cluster", "cloud provider", generatedAccountNamed},
-	{"the cloud-provider server is a generated kubeconfig's", "cloud provider", serverForGenerated},
-	{"drop-ins and distributions go with a cloud-provider kubeconfig", "cloud provider", dropInNeedsKubeconfig},
-	{RuleUserData, "cloud provider", checkCloudInitParts},
-	{"the IP pool's NIC is a bridge", "IP pool", poolNICIsBridge},
-	{"the network data leaves the IP pool's NIC alone", "IP pool", networkDataLeavesPool},
+	{"the reserved memory fits in the memory", groupSize, reservedMemoryFits},
+	{"an isolated emulator thread needs CPU pinning", groupCPUAndFirmware, emulatorThreadNeedsPinning},
+	{"Secure Boot needs EFI", groupCPUAndFirmware, secureBootNeedsEFI},
+	{"a persistent TPM needs a TPM", groupCPUAndFirmware, persistentTPMNeedsTPM},
+	{"boot orders are unique across disks and NICs", groupNICs, bootOrdersUnique},
+	{"the cloud-provider kubeconfig is the guest's", groupCloudProvider, guestKubeconfigIsScoped},
+	{"the cloud-provider kubeconfig is given or generated", groupCloudProvider, givenOrGenerated},
+	{"a generated account is named after the guest cluster", groupCloudProvider, generatedAccountNamed},
+	{"the cloud-provider server is a generated kubeconfig's", groupCloudProvider, serverForGenerated},
+	{"drop-ins and distributions go with a cloud-provider kubeconfig", groupCloudProvider, dropInNeedsKubeconfig},
+	{RuleUserData, groupCloudProvider, checkCloudInitParts},
+	{"the IP pool's NIC is a bridge", groupIPPool, poolNICIsBridge},
+	{"the network data leaves the IP pool's NIC alone", groupIPPool, networkDataLeavesPool},
 }
 
-// validate applies the rules (with replace in the place of the rules of their names) to cfg, whose groups found
-// parsed, and returns every problem in the order of the groups, each group's followed by its rules'.
-func validate(cfg *Config, parsed []Problems, replace []Rule) *Problems {
-	applied := append([]Rule(nil), rules...)
-	for _, r := range replace {
-		i := ruleIndex(applied, r.Name)
-		if i < 0 {
-			panic(fmt.Sprintf("config: no rule %q to replace", r.Name))
-		}
-		applied[i].Check = r.Check
-	}
-	found := make([]Problems, len(applied))
-	for i, r := range applied {
-		r.Check(&found[i], cfg)
-	}
-	var all Problems
-	for gi, g := range groups {
-		all.List = append(all.List, parsed[gi].List...)
-		for i, r := range applied {
-			if r.After == g.name {
-				all.List = append(all.List, found[i].List...)
+// validate is the validation pass: it applies the rules to cfg, each reporting in found[its group], after the
+// group's own problems; a rule of replace is applied instead of config's of its name.
+func validate(found *[groups]Problems, cfg *Config, replace []Rule) {
+	replaced := 0
+	for _, rule := range rules {
+		check := rule.Check
+		for _, x := range replace {
+			if x.Name == rule.Name {
+				check, replaced = x.Check, replaced+1
 			}
 		}
+		check(&found[rule.After], cfg)
 	}
-	return &all
-}
-
-func ruleIndex(rs []Rule, name string) int {
-	for i, r := range rs {
-		if r.Name == name {
-			return i
-		}
+	if replaced != len(replace) {
+		panic("config: a rule to replace has the name of none of config's rules")
 	}
-	return -1
 }
 
 // reservedMemoryFits: --harvester-reserved-memory-size must leave the guest some of its memory.

@@ -45,7 +45,7 @@ func guestKubeconfigIsScoped(p *Problems, cfg *Config) {
 
 // givenOrGenerated: the guest's kubeconfig is either given or made at create, not both.
 func givenOrGenerated(p *Problems, cfg *Config) {
-	if cfg.gave(FlagCloudProviderConfig) && cfg.CloudProvider.Generate {
+	if cfg.given.cloudProviderConfig && cfg.CloudProvider.Generate {
 		p.Addf(FlagGenerateCloudProviderConfig, "give either --%s or --%s, not both", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
 	}
 }
@@ -79,13 +79,11 @@ func serverForGenerated(p *Problems, cfg *Config) {
 // dropInNeedsKubeconfig: the drop-in and the distribution say what to do with the guest's kubeconfig, and
 // there must be one.
 func dropInNeedsKubeconfig(p *Problems, cfg *Config) {
-	if cfg.CloudProvider.Generate || cfg.gave(FlagCloudProviderConfig) {
+	if cfg.CloudProvider.Generate || cfg.given.cloudProviderConfig {
 		return
 	}
-	for _, f := range []string{FlagCloudProviderForRKE2, FlagCloudProviderDropIn} {
-		if cfg.gave(f) {
-			p.Addf(f, "needs --%s or --%s: the drop-in turns on the cloud provider that reads that kubeconfig", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
-		}
+	for _, f := range cfg.given.dropIn {
+		p.Addf(f, "needs --%s or --%s: the drop-in turns on the cloud provider that reads that kubeconfig", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)
 	}
 	if cfg.CloudProvider.Distribution != Distributions[DefaultDistribution] {
 		p.Addf(FlagCloudProviderDistribution, "is only used with --%s or --%s: it says where that kubeconfig goes", FlagCloudProviderConfig, FlagGenerateCloudProviderConfig)

@@ -8,7 +8,7 @@ import "github.com/harvester/docker-machine-driver-harvester/cloudinit/networkco
 // poolNICIsBridge: the first NIC must be able to take a static address, so a bridge on a VM network. A
 // masquerade interface sits behind KubeVirt's NAT on the pod network, whose addresses the pod network hands out.
 func poolNICIsBridge(p *Problems, cfg *Config) {
-	if !cfg.gave(FlagIPPool) || len(cfg.NICs) == 0 || !cfg.NICs[0].Masquerade {
+	if !cfg.given.ipPool || len(cfg.NICs) == 0 || !cfg.NICs[0].Masquerade {
 		return
 	}
 	p.Addf(FlagIPPool, "applies to the first NIC, which is a masquerade interface on the pod network; make the first interface in --%s a bridge on a VM network",
@@ -19,7 +19,7 @@ func poolNICIsBridge(p *Problems, cfg *Config) {
 // networkconfig.AddStatic) as far as it can be known before the address is: the first NIC's MAC is known only
 // when the user set it. The network data's own problems are its parser's.
 func networkDataLeavesPool(p *Problems, cfg *Config) {
-	if !cfg.gave(FlagIPPool) || len(cfg.NetworkData) == 0 || networkconfig.Validate(cfg.NetworkData) != nil {
+	if !cfg.given.ipPool || len(cfg.NetworkData) == 0 || networkconfig.Validate(cfg.NetworkData) != nil {
 		return
 	}
 	mac := ""

@@ -68,20 +68,10 @@ func TestParseConfigRefusesToReplaceAMissingRule(t *testing.T) {
 	ParseConfig("m1", configtest.MinimalOptions(), Rule{Name: "no such rule", Check: func(*Problems, *Config) {}})
 }
 
-// Every rule reports after a group of flags (or its problems would never be told), and names are unique.
-func TestEveryRuleFollowsAGroup(t *testing.T) {
-	groups := map[string]bool{}
-	for _, g := range Groups() {
-		if groups[g] {
-			t.Errorf("two groups are named %q", g)
-		}
-		groups[g] = true
-	}
+// A rule is replaced by its name: no two have one.
+func TestRuleNamesAreUnique(t *testing.T) {
 	names := map[string]bool{}
 	for _, r := range Rules() {
-		if !groups[r.After] {
-			t.Errorf("rule %q is after %q, which is no group", r.Name, r.After)
-		}
 		if names[r.Name] {
 			t.Errorf("two rules are named %q", r.Name)
 		}
