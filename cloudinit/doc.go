@@ -30,10 +30,11 @@
 //
 // # Errors
 //
-// Every error of UserData and Check is an *Error: the part of the input at fault (Part: the user's user data,
-// Rancher's document, the SSH password, the driver's files), where inside it (a key path such as runcmd, or a
-// MIME part) and what is wrong. The package names no flag: the caller maps parts to its own inputs. Check reports
-// every part's problems at once and returns no output.
+// Every error of UserData, Check and CheckParts is an *Error: the part of the input at fault (Part: the user's
+// user data, Rancher's document, the SSH password, the driver's files), where inside it (a key path such as
+// runcmd, or a MIME part) and what is wrong. The package names no flag: the caller maps parts to its own inputs.
+// Check reports every part's problems at once and returns no output; CheckParts reads only the parts a user
+// writes, each on its own, for a caller that has not the driver's parts to merge them with.
 //
 // # Output
 //

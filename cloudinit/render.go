@@ -49,29 +49,43 @@ func checkSize(in Input, out []byte) error {
 // that a broken user data, a broken Rancher document and a bad password are all reported (errors.Join of
 // *Error); when they read, the rules between them (lists, anchors, writing the merge back) are checked too.
 func Check(in Input) error {
-	var errs []error
-	if _, err := readUser(in.User, inputHasJinja(in)); err != nil {
-		errs = append(errs, err)
-	}
-	if rancher, err := readRancher(in.Rancher); err != nil {
-		errs = append(errs, err)
-	} else if _, _, _, err := placeHostname(in.Hostname, rancher, nil); err != nil {
-		errs = append(errs, err) // Rancher's hostname
-	}
-	if err := checkPassword(in.SSHPassword); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := writeFiles(in.WriteFiles); err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	if err := checkParts(in.User, inputHasJinja(in), in.Rancher, in.SSHPassword, in.WriteFiles); err != nil {
+		return err
 	}
 	user, body, err := build(in)
 	if err != nil {
 		return err
 	}
 	return checkSize(in, compose(user, body))
+}
+
+// CheckParts reports what UserData would refuse in the parts a user writes, each read on its own, without the
+// driver's parts (errors.Join of *Error, as Check's): the user data, Rancher's document with its hostname, and
+// the SSH password. A jinja template in the user data is read as the part of its own UserData sends it as when
+// the values beside it hold jinja delimiters: whether it merges, and the rules between the parts, are Check's.
+func CheckParts(user, rancher []byte, sshPassword string) error {
+	return checkParts(user, true, rancher, sshPassword, nil)
+}
+
+// checkParts reads each part on its own, the driver's files too (errors.Join of each part's error);
+// templateApart is readUser's forceJinjaPart.
+func checkParts(user []byte, templateApart bool, rancher []byte, sshPassword string, files []File) error {
+	var errs []error
+	if _, err := readUser(user, templateApart); err != nil {
+		errs = append(errs, err)
+	}
+	if doc, err := readRancher(rancher); err != nil {
+		errs = append(errs, err)
+	} else if _, _, _, err := placeHostname("", doc, nil); err != nil {
+		errs = append(errs, err) // Rancher's hostname
+	}
+	if err := checkPassword(sshPassword); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := writeFiles(files); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // build reads and merges the parts of in into the merged cloud-config's body, and the user's parts it goes

@@ -241,6 +241,25 @@ func TestCheckReportsEveryPart(t *testing.T) {
 	}
 }
 
+// CheckParts reads each part a user writes on its own, as Check does first; what only merging finds (a runcmd
+// that is no list, a jinja template that would be merged) is left to Check.
+func TestCheckPartsReadsEachPartOnItsOwn(t *testing.T) {
+	err := CheckParts([]byte("#cloud-config\nruncmd: [a\n"), []byte("#cloud-config\nhostname: [a]\n"), "a\nb")
+	whole := Check(Input{User: []byte("#cloud-config\nruncmd: [a\n"), Rancher: []byte("#cloud-config\nhostname: [a]\n"), SSHPassword: "a\nb"})
+	if err == nil || err.Error() != whole.Error() {
+		t.Fatalf("CheckParts = %v, want Check's problems of the parts", err)
+	}
+	template := []byte("## template: jinja\n#cloud-config\nruncmd: [\"{{ v1.local_hostname }}\"]\nx: !!python/object foo\n")
+	for _, user := range [][]byte{[]byte("#cloud-config\nruncmd: echo\n"), template} {
+		if err := CheckParts(user, []byte(rancherDoc), "pw"); err != nil {
+			t.Errorf("CheckParts(%q) = %v, want nil", user, err)
+		}
+		if err := Check(Input{Hostname: "m", User: user, Rancher: []byte(rancherDoc)}); err == nil {
+			t.Errorf("Check(%q) accepts it", user)
+		}
+	}
+}
+
 // laughs is a YAML "billion laughs": n levels of ten aliases each.
 func laughs(n int) string {
 	var b strings.Builder

@@ -54,7 +54,11 @@ build() { # build <out dir>
 	local out=$1 tmp root
 	tmp=$(mktemp -d "$cache_root/.guest.XXXXXX")
 	root=$tmp/root
-	trap 'umount "$root/proc" 2>/dev/null; rm -rf --one-file-system "$tmp"' RETURN
+	# The temporary root goes on return and on a signal too: a run stopped mid-build (Ctrl-C, a killed test)
+	# must not leave the chroot's /proc mounted in the cache. umount may fail (debootstrap unmounted it, or it
+	# is not mounted yet) and must not stop the cleanup under set -e; -l detaches it while a process still uses it.
+	trap 'umount -l "$root/proc" 2>/dev/null || :; rm -rf --one-file-system "$tmp"' RETURN
+	trap 'umount -l "$root/proc" 2>/dev/null || :; rm -rf --one-file-system "$tmp"; exit 143' TERM INT HUP
 	log "debootstrap $suite into a temporary root (about two minutes, once per recipe)"
 	# debootstrap resolves --include poorly (cloud-init's python3 dependencies fail to configure in its base
 	# pass), so it lays down minbase only and apt installs the rest inside the chroot.
@@ -106,7 +110,7 @@ build() { # build <out dir>
 	rm -rf "$root" "$tmp/rootfs.raw" "$tmp/build.log"
 	rm -rf "$out"
 	mv "$tmp" "$out"
-	trap - RETURN
+	trap - RETURN TERM INT HUP
 }
 
 complete() { [ -s "$1/vmlinuz" ] && [ -s "$1/initrd.img" ] && [ -s "$1/rootfs.qcow2" ]; }

@@ -23,6 +23,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 	"github.com/harvester/docker-machine-driver-harvester/internal/version"
 )
 
@@ -96,7 +97,7 @@ func (d *Driver) DriverName() string { return d.id.Name() }
 // as the create flag is kept with the machine (see savedState); one from the environment is not.
 func (d *Driver) SetConfigFromFlags(given drivers.DriverOptions) error {
 	opts := d.id.Options(given)
-	cfg, err := config.ParseConfig(d.MachineName, opts)
+	cfg, err := config.ParseConfig(d.MachineName, opts, objects.Rules...)
 	if err != nil {
 		return d.id.Err(err)
 	}

@@ -54,7 +54,7 @@ var layers = []layer{
 
 	{pkg: "harvester/ippool", may: []string{"harvester/config", "harvester/objects", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake"}},
-	{pkg: "harvester/guestaccount", may: []string{"harvester/config", "harvester/connection", "harvester/internal/kube", "harvester/internal/logging", "cloudinit"},
+	{pkg: "harvester/guestaccount", may: []string{"harvester/config", "harvester/connection", "harvester/internal/kube", "harvester/internal/logging", "harvester/objects", "cloudinit"},
 		tests: []string{"harvester/internal/kubefake"}},
 
 	{pkg: "harvester", may: []string{"harvester/config", "harvester/objects", "harvester/connection", "harvester/ippool", "harvester/guestaccount",

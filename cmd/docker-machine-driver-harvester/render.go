@@ -23,7 +23,7 @@ func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr
 		fmt.Fprintln(stderr, "render: --machine-name is required: the name of the machine, which names its VM")
 		return 2
 	}
-	cfg, err := config.ParseConfig(machineName, opts)
+	cfg, err := config.ParseConfig(machineName, opts, objects.Rules...)
 	if err != nil {
 		fmt.Fprintln(stderr, named(err.Error()))
 		return 1

@@ -68,6 +68,17 @@ type Config struct {
 	// dual-stack pool it is the IPv4 range, and IPPool6 the IPv6 one; IPPool6 is nil for a single range (of
 	// either family).
 	IPPool, IPPool6 *IPPool
+
+	// given are the flags the rules must know were given even when their values did not parse: a rule about
+	// what they need still applies. Each parser sets its own, in its own sense of given.
+	given givenFlags
+}
+
+// givenFlags are the flags of Config.given.
+type givenFlags struct {
+	cloudProviderConfig bool
+	dropIn              []string // the flags that asked for the cloud provider's drop-in, in flag order
+	ipPool              bool     // not blank
 }
 
 // IPPools are the ranges of --harvester-ip-pool, one per address family (IPv4 first); none without a pool.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 )
 
@@ -65,21 +64,4 @@ func LookupDistribution(name string) (Distribution, error) {
 		return Distribution{}, fmt.Errorf("must be %s, got %q", lists.Join(distributionNames(), "or"), name)
 	}
 	return dist, nil
-}
-
-// CloudProviderFiles are the files that give the guest cluster its cloud provider kubeconfig (root-only: it
-// holds a token) at the CCM's default path and the distribution's, and with dropIn the distribution's config
-// that switches the cloud provider on.
-func CloudProviderFiles(kubeconfig []byte, dist Distribution, dropIn bool) []cloudinit.File {
-	if len(kubeconfig) == 0 {
-		return nil
-	}
-	files := []cloudinit.File{
-		{Path: GuestCloudConfigPath, Content: string(kubeconfig), Owner: "root:root", Permissions: "0600"},
-		{Path: dist.ConfigPath, Content: string(kubeconfig), Owner: "root:root", Permissions: "0600"},
-	}
-	if dropIn {
-		files = append(files, cloudinit.File{Path: dist.DropInPath, Content: dist.DropIn, Owner: "root:root", Permissions: "0600"})
-	}
-	return files
 }

@@ -13,18 +13,63 @@ import (
 )
 
 // ParseConfig turns the flag values of one machine into a validated Config. It reads only the flags and local
-// files (the Rancher user-data file, the SSH private key); it never contacts the cluster. Every problem is
-// collected and returned together in a *ConfigError, each naming its flag and the accepted format.
-func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error) {
+// files (the Rancher user-data file, the SSH private key); it never contacts the cluster. It runs in two passes:
+// every group of flags is parsed into the Config (parseGroups), then the rules across the Config's fields are
+// applied (validate.go). Every problem of both is collected and returned together in a *ConfigError, each naming
+// its flag and the accepted format, in the order of the groups.
+//
+// replace are rules of packages above config that check a field in full where config can check it only in part;
+// each takes the place of config's rule of the same name (objects.Rules: the user data, merged as a create
+// merges it).
+func ParseConfig(machineName string, opts drivers.DriverOptions, replace ...Rule) (*Config, error) {
 	var p Problems
 	if checkValueSizes(&p, opts); len(p.List) > 0 {
 		return nil, p.Err()
 	}
 	cfg := &Config{MachineName: machineName}
-	if err := checkVMName(machineName); err != nil {
+	var found [groups]Problems
+	parseGroups(&found, opts, cfg)
+	validate(&found, cfg, replace)
+	for _, g := range found {
+		p.List = append(p.List, g.List...)
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// A group is the flags that make one part of the Config, read by one parser: it reads only those flags (and the VM
+// namespace, parsed first, as the namespace of the names it reads), fills its part of the Config and reports what
+// is wrong with the values as given: their format, their range, and how the flags of the group go together. What
+// is wrong between parts of the Config is a Rule's. The groups are parsed in this order, and their problems are
+// reported in it, each group's followed by those of its rules (Rule.After).
+type group int
+
+const (
+	groupMachine        group = iota // the machine's name, namespace and cluster, the Harvester credential
+	groupSize                        // cores, memory, reserved memory
+	groupCPUAndFirmware              // CPU model and pinning; EFI, Secure Boot, TPM
+	groupMachineType                 // --harvester-machine-type
+	groupDisks                       // parseDisks
+	groupNICs                        // parseNICs
+	groupDevices                     // vGPUs and host devices, which KubeVirt names in one space (nameDevices)
+	groupLabels                      // the strategies and the labels: the maintenance strategy is one
+	groupPlacement                   // affinity, zones, regions
+	groupSSH                         // parseSSH
+	groupCloudInit                   // parseCloudInit and the guest agent
+	groupCloudProvider               // parseCloudProvider
+	groupIPPool                      // parseIPPool
+	groupOSAndTimeout                // --harvester-os, --harvester-create-timeout
+	groups                           // how many
+)
+
+// parseGroups is the parse pass: each group's parser, reporting in found[group].
+func parseGroups(found *[groups]Problems, opts drivers.DriverOptions, cfg *Config) {
+	p := &found[groupMachine]
+	if err := checkVMName(cfg.MachineName); err != nil {
 		p.Addf("", "%v", err)
 	}
-
 	cfg.Namespace = opts.String(FlagVMNamespace)
 	if msgs := validation.IsDNS1123Label(cfg.Namespace); len(msgs) > 0 {
 		p.Addf(FlagVMNamespace, "must be a Kubernetes namespace name (lowercase letters, digits and '-'), got %q", cfg.Namespace)
@@ -33,58 +78,54 @@ func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error
 	if msgs := validation.IsValidLabelValue(cfg.ClusterName); len(msgs) > 0 {
 		p.Addf(FlagClusterName, "must be a valid label value (at most 63 letters, digits, '-', '_' or '.'), got %q", cfg.ClusterName)
 	}
-	cfg.Kubeconfig = ParseKubeconfig(&p, opts.String(FlagKubeconfigContent))
+	cfg.Kubeconfig = ParseKubeconfig(p, opts.String(FlagKubeconfigContent))
 
-	cfg.CPUs = inRange(&p, FlagCPUCount, opts.Int(FlagCPUCount), MaxCPUs, "a positive whole number of cores")
-	cfg.MemoryGiB = inRange(&p, FlagMemorySize, opts.Int(FlagMemorySize), MaxGiB, "a positive whole number of GiB")
-	cfg.ReservedMemoryMiB = parseReservedMemory(&p, opts.Int(FlagReservedMemorySize), cfg.MemoryGiB)
+	p = &found[groupSize]
+	cfg.CPUs = inRange(p, FlagCPUCount, opts.Int(FlagCPUCount), MaxCPUs, "a positive whole number of cores")
+	cfg.MemoryGiB = inRange(p, FlagMemorySize, opts.Int(FlagMemorySize), MaxGiB, "a positive whole number of GiB")
+	cfg.ReservedMemoryMiB = parseReservedMemory(p, opts.Int(FlagReservedMemorySize))
+
+	p = &found[groupCPUAndFirmware]
 	cfg.CPUModel = strings.TrimSpace(opts.String(FlagCPUModel))
 	if cfg.CPUModel != "" && !cpuModel.MatchString(cfg.CPUModel) {
 		p.Addf(FlagCPUModel, "must be a CPU model name of letters, digits, '-', '_' and '.' (e.g. host-passthrough, Skylake-Server), got %q", cfg.CPUModel)
 	}
 	cfg.CPUPinning = opts.Bool(FlagCPUPinning)
 	cfg.IsolateEmulatorThread = opts.Bool(FlagIsolateEmulatorThread)
-	if cfg.IsolateEmulatorThread && !cfg.CPUPinning {
-		p.Addf(FlagIsolateEmulatorThread, "needs --%s: KubeVirt isolates the emulator thread only for VMs with dedicated CPUs", FlagCPUPinning)
-	}
 	cfg.EFI = opts.Bool(FlagEnableEFI)
 	cfg.SecureBoot = opts.Bool(FlagEnableSecureBoot)
-	if cfg.SecureBoot && !cfg.EFI {
-		p.Addf(FlagEnableSecureBoot, "needs --%s: Secure Boot is a feature of EFI firmware", FlagEnableEFI)
-	}
 	cfg.TPM = opts.Bool(FlagEnableTPM)
 	cfg.TPMPersistent = opts.Bool(FlagPersistentTPM)
-	if cfg.TPMPersistent && !cfg.TPM {
-		p.Addf(FlagPersistentTPM, "needs --%s: it keeps the state of the VM's virtual TPM, and there is none", FlagEnableTPM)
-	}
-	cfg.MachineType = parseMachineType(&p, opts.String(FlagMachineType))
 
-	cfg.Disks = parseDisks(&p, opts, cfg.Namespace)
-	cfg.NICs = parseNICs(&p, opts, cfg.Namespace)
-	checkBootOrders(&p, cfg.Disks, cfg.NICs)
-	cfg.VGPUs = parseVGPUs(&p, opts.String(FlagVGPUInfo))
-	cfg.HostDevices = parseHostDevices(&p, opts.String(FlagHostDeviceInfo), cfg.VGPUs)
+	cfg.MachineType = parseMachineType(&found[groupMachineType], opts.String(FlagMachineType))
+	cfg.Disks = parseDisks(&found[groupDisks], opts, cfg.Namespace)
+	cfg.NICs = parseNICs(&found[groupNICs], opts, cfg.Namespace)
+
+	p = &found[groupDevices]
+	cfg.VGPUs = parseVGPUs(p, opts.String(FlagVGPUInfo))
+	cfg.HostDevices = parseHostDevices(p, opts.String(FlagHostDeviceInfo), cfg.VGPUs)
 	nameDevices(cfg.VGPUs, cfg.HostDevices)
-	cfg.EvictionStrategy, cfg.MaintenanceStrategy = parseStrategies(&p, opts)
-	cfg.Labels = parseVMLabels(&p, opts.String(FlagVMLabels), cfg.MaintenanceStrategy != "")
-	cfg.Affinity = parseAffinity(&p, opts.String(FlagVMAffinity))
-	cfg.Zones = parseTopologyList(&p, FlagZone, opts.String(FlagZone))
-	cfg.Regions = parseTopologyList(&p, FlagRegion, opts.String(FlagRegion))
-	cfg.SSH = parseSSH(&p, opts, cfg.Namespace)
 
-	cfg.UserData, cfg.RancherUserData, cfg.NetworkData = parseCloudInit(&p, opts)
+	p = &found[groupLabels]
+	cfg.EvictionStrategy, cfg.MaintenanceStrategy = parseStrategies(p, opts)
+	cfg.Labels = parseVMLabels(p, opts.String(FlagVMLabels), cfg.MaintenanceStrategy != "")
+
+	p = &found[groupPlacement]
+	cfg.Affinity = parseAffinity(p, opts.String(FlagVMAffinity))
+	cfg.Zones = parseTopologyList(p, FlagZone, opts.String(FlagZone))
+	cfg.Regions = parseTopologyList(p, FlagRegion, opts.String(FlagRegion))
+
+	cfg.SSH = parseSSH(&found[groupSSH], opts, cfg.Namespace)
+
+	cfg.UserData, cfg.RancherUserData, cfg.NetworkData = parseCloudInit(&found[groupCloudInit], opts)
 	cfg.InstallGuestAgent = !opts.Bool(FlagSkipGuestAgent)
-	cfg.CloudProvider = parseCloudProvider(&p, opts, cfg)
-	checkCloudInit(&p, cfg)
-	cfg.IPPool, cfg.IPPool6 = parseIPPool(&p, opts, cfg)
-	parseOS(&p, opts.String(FlagOS))
 
-	cfg.CreateTimeout = parseCreateTimeout(&p, opts.String(FlagCreateTimeout))
+	parseCloudProvider(&found[groupCloudProvider], opts, cfg)
+	parseIPPool(&found[groupIPPool], opts, cfg)
 
-	if err := p.Err(); err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	p = &found[groupOSAndTimeout]
+	parseOS(p, opts.String(FlagOS))
+	cfg.CreateTimeout = parseCreateTimeout(p, opts.String(FlagCreateTimeout))
 }
 
 // maxValueSize is the longest value a flag takes: the cloud-init and kubeconfig flags carry documents of up to
@@ -151,16 +192,14 @@ func inRange(p *Problems, flag string, v int, max int64, want string) int {
 	return v
 }
 
-// parseReservedMemory reads --harvester-reserved-memory-size (MiB): -1 (the default) or 0 mean unset; otherwise
-// it must leave the guest some of its memory.
-func parseReservedMemory(p *Problems, mib, memoryGiB int) int {
+// parseReservedMemory reads --harvester-reserved-memory-size (MiB): -1 (the default) or 0 mean unset. That it
+// leaves the guest some of its memory is a rule (reservedMemoryFits).
+func parseReservedMemory(p *Problems, mib int) int {
 	switch {
 	case mib == DefaultReservedMemoryMiB || mib == 0:
 		return 0
 	case mib < 0:
 		p.Addf(FlagReservedMemorySize, "must be a positive whole number of MiB, or -1 for Harvester's default, got %d", mib)
-	case memoryGiB > 0 && mib >= memoryGiB*1024:
-		p.Addf(FlagReservedMemorySize, "%d MiB must be less than the VM memory (%d GiB = %d MiB)", mib, memoryGiB, memoryGiB*1024)
 	}
 	return mib
 }

@@ -173,32 +173,3 @@ func diskFromJSON(p *Problems, index int, dj diskJSON, namespace string) Disk {
 	}
 	return d
 }
-
-// checkBootOrders rejects boot orders used twice: KubeVirt requires them unique across disks and interfaces
-// (kubevirt/kubevirt pkg/virt-api/webhooks/validating-webhook/admitters/vmi-create-admitter.go, validateBootOrder).
-// A NIC's clash is filed under --harvester-network-info, naming the flag that gave the disk its order (the legacy
-// root disk has order 1).
-func checkBootOrders(p *Problems, disks []Disk, nics []NIC) {
-	type device struct{ name, flag string }
-	seen := map[uint]device{}
-	for _, d := range disks {
-		if d.BootOrder == 0 {
-			continue
-		}
-		if other, dup := seen[d.BootOrder]; dup {
-			p.Addf(FlagDiskInfo, "%s and %s both have bootOrder %d; boot orders must be unique", other.name, d.Name, d.BootOrder)
-			continue
-		}
-		seen[d.BootOrder] = device{d.Name, d.Flag}
-	}
-	for _, n := range nics {
-		if n.BootOrder == 0 {
-			continue
-		}
-		if other, dup := seen[n.BootOrder]; dup {
-			p.Addf(FlagNetworkInfo, "%s has bootOrder %d, as %s of --%s has; boot orders must be unique across disks and NICs", n.Name, n.BootOrder, other.name, other.flag)
-			continue
-		}
-		seen[n.BootOrder] = device{n.Name, n.Flag}
-	}
-}

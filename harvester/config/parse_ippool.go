@@ -11,8 +11,6 @@ import (
 
 	"github.com/rancher/machine/libmachine/drivers"
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	"github.com/harvester/docker-machine-driver-harvester/cloudinit/networkconfig"
 )
 
 // IPPool is --harvester-ip-pool with its gateway and DNS servers: the addresses one of which each machine's first
@@ -80,11 +78,10 @@ func addrInt(a netip.Addr) *big.Int {
 
 const ipPoolFormat = "FIRST-LAST/PREFIX (e.g. 10.0.0.10-10.0.0.59/24 or 2001:db8::10-2001:db8::59/64) or a subnet (e.g. 10.0.0.0/24)"
 
-// parseIPPool reads --harvester-ip-pool, --harvester-ip-pool-gateway and --harvester-ip-pool-dns, and checks the
-// pool against the first NIC and the user's network data. It returns the pool's range and, for a dual-stack pool
-// (one IPv4 and one IPv6 range), its IPv6 one in second (the IPv4 one in first); nils without a pool or with a
-// problem in it.
-func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) (first, second *IPPool) {
+// parseIPPool reads --harvester-ip-pool with its gateway, DNS servers and search domains into cfg.IPPool and,
+// for a dual-stack pool (one IPv4 and one IPv6 range), cfg.IPPool6 (IPv4 in IPPool); none without a pool or
+// with a problem in it. How the pool goes with the NICs and the network data are rules (validate_ippool.go).
+func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) {
 	raw := strings.TrimSpace(opts.String(FlagIPPool))
 	gwRaw := strings.TrimSpace(opts.String(FlagIPPoolGateway))
 	dnsRaw := strings.TrimSpace(opts.String(FlagIPPoolDNS))
@@ -95,8 +92,9 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) (first, s
 				p.Addf(f[0], "needs --%s: it belongs to a pool of static addresses, and none is given", FlagIPPool)
 			}
 		}
-		return nil, nil
+		return
 	}
+	cfg.given.ipPool = true
 	before := len(p.List)
 	pools, ok := parseRanges(p, raw)
 	gateways := splitList(gwRaw)
@@ -156,15 +154,13 @@ func parseIPPool(p *Problems, opts drivers.DriverOptions, cfg *Config) (first, s
 			p.Addf(FlagIPPool, "%s has no address left to give out once its gateway and DNS servers are set aside", pool.raw)
 		}
 	}
-	checkPoolNIC(p, cfg)
-	checkPoolNetworkData(p, cfg)
 	if len(p.List) > before || !ok {
-		return nil, nil
+		return
 	}
+	cfg.IPPool = pools[0]
 	if len(pools) == 2 {
-		return pools[0], pools[1]
+		cfg.IPPool6 = pools[1]
 	}
-	return pools[0], nil
 }
 
 // parseRanges reads the one or two comma-separated ranges of --harvester-ip-pool: at most one of each address
@@ -469,51 +465,6 @@ func family(a netip.Addr) string {
 		return "IPv4"
 	}
 	return "IPv6"
-}
-
-// checkPoolNIC makes sure the first NIC can take a static address: a bridge on a VM network. A masquerade
-// interface sits behind KubeVirt's NAT on the pod network, whose addresses the pod network hands out.
-func checkPoolNIC(p *Problems, cfg *Config) {
-	if len(cfg.NICs) == 0 || !cfg.NICs[0].Masquerade {
-		return
-	}
-	p.Addf(FlagIPPool, "applies to the first NIC, which is a masquerade interface on the pod network; make the first interface in --%s a bridge on a VM network",
-		FlagNetworkInfo)
-}
-
-// checkPoolNetworkData applies the precedence rule of --harvester-network-data over the pool (see
-// networkconfig.AddStatic) as far as it can be known before the address is: the first NIC's MAC is known only
-// when the user set it.
-func checkPoolNetworkData(p *Problems, cfg *Config) {
-	if len(cfg.NetworkData) == 0 || networkconfig.Validate(cfg.NetworkData) != nil {
-		return
-	}
-	mac := ""
-	if len(cfg.NICs) > 0 {
-		mac = cfg.NICs[0].MACAddress
-	}
-	if err := networkconfig.CheckStatic(cfg.NetworkData, mac); err != nil {
-		p.Addf(FlagNetworkData, "%s", PoolConflict(err))
-	}
-}
-
-// PoolConflict words why the user's network data and the pool do not go together, naming both flags.
-func PoolConflict(err error) string {
-	var se *networkconfig.StaticError
-	if !errors.As(err, &se) {
-		return err.Error()
-	}
-	switch se.Conflict {
-	case networkconfig.ConflictVersion1:
-		return fmt.Sprintf("is version 1; with --%s write it as version 2, to which the driver adds the first NIC's static address", FlagIPPool)
-	case networkconfig.ConflictDisabled:
-		return fmt.Sprintf("disables networking (config: disabled), so the guest would not get --%s's address; drop one of the two", FlagIPPool)
-	case networkconfig.ConflictUnmatched:
-		return fmt.Sprintf("%v: with --%s, which configures the first NIC, match each ethernets entry by macaddress (set the NIC's macAddress in --%s) so none can configure the first NIC too",
-			err, FlagIPPool, FlagNetworkInfo)
-	default:
-		return fmt.Sprintf("%v (the first NIC's): your network data wins over --%s, so drop that entry or the pool", err, FlagIPPool)
-	}
 }
 
 // IPPoolNetwork is namespace/name of the network of cfg's pool, saved with the machine (Driver.IPPoolNetwork).

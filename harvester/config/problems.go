@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/networkconfig"
 )
 
 // Problem is one thing wrong with the machine's configuration, tied to the flag that carries it.
@@ -89,4 +90,26 @@ func (p *Problems) AddCloudInit(err error) {
 			p.Addf(FlagUserData, "%v", err)
 		}
 	}
+}
+
+// AddStaticConflict files an error of networkconfig.CheckStatic or networkconfig.AddStatic (the user's network
+// data against the static address of --harvester-ip-pool) under --harvester-network-data, saying how to make
+// the two go together, naming both flags. The parse (a rule) and the builders (the network data of a create)
+// file it alike.
+func (p *Problems) AddStaticConflict(err error) {
+	var se *networkconfig.StaticError
+	msg := err.Error()
+	switch {
+	case !errors.As(err, &se):
+	case se.Conflict == networkconfig.ConflictVersion1:
+		msg = fmt.Sprintf("is version 1; with --%s write it as version 2, to which the driver adds the first NIC's static address", FlagIPPool)
+	case se.Conflict == networkconfig.ConflictDisabled:
+		msg = fmt.Sprintf("disables networking (config: disabled), so the guest would not get --%s's address; drop one of the two", FlagIPPool)
+	case se.Conflict == networkconfig.ConflictUnmatched:
+		msg = fmt.Sprintf("%v: with --%s, which configures the first NIC, match each ethernets entry by macaddress (set the NIC's macAddress in --%s) so none can configure the first NIC too",
+			err, FlagIPPool, FlagNetworkInfo)
+	default:
+		msg = fmt.Sprintf("%v (the first NIC's): your network data wins over --%s, so drop that entry or the pool", err, FlagIPPool)
+	}
+	p.Addf(FlagNetworkData, "%s", msg)
 }

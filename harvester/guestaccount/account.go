@@ -26,6 +26,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/connection"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // Account names the scoped identity of one guest cluster.
@@ -102,7 +103,7 @@ func EnsureWith(ctx context.Context, cred connection.Credential, a Account) ([]b
 // for a distribution (see config.LookupDistribution), as the driver writes it (with dropIn, also the
 // distribution's drop-in that turns the Harvester cloud provider on): a snippet for user data written by hand.
 func CloudConfig(kubeconfig []byte, dist config.Distribution, dropIn bool) ([]byte, error) {
-	return cloudinit.WriteFilesConfig(config.CloudProviderFiles(kubeconfig, dist, dropIn))
+	return cloudinit.WriteFilesConfig(objects.CloudProviderFiles(kubeconfig, dist, dropIn))
 }
 
 // Ensure makes, idempotently, the guest cluster's identity in Harvester, every object

@@ -105,7 +105,7 @@ func NetworkData(cfg *config.Config, facts Facts) ([]byte, error) {
 	out, err := networkconfig.AddStatic(cfg.NetworkData, static)
 	if err != nil {
 		var p config.Problems
-		p.Addf(config.FlagNetworkData, "%s", config.PoolConflict(err))
+		p.AddStaticConflict(err)
 		return nil, p.Err()
 	}
 	return out, nil

@@ -1,0 +1,23 @@
+package objects
+
+import (
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+)
+
+// Rules are the rules of config's validation pass that only the builders can apply in full: pass them to
+// config.ParseConfig, so that a configuration a create would refuse is refused when its flags are parsed
+// (SetConfigFromFlags, render, check), every problem in one list.
+var Rules = []config.Rule{
+	{Name: config.RuleUserData, Check: checkUserData},
+}
+
+// checkUserData checks the user data as a create builds it, with the driver's own parts known before the create
+// (no SSH key and no cloud-provider kubeconfig yet: those are the driver's, made to fit): every part read on its
+// own, then, when all read, the rules between them (see cloudinit.Check). Each problem is filed under the flag of
+// its part.
+func checkUserData(p *config.Problems, cfg *config.Config) {
+	if err := cloudinit.Check(cloudInitInput(cfg, nil, nil)); err != nil {
+		p.AddCloudInit(err)
+	}
+}
