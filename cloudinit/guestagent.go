@@ -3,7 +3,7 @@ package cloudinit
 import (
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )

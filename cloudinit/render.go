@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"

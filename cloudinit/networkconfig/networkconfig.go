@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )

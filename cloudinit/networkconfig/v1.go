@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/internal/yamlnode"
 )

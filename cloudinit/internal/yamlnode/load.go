@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // This file checks a document the way cloud-init's YAML loader will construct it. cloud-init loads every

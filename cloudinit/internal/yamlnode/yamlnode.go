@@ -11,7 +11,7 @@ import (
 	"regexp"
 	"sort"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // YAML tags as yaml.v3 reports them (Node.ShortTag).
