@@ -127,7 +127,7 @@ func failed(name, flag string, err error) Check {
 // preflightCheck). They read different things, so they run at once: the pre-flight takes about as long as its
 // longest chain of reads, not the sum of them. Adding a check is adding a row and its function.
 var preflightChecks = []preflightCheck{
-	{name: CheckCredential, run: checkCredential},
+	{name: CheckCredential, run: checkCredential, opens: true},
 	{name: CheckNamespace, needs: []string{CheckCredential}, run: checkNamespace},
 	{name: CheckPermissions, needs: []string{CheckNamespace}, run: checkAccess},
 	{name: CheckMachineName, needs: []string{CheckNamespace}, run: checkNameFree},

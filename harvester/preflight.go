@@ -24,6 +24,13 @@ type preflightCheck struct {
 	needs []string
 	// run makes the check, reporting into r.
 	run func(ctx context.Context, r *checkRun)
+	// opens marks the check whose read opens the connection to Harvester: the checks after it start once it has
+	// ended, so that their reads go over the connection it opened rather than racing to open their own (Go's
+	// HTTP transport dials for a request that finds no idle connection, TLS handshake included). Measured with
+	// make bench: with every check started at once, the pre-flight took 1.2 times the reference driver's four
+	// reads in a row on loopback, where a handshake costs more than a round trip; with the first read alone it
+	// took 0.95 to 0.99 times, and 0.82 with 1 ms added to each request.
+	opens bool
 }
 
 // checkRun is one check while it runs: what it reads (the driver, the connection, what its needs found) and what
@@ -115,6 +122,9 @@ func runChecks(ctx context.Context, table []preflightCheck, d *Driver, c kube.In
 			defer close(r.done)
 			row.run(ctx, r)
 		})
+		if row.opens {
+			<-r.done
+		}
 	}
 	running.Wait()
 

@@ -95,6 +95,35 @@ func TestRunChecksWaitsOnlyForWhatANeedFound(t *testing.T) {
 	}
 }
 
+// The checks after the one that opens the connection start only once it has ended, and then all at once (c and d
+// each wait until the other has started).
+func TestRunChecksStartTheRestAfterTheOpeningCheck(t *testing.T) {
+	var opened bool
+	cStarted, dStarted := make(chan struct{}), make(chan struct{})
+	checks, _ := runTable(t, []preflightCheck{
+		{name: "open", opens: true, run: func(context.Context, *checkRun) {
+			time.Sleep(50 * time.Millisecond) // a later check that started beside it would see opened false
+			opened = true
+		}},
+		{name: "c", run: func(_ context.Context, r *checkRun) {
+			if !opened {
+				r.p.Addf("", "started before the opening check ended")
+			}
+			close(cStarted)
+			awaitOrReport(r, dStarted, "d started")
+		}},
+		{name: "d", run: func(_ context.Context, r *checkRun) {
+			close(dStarted)
+			awaitOrReport(r, cStarted, "c started")
+		}},
+	})
+	for _, c := range checks {
+		if len(c.Problems) > 0 || c.Skipped != "" {
+			t.Errorf("%s: %+v", c.Name, c)
+		}
+	}
+}
+
 // A check whose need blocks its dependents is skipped with that need's reason, whatever it found, and so are the
 // checks that need it; a check with nothing to check says that instead; the others are reported as they are.
 func TestRunChecksSkipsWhatDependsOnABlockingCheck(t *testing.T) {
