@@ -3,10 +3,10 @@ package config
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/readmetest"
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
 )
 
@@ -56,27 +56,10 @@ func flagsMarkdown() (string, error) {
 }
 
 func TestREADMEFlagTable(t *testing.T) {
-	raw, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(raw)
-	start, end := strings.Index(readme, readmeFlagsStart), strings.Index(readme, readmeFlagsEnd)
-	if start < 0 || end < start {
-		t.Fatalf("README.md lacks the generated flag table markers %q … %q", readmeFlagsStart, readmeFlagsEnd)
-	}
 	table, err := flagsMarkdown()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := readme[:start] + readmeFlagsStart + "\n" + table + readme[end:]
-	if *updateREADME {
-		if err := os.WriteFile("../../README.md", []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if readme != want {
-		t.Errorf("README.md's flag table is out of date: run go test ./harvester/config -run README -update-readme")
-	}
+	readmetest.Generated(t, "../../README.md", readmeFlagsStart, readmeFlagsEnd, table,
+		"go test ./harvester/config -run README -update-readme", *updateREADME)
 }

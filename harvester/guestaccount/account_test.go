@@ -25,37 +25,6 @@ func newFakeCluster(t *testing.T) *kubefake.Cluster {
 	return fc
 }
 
-// The README's table "What the guest's account may do", written out: the roles must hold exactly these rules.
-func r(group, resource string, verbs ...string) rbacv1.PolicyRule {
-	return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{resource}, Verbs: verbs}
-}
-
-var (
-	wantNamespaceRules = []rbacv1.PolicyRule{
-		r("loadbalancer.harvesterhci.io", "loadbalancers", "get", "list", "watch", "create", "update", "delete"),
-		r("kubevirt.io", "virtualmachines", "get", "patch"),
-		r("kubevirt.io", "virtualmachineinstances", "get", "list", "watch"),
-		r("subresources.kubevirt.io", "virtualmachines/addvolume", "update"),
-		r("subresources.kubevirt.io", "virtualmachines/removevolume", "update"),
-		r("subresources.kubevirt.io", "virtualmachineinstances/removevolume", "update"),
-		r("subresources.kubevirt.io", "virtualmachineinstances/guestosinfo", "get"),
-		r("", "persistentvolumeclaims", "get", "create", "update", "delete"),
-		r("", "pods", "list"),
-		r("snapshot.storage.k8s.io", "volumesnapshots", "get", "list", "create", "delete"),
-		r("harvesterhci.io", "volumeremotebackups", "get", "create", "delete"),
-		r("harvesterhci.io", "volumeremoterestores", "get", "create", "delete"),
-	}
-	wantNetworkFilesystemRules = []rbacv1.PolicyRule{
-		r("harvesterhci.io", "networkfilesystems", "get", "list", "create", "update", "delete"),
-	}
-	wantClusterRules = []rbacv1.PolicyRule{
-		r("storage.k8s.io", "storageclasses", "get"),
-		r("storage.k8s.io", "volumeattachments", "list"),
-		{APIGroups: []string{"harvesterhci.io"}, Resources: []string{"settings"}, Verbs: []string{"get"},
-			ResourceNames: []string{"csi-driver-config", "csi-online-expand-validation", "server-version"}},
-	}
-)
-
 // accountObject is one object the driver makes for a guest cluster's account.
 type accountObject struct {
 	kind, ns, name string
@@ -133,18 +102,18 @@ func TestEnsure(t *testing.T) {
 		}
 	}
 
-	// The roles hold exactly the table; each binding binds its role to the account alone.
+	// The roles hold exactly the grants of rules.go; each binding binds its role to the account alone.
 	subjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "gc8-cloud-provider", Namespace: "default"}}
 	role, err := kube.Get(ctx, fc.C, kube.Roles, "default", "gc8-cloud-provider")
-	if err != nil || !reflect.DeepEqual(role.Rules, wantNamespaceRules) {
+	if err != nil || !reflect.DeepEqual(role.Rules, guestRules) {
 		t.Errorf("Role in the VM namespace: %v\n%+v", err, role)
 	}
 	netfs, err := kube.Get(ctx, fc.C, kube.Roles, harvesterSystemNamespace, "default:gc8-cloud-provider")
-	if err != nil || !reflect.DeepEqual(netfs.Rules, wantNetworkFilesystemRules) {
+	if err != nil || !reflect.DeepEqual(netfs.Rules, networkFilesystemRules) {
 		t.Errorf("Role in harvester-system: %v\n%+v", err, netfs)
 	}
 	cr, err := kube.Get(ctx, fc.C, kube.ClusterRoles, "", "default:gc8-cloud-provider")
-	if err != nil || !reflect.DeepEqual(cr.Rules, wantClusterRules) {
+	if err != nil || !reflect.DeepEqual(cr.Rules, guestClusterRules) {
 		t.Errorf("ClusterRole: %v\n%+v", err, cr)
 	}
 	for _, b := range []struct {
@@ -178,7 +147,7 @@ func TestEnsure(t *testing.T) {
 	}
 }
 
-// The driver's own roles and bindings are brought back to the table and to the account alone.
+// The driver's own roles and bindings are brought back to their grants and to the account alone.
 func TestEnsureRepairsItsRoles(t *testing.T) {
 	fc := newFakeCluster(t)
 	ctx := context.Background()
@@ -187,7 +156,7 @@ func TestEnsureRepairsItsRoles(t *testing.T) {
 		t.Fatal(err)
 	}
 	role, _ := kube.Get(ctx, fc.C, kube.Roles, "default", "gc8-cloud-provider")
-	role.Rules = append(role.Rules, r("", "secrets", "*"))
+	role.Rules = append(role.Rules, rule("", "secrets", "*"))
 	fc.OK(kube.Update(ctx, fc.C, kube.Roles, "default", role))
 	crb, _ := kube.Get(ctx, fc.C, kube.ClusterRoleBindings, "", "default:gc8-cloud-provider")
 	crb.Subjects = append(crb.Subjects, rbacv1.Subject{Kind: "ServiceAccount", Name: "default", Namespace: "default"})
@@ -195,7 +164,7 @@ func TestEnsureRepairsItsRoles(t *testing.T) {
 	if _, err := Ensure(ctx, fc.C, acct); err != nil {
 		t.Fatal(err)
 	}
-	if role, _ := kube.Get(ctx, fc.C, kube.Roles, "default", "gc8-cloud-provider"); !reflect.DeepEqual(role.Rules, wantNamespaceRules) {
+	if role, _ := kube.Get(ctx, fc.C, kube.Roles, "default", "gc8-cloud-provider"); !reflect.DeepEqual(role.Rules, guestRules) {
 		t.Errorf("Role not repaired: %+v", role.Rules)
 	}
 	if crb, _ := kube.Get(ctx, fc.C, kube.ClusterRoleBindings, "", "default:gc8-cloud-provider"); len(crb.Subjects) != 1 {
@@ -229,7 +198,7 @@ func TestEnsureRefusesObjectsNotItsOwn(t *testing.T) {
 				Data: map[string][]byte{"token": []byte("the default account's token"), "ca.crt": []byte("ca")}}))
 		}},
 		{accountObjects("default", "gc8")[2], nil, func(fc *kubefake.Cluster, m metav1.ObjectMeta) {
-			fc.OK(kube.Create(ctx, fc.C, kube.Roles, m.Namespace, &rbacv1.Role{ObjectMeta: m, Rules: []rbacv1.PolicyRule{r("", "secrets", "*")}}))
+			fc.OK(kube.Create(ctx, fc.C, kube.Roles, m.Namespace, &rbacv1.Role{ObjectMeta: m, Rules: []rbacv1.PolicyRule{rule("", "secrets", "*")}}))
 		}},
 		{accountObjects("default", "gc8")[3], nil, func(fc *kubefake.Cluster, m metav1.ObjectMeta) {
 			fc.OK(kube.Create(ctx, fc.C, kube.RoleBindings, m.Namespace, &rbacv1.RoleBinding{ObjectMeta: m, Subjects: subjects,

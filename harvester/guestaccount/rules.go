@@ -9,61 +9,100 @@ import (
 )
 
 // What a guest cluster's Harvester cloud provider (harvester/cloud-provider-harvester) and CSI driver
-// (harvester/harvester-csi-driver) call on Harvester, and no more: the README's table "What the guest's account
-// may do" lists the same rows with the upstream caller. Harvester's own kubeconfig endpoint binds its ClusterRoles
-// harvesterhci.io:cloudprovider in the namespace and harvesterhci.io:csi-driver cluster-wide
-// (pkg/api/kubeconfig/generate_handler.go, deploy/charts/harvester/templates/rbac.yaml); the driver binds its own
-// roles instead, which allow these calls in the guest cluster's VM namespace only.
+// (harvester/harvester-csi-driver) call on Harvester, and no more: the README's table "What the account may do" is
+// generated from these grants (readme_test.go), a row a rule with its component and upstream caller. Harvester's own
+// kubeconfig endpoint binds its ClusterRoles harvesterhci.io:cloudprovider in the namespace and
+// harvesterhci.io:csi-driver cluster-wide (pkg/api/kubeconfig/generate_handler.go,
+// deploy/charts/harvester/templates/rbac.yaml); the driver binds its own roles instead, which allow these calls in
+// the guest cluster's VM namespace only.
 var (
-	// guestRules go in a Role in the VM namespace, the namespace of the kubeconfig's context, which both the
+	// guestGrants go in a Role in the VM namespace, the namespace of the kubeconfig's context, which both the
 	// cloud provider (pkg/cloud-controller-manager/ccm.go) and the CSI driver (pkg/csi/manager.go) act in.
-	guestRules = []rbacv1.PolicyRule{
+	guestGrants = []grant{
 		// CCM pkg/cloud-controller-manager/loadbalancer.go; list and watch for CCM v0.1.x, which watched its
 		// load balancer (loadBalancer.go).
-		rule("loadbalancer.harvesterhci.io", "loadbalancers", "get", "list", "watch", "create", "update", "delete"),
+		{rule("loadbalancer.harvesterhci.io", "loadbalancers", "get", "list", "watch", "create", "update", "delete"), ccm,
+			"`pkg/cloud-controller-manager/loadbalancer.go` (list, watch: v0.1.x `loadBalancer.go`)"},
 		// CCM instance.go getVM; CSI pkg/csi/controller_server.go and pkg/controller/node/controller.go: patch
 		// is the declarative volume hotplug of Harvester 1.8 and later.
-		rule("kubevirt.io", "virtualmachines", "get", "patch"),
+		{rule("kubevirt.io", "virtualmachines", "get", "patch"), ccmCSI,
+			"CCM `pkg/cloud-controller-manager/instance.go`; CSI `pkg/csi/controller_server.go`, `pkg/controller/node/controller.go` (patch: volume hotplug on Harvester ≥ 1.8)"},
 		// CCM instance.go and the VMI controller's informer (pkg/controller/virtualmachineinstance); CSI
 		// manager.go discoverVMIName, controller_server.go, node_server.go.
-		rule("kubevirt.io", "virtualmachineinstances", "get", "list", "watch"),
+		{rule("kubevirt.io", "virtualmachineinstances", "get", "list", "watch"), ccmCSI,
+			"CCM `instance.go`, `pkg/controller/virtualmachineinstance/controller.go` (informer); CSI `pkg/csi/manager.go`, `controller_server.go`, `node_server.go`"},
 		// CSI controller_server.go, node/controller.go: the volume hotplug of Harvester before 1.8.
-		rule("subresources.kubevirt.io", "virtualmachines/addvolume", "update"),
-		rule("subresources.kubevirt.io", "virtualmachines/removevolume", "update"),
-		rule("subresources.kubevirt.io", "virtualmachineinstances/removevolume", "update"),
+		{rule("subresources.kubevirt.io", "virtualmachines/addvolume", "update"), csi,
+			"`pkg/csi/controller_server.go` (hotplug on Harvester < 1.8)"},
+		{rule("subresources.kubevirt.io", "virtualmachines/removevolume", "update"), csi,
+			"`pkg/csi/controller_server.go`, `pkg/controller/node/controller.go` (hotplug on Harvester < 1.8)"},
+		{rule("subresources.kubevirt.io", "virtualmachineinstances/removevolume", "update"), csi,
+			"`pkg/csi/controller_server.go` (hotplug on Harvester < 1.8)"},
 		// CCM pkg/controller/virtualmachineinstance/controller.go OnVmiChanged.
-		rule("subresources.kubevirt.io", "virtualmachineinstances/guestosinfo", "get"),
+		{rule("subresources.kubevirt.io", "virtualmachineinstances/guestosinfo", "get"), ccm,
+			"`pkg/controller/virtualmachineinstance/controller.go`"},
 		// CSI controller_server.go, node_server.go: the guest's volumes are claims in the VM namespace.
-		rule("", "persistentvolumeclaims", "get", "create", "update", "delete"),
+		{rule("", "persistentvolumeclaims", "get", "create", "update", "delete"), csi,
+			"`pkg/csi/controller_server.go`, `node_server.go`"},
 		// CSI controller_server.go isVolumeInUse.
-		rule("", "pods", "list"),
+		{rule("", "pods", "list"), csi, "`pkg/csi/controller_server.go` (`isVolumeInUse`)"},
 		// CSI controller_server.go: snapshots of the guest's volumes.
-		rule("snapshot.storage.k8s.io", "volumesnapshots", "get", "list", "create", "delete"),
+		{rule("snapshot.storage.k8s.io", "volumesnapshots", "get", "list", "create", "delete"), csi, "`pkg/csi/controller_server.go`"},
 		// CSI controller_server.go: backups and restores (Harvester 1.8 and later).
-		rule("harvesterhci.io", "volumeremotebackups", "get", "create", "delete"),
-		rule("harvesterhci.io", "volumeremoterestores", "get", "create", "delete"),
+		{rule("harvesterhci.io", "volumeremotebackups", "get", "create", "delete"), csi, "`pkg/csi/controller_server.go`"},
+		{rule("harvesterhci.io", "volumeremoterestores", "get", "create", "delete"), csi, "`pkg/csi/controller_server.go`"},
 	}
-	// networkFilesystemRules go in a Role in harvester-system, where the CSI driver keeps the NetworkFilesystems
+	// networkFilesystemGrants go in a Role in harvester-system, where the CSI driver keeps the NetworkFilesystems
 	// of Longhorn RWX volumes (controller_server.go: NewControllerServer lists them and offers RWX volumes only
 	// when it may; createNetworkFilesystem, publishRWXVolume, DeleteVolume; node_server.go nodeStageRWXVolume).
 	// Their names are volume names, not known in advance: the account may touch any guest's NetworkFilesystem.
-	networkFilesystemRules = []rbacv1.PolicyRule{
-		rule("harvesterhci.io", "networkfilesystems", "get", "list", "create", "update", "delete"),
+	networkFilesystemGrants = []grant{
+		{rule("harvesterhci.io", "networkfilesystems", "get", "list", "create", "update", "delete"), csi,
+			"`pkg/csi/controller_server.go`, `node_server.go` (Longhorn RWX volumes)"},
 	}
-	// guestClusterRules go in a ClusterRole: cluster-scoped reads.
-	guestClusterRules = []rbacv1.PolicyRule{
+	// guestClusterGrants go in a ClusterRole: cluster-scoped reads.
+	guestClusterGrants = []grant{
 		// CSI controller_server.go: validStorageClass, getHostSC (RWX), buildHostPVCFromSnap.
-		rule("storage.k8s.io", "storageclasses", "get"),
+		{rule("storage.k8s.io", "storageclasses", "get"), csi,
+			"`pkg/csi/controller_server.go` (`validStorageClass`, `getHostSC`, `buildHostPVCFromSnap`)"},
 		// CSI controller_server.go waitForVASettled: without it a block volume still attached to another host
 		// is not waited for.
-		rule("storage.k8s.io", "volumeattachments", "list"),
+		{rule("storage.k8s.io", "volumeattachments", "list"), csi, "`pkg/csi/controller_server.go` (`waitForVASettled`)"},
 		// CSI manager.go Run (server-version; it stops without it: Harvester's harvester-authenticated role
 		// grants it only from Harvester 1.4), controller_server.go getHarvCSIConfig (csi-driver-config) and
 		// validateOnlineExpansion, node_server.go NodeExpandVolume (csi-online-expand-validation).
-		{APIGroups: []string{"harvesterhci.io"}, Resources: []string{"settings"}, Verbs: []string{"get"},
-			ResourceNames: []string{"csi-driver-config", "csi-online-expand-validation", "server-version"}},
+		{rbacv1.PolicyRule{APIGroups: []string{"harvesterhci.io"}, Resources: []string{"settings"}, Verbs: []string{"get"},
+			ResourceNames: []string{"csi-driver-config", "csi-online-expand-validation", "server-version"}}, csi,
+			"`pkg/csi/manager.go` (`server-version`: the CSI driver stops without it), `controller_server.go`, `node_server.go`"},
 	}
+
+	// The rules of the three roles, in the grants' order.
+	guestRules             = policyRules(guestGrants)
+	networkFilesystemRules = policyRules(networkFilesystemGrants)
+	guestClusterRules      = policyRules(guestClusterGrants)
 )
+
+// The components of a guest cluster that call Harvester, as the README's table names them.
+const (
+	ccm    = "CCM"
+	csi    = "CSI"
+	ccmCSI = ccm + ", " + csi
+)
+
+// grant is one rule of the account's roles with what the README's table says of it besides the rule: the
+// component that needs it and its upstream caller (markdown).
+type grant struct {
+	rule              rbacv1.PolicyRule
+	component, caller string
+}
+
+func policyRules(grants []grant) []rbacv1.PolicyRule {
+	out := make([]rbacv1.PolicyRule, len(grants))
+	for i, g := range grants {
+		out[i] = g.rule
+	}
+	return out
+}
 
 func rule(group, resource string, verbs ...string) rbacv1.PolicyRule {
 	return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{resource}, Verbs: verbs}
