@@ -95,7 +95,7 @@ describe('the machine-config form', () => {
   });
 
   // The config a filled form writes is the fixture ui/test/fixtures/hcivmconfig.json, which the driver's parser
-  // accepts (cmd/docker-machine-driver-harvester uiconfig_test.go). UPDATE_FIXTURES=1 rewrites it.
+  // accepts (cmd/docker-machine-driver-harvester machineconfig_ui_test.go). UPDATE_FIXTURES=1 rewrites it.
   it('writes the machine config the driver accepts', async() => {
     const { wrapper, value } = await mountForm();
     const field = (f) => wrapper.find(`[data-field="${ f }"]`);
