@@ -32,7 +32,7 @@ describe('the machine-config form', () => {
     expect(options('zone')).toEqual(['zone-a', 'zone-b']);
     expect(options('region')).toEqual(['r1']);
     expect(wrapper.vm.choices.vgpuTypes).toEqual([{ value: 'nvidia.com/NVIDIA_A2-2Q', label: 'nvidia.com/NVIDIA_A2-2Q (1 free)' }]);
-    expect(wrapper.vm.choices.hostDeviceTypes).toEqual([{ value: 'nvidia.com/GA102GL_A10', label: 'nvidia.com/GA102GL_A10 (2 free)' }]);
+    expect(wrapper.vm.choices.hostDeviceTypes).toEqual([{ value: 'nvidia.com/GA102GL_A10', label: 'nvidia.com/GA102GL_A10 (1 free)' }]);
   });
 
   it('fills clusterName from the cluster and says what the second name lacks', async() => {
@@ -90,8 +90,11 @@ describe('the machine-config form', () => {
       hostDeviceInfo: JSON.stringify({ hostDevices: [{ name: 'a10', deviceName: 'nvidia.com/GA102GL_A10' }] }),
     });
     await wrapper.vm.$nextTick();
-    // 2 vGPUs of a type with 1 free; 2 A10s of 2 enabled.
-    expect(wrapper.vm.problems).toEqual([{ field: 'vgpuInfo', message: 'nvidia.com/NVIDIA_A2-2Q: 2 wanted (1 per machine, 2 machines), 1 free.' }]);
+    // 2 vGPUs of a type with 1 free; 2 A10s where h1 has 2, one held by a running VMI (the Succeeded one holds none).
+    expect(wrapper.vm.problems).toEqual([
+      { field: 'vgpuInfo', message: 'nvidia.com/NVIDIA_A2-2Q: 2 wanted (1 per machine, 2 machines), 1 free.' },
+      { field: 'hostDeviceInfo', message: 'nvidia.com/GA102GL_A10: 2 wanted (1 per machine, 2 machines), 1 free.' },
+    ]);
   });
 
   // The config a filled form writes is the fixture ui/test/fixtures/hcivmconfig.json, which the driver's parser

@@ -1,6 +1,12 @@
 // What the form reads from Harvester, through Rancher's proxy to the imported Harvester cluster
 // (/k8s/clusters/<clusterId>/v1/<type>, Steve's API), as Rancher's Harvester form reads it (rancher/dashboard
 // pkg/harvester-manager/machine-config/harvester.vue, fetch and getAvailableVGpuDevices).
+//
+// Types are named by their plural, <group>.<resource>, as that form names most of them. Steve answers both its
+// schema ID (<group>.<kind>, singular) and that plural: rancher/steve pkg/controllers/schema/schemas.go sets each
+// schema's PluralName with pkg/schema/converter/k8stonorman.go GVRToPluralName; rancher/apiserver
+// pkg/types/schemas.go addToIndex indexes a schema under its ID and its PluralName, LookupSchema falls back to
+// that index, and pkg/parse/parse.go then sets the operation's type to the schema's ID.
 
 // The cloud credential's annotation naming the imported Harvester cluster its kubeconfig was made for. The
 // hcivm credential type has one field, kubeconfigContent (the NodeDriver's privateCredentialFields), where
@@ -17,6 +23,7 @@ export const RESOURCES = {
   pciDevices:     'devices.harvesterhci.io.pcidevices',
   pciClaims:      'devices.harvesterhci.io.pcideviceclaims',
   keypairs:       'harvesterhci.io.keypairs',
+  vmis:           'kubevirt.io.virtualmachineinstances',
 };
 
 export function proxyUrl(clusterId) {
@@ -87,8 +94,10 @@ function freeLabel(name, free) {
 }
 
 // capacities is the free count of each vGPU type (Harvester's deviceCapacity, by the type's resource name
-// nvidia.com/<type with '_' for ' '>, null when unknown) and of each PCI device resource: the devices enabled for
-// passthrough (those with a PCIDeviceClaim of their name), whether a VM uses one already or not.
+// nvidia.com/<type with '_' for ' '>, null when unknown) and of each PCI device resource enabled for passthrough
+// (a PCIDeviceClaim of a device's name), counted as the driver's pre-flight counts it (harvester/
+// precreate_capacity.go, deviceUse): hostFree. Without the hosts or the VMIs the count is unknown (null), as the
+// pre-flight then skips its check.
 export function capacities(h) {
   const vgpu = {};
 
@@ -101,16 +110,43 @@ export function capacities(h) {
     vgpu[name] = h.deviceCapacity ? Number(h.deviceCapacity[name] || 0) : null;
   }
   const claimed = new Set((h.pciClaims || []).map((c) => c.metadata.name));
+  const known = !(h.unavailable || []).some((n) => n === 'nodes' || n === 'vmis');
   const host = {};
 
   for (const d of h.pciDevices || []) {
     const name = d.status?.resourceName;
 
-    if (!name || !claimed.has(d.metadata.name)) {
-      continue;
+    if (name && claimed.has(d.metadata.name)) {
+      host[name] = known ? hostFree(h, name) : null;
     }
-    host[name] = (host[name] || 0) + 1;
   }
 
   return { vgpu, host };
+}
+
+// hostFree is how many devices of resource the schedulable hosts can still give: per host its allocatable count
+// less the VMIs placed there that hold one (never below 0), then less the VMIs not placed yet that ask for one. A
+// VMI that has finished (Succeeded, Failed) holds nothing; one holds a device per gpus[] or hostDevices[] entry.
+function hostFree(h, resource) {
+  const held = {};
+  let waiting = 0;
+
+  for (const vmi of h.vmis || []) {
+    if (['Succeeded', 'Failed'].includes(vmi.status?.phase)) {
+      continue;
+    }
+    const devices = vmi.spec?.domain?.devices || {};
+    const n = [...(devices.gpus || []), ...(devices.hostDevices || [])].filter((d) => d.deviceName === resource).length;
+    const node = vmi.status?.nodeName;
+
+    if (!node) {
+      waiting += n;
+    } else {
+      held[node] = (held[node] || 0) + n;
+    }
+  }
+  const free = (h.nodes || []).filter((n) => !n.spec?.unschedulable)
+    .reduce((sum, n) => sum + Math.max(0, Number(n.status?.allocatable?.[resource] || 0) - (held[n.metadata.name] || 0)), 0);
+
+  return Math.max(0, free - waiting);
 }
