@@ -33,7 +33,7 @@ var permissionNeeds = []PermissionNeed{
 	{When: "resource quotas" + OptionalRead, Where: "VM namespace", Access: quotaAccess},
 	{When: "static addresses", Flags: []string{config.FlagIPPool}, Where: "network's namespace", Access: ippool.Access},
 	{When: "load-balancer IP pools" + OptionalRead, Flags: []string{config.FlagIPPool}, Access: []kube.Access{lbPoolAccess}},
-	{When: "host devices" + OptionalRead, Flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, Access: hostDeviceAccess},
+	{When: "host devices" + OptionalRead, Flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, Access: slices.Concat(hostDeviceAccess, deviceCapacityAccess)},
 	{When: "cloud-provider kubeconfig", Flags: []string{config.FlagGenerateCloudProviderConfig}, Where: "VM namespace",
 		Access: guestaccount.Access},
 }

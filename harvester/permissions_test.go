@@ -36,7 +36,7 @@ func TestPermissionsAreTheAccessLists(t *testing.T) {
 		}
 	}
 	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, ippool.Access, guestaccount.Access))
-	sameAccess(t, "only read", read, slices.Concat(quotaAccess, []kube.Access{lbPoolAccess}, hostDeviceAccess))
+	sameAccess(t, "only read", read, slices.Concat(quotaAccess, []kube.Access{lbPoolAccess}, hostDeviceAccess, deviceCapacityAccess))
 }
 
 func sameAccess(t *testing.T, what string, got, want []kube.Access) {

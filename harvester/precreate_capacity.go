@@ -18,6 +18,13 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 )
 
+// deviceCapacityAccess is what checkDeviceCapacity reads: the hosts and the VMIs of every namespace. Not asked for
+// in the access review: without it the count is skipped (debug log).
+var deviceCapacityAccess = []kube.Access{
+	{Resource: "nodes", Verb: "list", ClusterScoped: true},
+	{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachineinstances", Verb: "list", ClusterScoped: true},
+}
+
 // checkDeviceCapacity makes sure Harvester's hosts can still give every vGPU and host device the machine asks
 // for; otherwise the VM would be created and sit in ErrorUnschedulable until the timeout (harvester/harvester
 // #5774, #10906, #11591). It reads what Harvester's own device-capacity link computes for the Rancher UI: the

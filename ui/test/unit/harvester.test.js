@@ -31,6 +31,18 @@ describe('capacities of host devices', () => {
     expect(capacities({ ...h, vmis: h.vmis.slice(2) }).host).toEqual({ [A10]: 2 });
   });
 
+  it('counts only the hosts in the machine\'s zones and regions', () => {
+    const at = (n, zone, region) => ({
+      ...n, metadata: { ...n.metadata, labels: { 'topology.kubernetes.io/zone': zone, 'topology.kubernetes.io/region': region } },
+    });
+    const h = { ...enabled, vmis: [], nodes: [at(node('h1', 1), 'a', 'eu'), at(node('h2', 2), 'b', 'eu'), at(node('h3', 4), 'c', 'us')] };
+
+    expect(capacities(h).host).toEqual({ [A10]: 7 });
+    expect(capacities(h, { zone: 'a, b' }).host).toEqual({ [A10]: 3 });
+    expect(capacities(h, { region: 'us' }).host).toEqual({ [A10]: 4 });
+    expect(capacities(h, { zone: 'a,c', region: 'eu' }).host).toEqual({ [A10]: 1 });
+  });
+
   it('does not know the count when the hosts or the VMIs could not be read', () => {
     expect(capacities({ ...enabled, unavailable: ['vmis'] }).host).toEqual({ [A10]: null });
     expect(capacities({ ...enabled, unavailable: ['nodes'] }).host).toEqual({ [A10]: null });

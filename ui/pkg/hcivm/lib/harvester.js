@@ -66,12 +66,13 @@ export async function loadHarvester(dispatch, clusterId) {
 
 const ref = (o) => `${ o.metadata.namespace }/${ o.metadata.name }`;
 
-// choices turns what loadHarvester read into the form's options: {value, label} lists per source.
-export function choices(h, namespace) {
+// choices turns what loadHarvester read into the form's options: {value, label} lists per source; the free device
+// counts are those of the hosts value's zones and regions allow.
+export function choices(h, namespace, value = {}) {
   const labelValues = (key) => [...new Set((h.nodes || []).map((n) => n.metadata?.labels?.[key]).filter(Boolean))].sort()
     .map((v) => ({ value: v, label: v }));
   const inNs = (o) => !namespace || o.metadata.namespace === namespace;
-  const caps = capacities(h);
+  const caps = capacities(h, value);
 
   return {
     namespaces:     (h.namespaces || []).map((n) => ({ value: n.metadata.name, label: n.metadata.name })),
@@ -97,8 +98,9 @@ function freeLabel(name, free) {
 // nvidia.com/<type with '_' for ' '>, null when unknown) and of each PCI device resource enabled for passthrough
 // (a PCIDeviceClaim of a device's name), counted as the driver's pre-flight counts it (harvester/
 // precreate_capacity.go, deviceUse): hostFree. Without the hosts or the VMIs the count is unknown (null), as the
-// pre-flight then skips its check.
-export function capacities(h) {
+// pre-flight then skips its check. Only the hosts in the machine's zones and regions count (value.zone and
+// value.region, comma-separated; empty: any), as the pre-flight counts them (inTopology).
+export function capacities(h, value = {}) {
   const vgpu = {};
 
   for (const v of h.vgpus || []) {
@@ -117,7 +119,7 @@ export function capacities(h) {
     const name = d.status?.resourceName;
 
     if (name && claimed.has(d.metadata.name)) {
-      host[name] = known ? hostFree(h, name) : null;
+      host[name] = known ? hostFree(h, name, inTopology(value)) : null;
     }
   }
 
@@ -127,7 +129,7 @@ export function capacities(h) {
 // hostFree is how many devices of resource the schedulable hosts can still give: per host its allocatable count
 // less the VMIs placed there that hold one (never below 0), then less the VMIs not placed yet that ask for one. A
 // VMI that has finished (Succeeded, Failed) holds nothing; one holds a device per gpus[] or hostDevices[] entry.
-function hostFree(h, resource) {
+function hostFree(h, resource, placed) {
   const held = {};
   let waiting = 0;
 
@@ -145,8 +147,19 @@ function hostFree(h, resource) {
       held[node] = (held[node] || 0) + n;
     }
   }
-  const free = (h.nodes || []).filter((n) => !n.spec?.unschedulable)
+  const free = (h.nodes || []).filter((n) => !n.spec?.unschedulable && placed(n))
     .reduce((sum, n) => sum + Math.max(0, Number(n.status?.allocatable?.[resource] || 0) - (held[n.metadata.name] || 0)), 0);
 
   return Math.max(0, free - waiting);
+}
+
+// inTopology is whether the machine may run on a host: its zone and region labels are among value.zone and
+// value.region (comma-separated lists; an empty list allows any).
+function inTopology(value) {
+  const list = (v) => (v || '').split(',').map((x) => x.trim()).filter(Boolean);
+  const zones = list(value.zone);
+  const regions = list(value.region);
+  const label = (n, key) => n.metadata?.labels?.[`topology.kubernetes.io/${ key }`];
+
+  return (n) => (!zones.length || zones.includes(label(n, 'zone'))) && (!regions.length || regions.includes(label(n, 'region')));
 }

@@ -42,7 +42,7 @@ export function validate(value, harvester, quantity = 1) {
     add('isolateEmulatorThread', 'Isolating the emulator thread needs CPU pinning.');
   }
   if (harvester) {
-    const caps = capacities(harvester);
+    const caps = capacities(harvester, value);
 
     beyond(add, 'vgpuInfo', decodeList('vgpus', value.vgpuInfo), caps.vgpu, quantity);
     beyond(add, 'hostDeviceInfo', decodeList('hostDevices', value.hostDeviceInfo), caps.host, quantity);
