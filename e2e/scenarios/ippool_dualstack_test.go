@@ -1,16 +1,11 @@
 package scenarios
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
@@ -22,42 +17,16 @@ func TestDualStackPoolCreates(t *testing.T) {
 	const n = 12
 	b := testbed.Shared(t)
 	vmNS, netNS := b.Namespace(t), b.Namespace(t)
-	ctx := context.Background()
 	createVMNetwork(t, b, netNS, "dual-net")
 	quietDriverLog(t)
-	opts := config.DefaultOptions()
-	for k, v := range map[string]any{
-		config.FlagKubeconfigContent: string(b.AdminKubeconfig()), config.FlagVMNamespace: vmNS,
-		config.FlagImageName: "default/ubuntu-22.04", config.FlagDiskSize: 10, config.FlagNetworkName: netNS + "/dual-net",
+	m := createPoolMachines(t, b, vmNS, netNS, "dual-net", "dual", n, map[string]any{
 		// One IPv4 address more than IPv6 ones: the IPv6 range runs out first.
 		config.FlagIPPool:        fmt.Sprintf("10.89.0.1-10.89.0.%d/24,2001:db8:89::1-2001:db8:89::%x/64", n+1, n),
-		config.FlagIPPoolGateway: "2001:db8:89::ff,10.89.0.254", config.FlagCreateTimeout: "300",
-	} {
-		opts[k] = v
-	}
-	newDriver := func(i int) *harvester.Driver {
-		d := harvester.NewDriver(fmt.Sprintf("dual-%02d", i), t.TempDir())
-		if err := d.SetConfigFromFlags(opts); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	drivers := make([]*harvester.Driver, n)
-	for i := range drivers {
-		drivers[i] = newDriver(i)
-	}
-	eachDriver(drivers, func(i int, d *harvester.Driver) {
-		if err := d.PreCreateCheck(); err != nil {
-			t.Errorf("machine %d: pre-flight: %v", i, err)
-			return
-		}
-		if err := d.Create(); err != nil {
-			t.Errorf("machine %d: %v", i, err)
-		}
+		config.FlagIPPoolGateway: "2001:db8:89::ff,10.89.0.254",
 	})
 	v4Net, v6Net := netip.MustParsePrefix("10.89.0.0/24"), netip.MustParsePrefix("2001:db8:89::/64")
 	seen := map[string]int{}
-	for i, d := range drivers {
+	for i, d := range m.drivers {
 		v4, err4 := d.GetIP()
 		v6, err6 := d.GetIPv6()
 		a4, perr4 := netip.ParseAddr(v4)
@@ -77,27 +46,10 @@ func TestDualStackPoolCreates(t *testing.T) {
 		t.Errorf("%d allocations for %d dual-stack machines: %v", len(cms), n, cms)
 	}
 
-	last := newDriver(n)
-	for step, run := range map[string]func() error{"pre-flight": last.PreCreateCheck, "create": last.Create} {
-		err := run()
-		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("--harvester-ip-pool: the range 2001:db8:89::1-2001:db8:89::%x/64 on network %s/dual-net is exhausted", n, netNS)) {
-			t.Errorf("machine %d's %s: %v", n+1, step, err)
-		}
-	}
-	if _, err := b.Virt.KubevirtV1().VirtualMachines(vmNS).Get(ctx, last.MachineName, metav1.GetOptions{}); err == nil {
-		t.Errorf("the refused create made a VM")
-	}
+	m.refusedOneMore(fmt.Sprintf("--harvester-ip-pool: the range 2001:db8:89::1-2001:db8:89::%x/64 on network %s/dual-net is exhausted", n, netNS))
 	if cms := ipAllocations(t, b, netNS); len(cms) != 2*n {
 		t.Errorf("the refused create kept an address: %d allocations for %d machines: %v", len(cms), n, cms)
 	}
 
-	eachDriver(drivers, func(i int, d *harvester.Driver) {
-		if err := d.Remove(); err != nil {
-			t.Errorf("machine %d: remove: %v", i, err)
-		}
-	})
-	if cms := ipAllocations(t, b, netNS); len(cms) != 0 {
-		t.Errorf("allocations left after removing every machine: %v", cms)
-	}
-	nothingLeft(t, b, vmNS)
+	m.removeAll()
 }

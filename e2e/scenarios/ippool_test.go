@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -101,40 +100,12 @@ func TestIPPoolConcurrentCreates(t *testing.T) {
 	const n = 50
 	b := testbed.Shared(t)
 	vmNS, netNS := b.Namespace(t), b.Namespace(t)
-	ctx := context.Background()
 	createVMNetwork(t, b, netNS, "pool-net")
 	quietDriverLog(t)
-	opts := config.DefaultOptions()
-	for k, v := range map[string]any{
-		config.FlagKubeconfigContent: string(b.AdminKubeconfig()), config.FlagVMNamespace: vmNS,
-		config.FlagImageName: "default/ubuntu-22.04", config.FlagDiskSize: 10, config.FlagNetworkName: netNS + "/pool-net",
-		config.FlagIPPool: "10.88.0.1-10.88.0.50/24", config.FlagCreateTimeout: "300",
-	} {
-		opts[k] = v
-	}
-	newDriver := func(i int) *harvester.Driver {
-		d := harvester.NewDriver(fmt.Sprintf("pool-%02d", i), t.TempDir())
-		if err := d.SetConfigFromFlags(opts); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	drivers := make([]*harvester.Driver, n)
-	for i := range drivers {
-		drivers[i] = newDriver(i)
-	}
-	eachDriver(drivers, func(i int, d *harvester.Driver) {
-		if err := d.PreCreateCheck(); err != nil {
-			t.Errorf("machine %d: pre-flight: %v", i, err)
-			return
-		}
-		if err := d.Create(); err != nil {
-			t.Errorf("machine %d: %v", i, err)
-		}
-	})
+	m := createPoolMachines(t, b, vmNS, netNS, "pool-net", "pool", n, map[string]any{config.FlagIPPool: "10.88.0.1-10.88.0.50/24"})
 	seen := map[string]int{}
 	pool := netip.MustParsePrefix("10.88.0.0/24")
-	for i, d := range drivers {
+	for i, d := range m.drivers {
 		ip, err := d.GetIP()
 		if a, perr := netip.ParseAddr(ip); err != nil || perr != nil || !pool.Contains(a) || a.As4()[3] < 1 || a.As4()[3] > 50 {
 			t.Errorf("machine %d: ip %q (%v), want one of the range", i, ip, err)
@@ -148,26 +119,8 @@ func TestIPPoolConcurrentCreates(t *testing.T) {
 		t.Errorf("%d allocations for %d machines", len(cms), n)
 	}
 
-	last := newDriver(n)
-	for step, run := range map[string]func() error{"pre-flight": last.PreCreateCheck, "create": last.Create} {
-		err := run()
-		if err == nil || !strings.Contains(err.Error(), "--harvester-ip-pool: the range 10.88.0.1-10.88.0.50/24 on network "+netNS+"/pool-net is exhausted") {
-			t.Errorf("machine %d's %s: %v", n+1, step, err)
-		}
-	}
-	if _, err := b.Virt.KubevirtV1().VirtualMachines(vmNS).Get(ctx, last.MachineName, metav1.GetOptions{}); err == nil {
-		t.Errorf("the refused create made a VM")
-	}
-
-	eachDriver(drivers, func(i int, d *harvester.Driver) {
-		if err := d.Remove(); err != nil {
-			t.Errorf("machine %d: remove: %v", i, err)
-		}
-	})
-	if cms := ipAllocations(t, b, netNS); len(cms) != 0 {
-		t.Errorf("allocations left after removing every machine: %v", cms)
-	}
-	nothingLeft(t, b, vmNS)
+	m.refusedOneMore("--harvester-ip-pool: the range 10.88.0.1-10.88.0.50/24 on network " + netNS + "/pool-net is exhausted")
+	m.removeAll()
 }
 
 // eachDriver runs fn for every driver at once and waits.
