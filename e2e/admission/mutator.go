@@ -2,19 +2,13 @@ package admission
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	kubevirtv1 "kubevirt.io/api/core/v1"
-	"kubevirt.io/client-go/kubevirt"
-
-	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/apply"
 )
 
 // Names of Harvester's mutating configuration and its webhook (harvester/harvester pkg/webhook/types.go
@@ -65,32 +59,10 @@ func (w *Webhook) HarvesterMutatorConfiguration() *admissionregistrationv1.Mutat
 // the mutator fills in (patchDefaultCPU), which needs none of its caches. Its failure policy being
 // Ignore, a mutator not yet called would otherwise let the first VMs of a test through unmutated, silently.
 func (w *Webhook) RegisterMutator(ctx context.Context, cfg *rest.Config) error {
-	a, err := apply.New(cfg)
-	if err != nil {
-		return err
-	}
-	if _, err := a.ApplyTyped(ctx, w.HarvesterMutatorConfiguration()); err != nil {
-		return err
-	}
-	virt, err := kubevirt.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	probe := MutatorProbeVM()
-	var last error
-	var got *kubevirtv1.VirtualMachine
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if done, perr := w.Exited(); done {
-			return false, fmt.Errorf("the webhook server exited (%v)", perr)
-		}
-		got, last = virt.KubevirtV1().VirtualMachines(probe.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return last == nil && got.Spec.Template.Spec.Domain.CPU != nil && got.Spec.Template.Spec.Domain.CPU.Cores == 1, nil
-	})
-	if err != nil {
-		return fmt.Errorf("waited for the API server to call webhook %s at %s: %w; last dry run of VM %s answered: %v\n%s",
-			HarvesterMutatorWebhookName, w.URL, err, probe.Name, last, w.Logs(30))
-	}
-	return nil
+	return w.applyAndAwait(ctx, cfg, w.HarvesterMutatorConfiguration(), HarvesterMutatorWebhookName, MutatorProbeVM(),
+		func(got *kubevirtv1.VirtualMachine, err error) bool {
+			return err == nil && got.Spec.Template.Spec.Domain.CPU != nil && got.Spec.Template.Spec.Domain.CPU.Cores == 1
+		})
 }
 
 // MutatorProbeVM returns a VirtualMachine every validator accepts whose CPU section has no cores, which Harvester's

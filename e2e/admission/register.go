@@ -8,6 +8,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	kubevirtv1 "kubevirt.io/api/core/v1"
@@ -80,29 +81,40 @@ func kubevirtConfiguration(base string, ca []byte) *admissionregistrationv1.Vali
 // of a VirtualMachine that only this server refuses (ProbeVM, HarvesterProbeVM) is refused by it. The API server
 // picks new webhook configurations up asynchronously; without this wait the first VMs of a test could slip past.
 func (w *Webhook) Register(ctx context.Context, cfg *rest.Config) error {
+	denied := fmt.Sprintf("admission webhook %q denied the request", w.upstream.webhook)
+	return w.applyAndAwait(ctx, cfg, w.Configuration(), w.upstream.webhook, w.upstream.probe(),
+		func(_ *kubevirtv1.VirtualMachine, err error) bool {
+			return err != nil && strings.Contains(err.Error(), denied)
+		})
+}
+
+// applyAndAwait applies the webhook configuration and waits until the API server calls webhook: until a
+// server-side dry run of probe answers as called says the webhook answers it.
+func (w *Webhook) applyAndAwait(ctx context.Context, cfg *rest.Config, configuration runtime.Object, webhook string,
+	probe *kubevirtv1.VirtualMachine, called func(*kubevirtv1.VirtualMachine, error) bool) error {
 	a, err := apply.New(cfg)
 	if err != nil {
 		return err
 	}
-	if _, err := a.ApplyTyped(ctx, w.Configuration()); err != nil {
+	if _, err := a.ApplyTyped(ctx, configuration); err != nil {
 		return err
 	}
 	virt, err := kubevirt.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	probe := w.upstream.probe()
 	var last error
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		if done, perr := w.Exited(); done {
 			return false, fmt.Errorf("the webhook server exited (%v)", perr)
 		}
-		_, last = virt.KubevirtV1().VirtualMachines(probe.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return last != nil && strings.Contains(last.Error(), fmt.Sprintf("admission webhook %q denied the request", w.upstream.webhook)), nil
+		var got *kubevirtv1.VirtualMachine
+		got, last = virt.KubevirtV1().VirtualMachines(probe.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return called(got, last), nil
 	})
 	if err != nil {
 		return fmt.Errorf("waited for the API server to call webhook %s at %s: %w; last dry run of VM %s answered: %v\n%s",
-			w.upstream.webhook, w.URL, err, probe.Name, last, w.Logs(30))
+			webhook, w.URL, err, probe.Name, last, w.Logs(30))
 	}
 	return nil
 }
