@@ -73,6 +73,25 @@ type Check struct {
 	err error
 }
 
+// Lines is how the check verb prints c: a "problem" line for each problem, a "skipped" line with why, or an "ok"
+// line with what it saw. A check is ok only when it found nothing wrong and looked at everything: a part the
+// credential may not read is "skipped" with why, also beside the problems another part found. word rewrites each
+// text (the flag names under the driver's name); each reason is kept on its line.
+func (c Check) Lines(word func(string) string) []string {
+	oneLine := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	var lines []string
+	for _, p := range c.Problems {
+		lines = append(lines, fmt.Sprintf("problem  %-20s  %s", c.Name, word(oneLine(p.String()))))
+	}
+	if c.Skipped != "" {
+		lines = append(lines, fmt.Sprintf("skipped  %-20s  %s", c.Name, word(oneLine(c.Skipped))))
+	}
+	if len(c.Problems) == 0 && c.Skipped == "" {
+		lines = append(lines, strings.TrimRight(fmt.Sprintf("ok       %-20s  %s", c.Name, word(c.Detail)), " "))
+	}
+	return lines
+}
+
 // The names of the pre-flight's checks: their lines in the check verb's output, in the order of the table
 // (preflightChecks).
 const (

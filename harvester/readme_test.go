@@ -3,7 +3,6 @@ package harvester
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -54,19 +53,13 @@ func readmeCheckSample(t *testing.T, readme string) (args []string, start, end i
 	return args, start, end
 }
 
-// checkLines prints checks as the check verb does (cmd/docker-machine-driver-harvester printChecks) under the
+// checkLines prints checks as the check verb does (Check.Lines, as cmd/docker-machine-driver-harvester printChecks) under the
 // driver's own name.
 func checkLines(checks []Check) string {
 	var b strings.Builder
 	for _, c := range checks {
-		for _, p := range c.Problems {
-			fmt.Fprintf(&b, "problem  %-20s  %s\n", c.Name, strings.Join(strings.Fields(p.String()), " "))
-		}
-		if c.Skipped != "" {
-			fmt.Fprintf(&b, "skipped  %-20s  %s\n", c.Name, strings.Join(strings.Fields(c.Skipped), " "))
-		}
-		if len(c.Problems) == 0 && c.Skipped == "" {
-			b.WriteString(strings.TrimRight(fmt.Sprintf("ok       %-20s  %s", c.Name, c.Detail), " ") + "\n")
+		for _, line := range c.Lines(func(s string) string { return s }) {
+			b.WriteString(line + "\n")
 		}
 	}
 	return b.String()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/rancher/machine/libmachine/log"
 
@@ -99,23 +98,12 @@ func machineConfigFlags(path string) ([]string, error) {
 func printChecks(stdout io.Writer, checks []harvester.Check) int {
 	code := 0
 	for _, c := range checks {
-		// A check is ok only when it found nothing wrong and looked at everything: a part the credential may not
-		// read is "skipped" with why, also beside the problems another part found.
-		for _, p := range c.Problems {
+		if len(c.Problems) > 0 {
 			code = 1
-			fmt.Fprintf(stdout, "problem  %-20s  %s\n", c.Name, named(oneLine(p.String())))
 		}
-		if c.Skipped != "" {
-			fmt.Fprintf(stdout, "skipped  %-20s  %s\n", c.Name, named(oneLine(c.Skipped)))
-		}
-		if len(c.Problems) == 0 && c.Skipped == "" {
-			fmt.Fprintln(stdout, strings.TrimRight(fmt.Sprintf("ok       %-20s  %s", c.Name, named(c.Detail)), " "))
+		for _, line := range c.Lines(named) {
+			fmt.Fprintln(stdout, line)
 		}
 	}
 	return code
-}
-
-// oneLine keeps a check's reason on its line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
