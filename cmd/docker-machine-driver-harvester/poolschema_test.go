@@ -102,6 +102,14 @@ func TestCheckDropsWhatThePoolSchemaLacks(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("lines\n%s\nwant\n%s", out.String(), want)
 	}
+	// The README shows these lines as they are printed.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```\n"+out.String()+"```\n") {
+		t.Errorf("README.md's \"What the pool's schema drops\" sample is not what check prints:\n%s", out.String())
+	}
 
 	// --count given wins over the quantity; a config every field of which is in the schema is ok.
 	fine := strings.Replace(strings.Replace(poolYAML, "machineType: q35\n", "", 1), "zone: \"\"\n", "", 1)
