@@ -225,14 +225,8 @@ func TestCheckClusterRefuses(t *testing.T) {
 // The check verb prints the pool's line before the pre-flight's and fails on its problem: against an unreachable
 // Harvester, that line and the credential's.
 func TestCheckVerbPrintsThePoolSchemaFirst(t *testing.T) {
-	unreachable := "apiVersion: v1\nkind: Config\nclusters:\n- name: h\n  cluster:\n    server: http://127.0.0.1:1\n" +
-		"contexts:\n- name: h\n  context:\n    cluster: h\n    user: u\nusers:\n- name: u\n  user: {}\ncurrent-context: h\n"
-	env := func(k string) (string, bool) {
-		v, ok := map[string]string{"HARVESTER_KUBECONFIG_CONTENT": unreachable}[k]
-		return v, ok
-	}
 	dir := writeFiles(t, map[string]string{"pool.yaml": poolYAML, "cluster.yaml": clusterYAML(t, "HarvesterConfig")})
-	stdout, _, code := runVerb(t, env, "check", "--machine-name", "m1", "--machine-config", filepath.Join(dir, "pool.yaml"),
+	stdout, _, code := runVerb(t, unreachableHarvester, "check", "--machine-name", "m1", "--machine-config", filepath.Join(dir, "pool.yaml"),
 		"--cluster", filepath.Join(dir, "cluster.yaml"))
 	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
 	if code != 1 || len(lines) != 3 || !strings.HasPrefix(lines[0], "problem  pool schema") || !strings.HasPrefix(lines[1], "skipped  pool schema") ||
