@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/inter
 TESTENV   := CGO_ENABLED=1
 TESTFLAGS ?= -race -timeout 80m
 
-.PHONY: help demo build test bench deps fmt-check vet unit ui-test ui-flags ui-extension helm-chart e2e-guest size release-snapshot nodedriver-manifests rancher-image clean
+.PHONY: help demo build test bench deps fmt-check vet unit ui-test ui-flags ui-extension helm-chart release-tag-check e2e-guest size release-snapshot nodedriver-manifests rancher-image clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -68,11 +68,13 @@ ui-test: ## the UI extension's tests (ui/test: Jest with jsdom, then the form in
 ui-flags: ## rewrite ui/pkg/hcivm/flags.json, the flag table the UI extension is built from
 	$(GO) run ./cmd/docker-machine-driver-harvester flags --json --driver hcivm > ui/pkg/hcivm/flags.json
 
-# The extension's version (ui/pkg/hcivm/package.json) and the chart's (the release tag without its v).
+# The extension's version (ui/pkg/hcivm/package.json), which is also the chart's version and appVersion and, for a
+# release, its tag without the v (hack/helm-chart.sh says why); CHART_VERSION, the tag without its v, names the
+# chart's file.
 UI_VERSION    := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' ui/pkg/hcivm/package.json)
 CHART_VERSION ?= $(shell echo "$(VERSION)" | sed -n 's/^v\{0,1\}\([0-9]\{1,\}\.[0-9]\{1,\}\.[0-9]\{1,\}.*\)$$/\1/p' | grep . || echo 0.0.0-$(VERSION))
 # The release's checksum file the chart's NodeDriver checksums come from, and the chart package written; goreleaser
-# sets both, and VERSION and CHART_VERSION, when it runs this target (.goreleaser.yaml, signs).
+# sets both, and VERSION, CHART_VERSION and SNAPSHOT, when it runs this target (.goreleaser.yaml, signs).
 CHECKSUMS     ?= dist/sha256sums.txt
 CHART         ?= dist/hcivm-$(CHART_VERSION).tgz
 
@@ -80,7 +82,10 @@ ui-extension: ## build the UI extension with @rancher/shell's toolchain (ui/pack
 	@ui/scripts/build-extension.sh
 
 helm-chart: ## package the Helm chart of the second name (package/helm/hcivm: the NodeDriver for the release's archives, from CHECKSUMS, and the UIPlugin) into dist/hcivm-<version>.tgz (VERSION=the release tag); make release-snapshot runs it through goreleaser
-	@hack/helm-chart.sh "$(CHECKSUMS)" "$(VERSION)" "$(CHART_VERSION)" "$(UI_VERSION)" "$(CHART)"
+	@hack/helm-chart.sh $(if $(filter true,$(SNAPSHOT)),--snapshot) "$(CHECKSUMS)" "$(VERSION)" "$(UI_VERSION)" "$(CHART)"
+
+release-tag-check: ## refuse a release tag (VERSION) that is not v<the UI extension's version>, unless SNAPSHOT=true; goreleaser runs it before building
+	@[ "$(SNAPSHOT)" = true ] || hack/helm-chart.sh --check-tag "$(VERSION)" "$(UI_VERSION)"
 
 e2e-guest: ## only the real-guest tests: the driver's VMs booted under qemu with real cloud-init and qemu-guest-agent
 	hack/guest-image.sh >/dev/null

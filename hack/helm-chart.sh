@@ -1,23 +1,63 @@
 #!/usr/bin/env bash
 # helm-chart.sh packages the chart of the second driver name (package/helm/hcivm) for one release:
 #
-#   hack/helm-chart.sh <checksum file> <release tag> <chart version> <extension version> <chart .tgz>
+#   hack/helm-chart.sh [--snapshot] <checksum file> <release tag> <extension version> <chart .tgz>
+#   hack/helm-chart.sh --check-tag <release tag> <extension version>
 #
 # It writes the NodeDriver manifests for the release's archives into the chart's files/ (hack/nodedriver: URL,
-# sha256 from the checksum file, whitelist domain, credential fields), sets the chart's version, appVersion (the
-# UI extension's version, which its UIPlugin loads) and release, and packs the chart reproducibly. goreleaser
-# runs it (through `make helm-chart`) once the checksum file exists: see .goreleaser.yaml, signs.
+# sha256 from the checksum file, whitelist domain, credential fields), sets the chart's version and appVersion,
+# its icon and the release, and packs the chart reproducibly. goreleaser runs it (through `make helm-chart`) once
+# the checksum file exists: see .goreleaser.yaml, signs.
+#
+# One version for the chart, its appVersion and the UI extension (ui/pkg/hcivm/package.json), which the UIPlugin
+# loads by it (the archive's <version>/ folder and the main file's name): Rancher's Extensions page tells the
+# installed version and an upgrade by comparing the UIPlugin's version with the chart's version in 2.12
+# (rancher/dashboard v2.12.12 shell/pages/c/_cluster/uiplugins/index.vue, available: p.version !==
+# chart.installableVersions[0].version) and with its appVersion, else version, since 2.13 (v2.13.8 and v2.14.4 the
+# same file, `appVersion ?? version`; shell/utils/uiplugins.ts). rancher/dashboard's own
+# shell/scripts/extension/publish likewise refuses a release tag that is not the extension's version. So a
+# release's tag must be v<extension version> (--check-tag, which goreleaser runs before building); a snapshot
+# (--snapshot) packs the extension's version whatever its tag.
+#
+# The icon is ui/pkg/hcivm/icon.svg, the one the extension registers for the driver's tile, as a data: URL: the
+# dashboard shows a chart's icon as an <img> source (rancher/dashboard shell/store/catalog.js `icon: chart.icon`;
+# v2.15.0 uiplugins/index.vue takes the installed App's chart icon), so it shows without any download, air-gapped
+# too; helm lint accepts it (a request URL with a scheme).
 set -euo pipefail
-[ $# = 5 ] || { echo "usage: $0 <checksum file> <release tag> <chart version> <extension version> <chart .tgz>" >&2; exit 2; }
-checksums=$1 tag=$2 chart_version=$3 ui_version=$4 out=$5
 root=$(cd "$(dirname "$0")/.." && pwd)
+
+# check_tag refuses a release tag that is not v<extension version>.
+check_tag() {
+	[ "$1" = "v$2" ] || {
+		echo "helm-chart: the release tag $1 is not v$2, the UI extension's version: set \"version\": \"${1#v}\" in ui/pkg/hcivm/package.json (the chart, its appVersion and the extension share one version, which Rancher's Extensions page compares)" >&2
+		exit 1
+	}
+}
+
+if [ "${1:-}" = --check-tag ]; then
+	[ $# = 3 ] || { echo "usage: $0 --check-tag <release tag> <extension version>" >&2; exit 2; }
+	check_tag "$2" "$3"
+	exit 0
+fi
+snapshot=false
+if [ "${1:-}" = --snapshot ]; then
+	snapshot=true
+	shift
+fi
+[ $# = 4 ] || { echo "usage: $0 [--snapshot] <checksum file> <release tag> <extension version> <chart .tgz>" >&2; exit 2; }
+checksums=$1 tag=$2 version=$3 out=$4
+[ "$snapshot" = true ] || check_tag "$tag" "$version"
 [ -f "$checksums" ] || { echo "helm-chart: no checksum file $checksums: build the release first (make release-snapshot)" >&2; exit 1; }
+icon=$root/ui/pkg/hcivm/icon.svg
+[ -f "$icon" ] || { echo "helm-chart: no $icon, the chart's icon" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -r "$root/package/helm/hcivm" "$tmp/hcivm"
 mkdir "$tmp/hcivm/files"
 (cd "$root" && go run ./hack/nodedriver -version "$tag" -checksums "$checksums" -out "$tmp/hcivm/files") >/dev/null
-sed -i "s/^version: .*/version: $chart_version/; s/^appVersion: .*/appVersion: $ui_version/" "$tmp/hcivm/Chart.yaml"
+sed -i "s/^version: .*/version: $version/; s/^appVersion: .*/appVersion: $version/" "$tmp/hcivm/Chart.yaml"
+sed -i "s|^icon: .*|icon: data:image/svg+xml;base64,$(base64 -w0 "$icon")|" "$tmp/hcivm/Chart.yaml"
+grep -q '^icon: data:image/svg+xml;base64,' "$tmp/hcivm/Chart.yaml" || { echo "helm-chart: Chart.yaml has no icon: line to set" >&2; exit 1; }
 sed -i "s/^release: \"\"/release: \"$tag\"/" "$tmp/hcivm/values.yaml"
 grep -q "^release: \"$tag\"$" "$tmp/hcivm/values.yaml" || { echo "helm-chart: values.yaml has no release: \"\" line to set" >&2; exit 1; }
 mkdir -p "$(dirname "$out")"

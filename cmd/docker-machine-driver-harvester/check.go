@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/rancher/machine/libmachine/log"
 
@@ -17,25 +18,35 @@ import (
 // stdin is what `check --machine-config -` reads; tests replace it.
 var stdin io.Reader = os.Stdin
 
-// check runs `docker-machine-driver-harvester check --machine-name NAME [--machine-config FILE] [--count N]
-// [--harvester-… flags]`: the pre-flight of a create with these flags and environment against the cluster
-// (harvester.PreflightPool), one line per check — "ok", "problem" (a line per problem) or "skipped" (with why:
-// not configured, or a read the credential may not make) — creating and changing nothing. The exit code is 1
-// when a check found a problem or the flags are invalid, 2 for a malformed command line.
+// check runs `docker-machine-driver-harvester check --machine-name NAME [--machine-config FILE [--cluster FILE
+// [--pool NAME]]] [--count N] [--harvester-… flags]`: the pre-flight of a create with these flags and environment
+// against the cluster (harvester.PreflightPool), one line per check — "ok", "problem" (a line per problem) or
+// "skipped" (with why: not configured, or a read the credential may not make) — creating and changing nothing;
+// only the credential's line when the credential cannot be used at all (Harvester unreachable, the token
+// refused), which ends the pre-flight. The exit code is 1 when a check found a problem or the flags are invalid,
+// 2 for a malformed command line.
 //
 // --machine-config reads a machine-config object (a HarvesterConfig as kubectl prints it; machineConfigArgs)
 // and puts the command line Rancher would build from it before the command line given, so a flag given wins
 // over the file's field, and the file's field over the flag's environment variable — as for Rancher, where the
 // machine config gives flags and the cloud credential environment variables. --count N checks N machines of
-// the configuration at once, a machine pool's quantity.
+// the configuration at once, a machine pool's quantity. --cluster reads the provisioning cluster the machine
+// config's pool is in (or the pool's dynamicSchemaSpec alone): the fields the pool's copy of the driver's schema
+// lacks are dropped as Rancher drops them, and named on a "pool schema" line before the pre-flight's; the
+// cluster also gives the pool's quantity (for --count) and, for driver harvester, --harvester-cluster-name.
 //
 // Under a second name (docker-machine-driver-hcivm) it reads --hcivm-… flags and $HCIVM_… variables, and its
 // output names them.
 func check(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	in, err := parseCheckArgs(args, lookupEnv)
 	if err != nil {
-		fmt.Fprintf(stderr, "check: %s\nusage: check --machine-name NAME [--machine-config FILE] [--count N] [%s]\n", named(err.Error()), flagsHint(self))
+		fmt.Fprintf(stderr, "check: %s\nusage: check --machine-name NAME [--machine-config FILE [--cluster FILE [--pool NAME]]] [--count N] [%s]\n", named(err.Error()), flagsHint(self))
 		return 2
+	}
+	// What the pool's schema drops is known before Harvester is asked: its line comes first.
+	code := 0
+	if in.schema != nil {
+		code = printChecks(stdout, []harvester.Check{*in.schema})
 	}
 	// The driver's progress lines go to stderr: stdout is the checks.
 	log.SetOutWriter(stderr)
@@ -44,7 +55,7 @@ func check(args []string, lookupEnv func(string) (string, bool), stdout, stderr 
 		fmt.Fprintln(stderr, named(err.Error()))
 		return 1
 	}
-	return printChecks(stdout, checks)
+	return max(code, printChecks(stdout, checks))
 }
 
 // checkInput is what check's command line, environment and machine config give.
@@ -52,27 +63,61 @@ type checkInput struct {
 	machineName string
 	opts        config.Options
 	count       int
+	// schema is the line of what the pool's schema drops (--cluster), nil without.
+	schema *harvester.Check
+}
+
+// countFlag is --count: the number, and whether it was given (else the pool's quantity counts).
+type countFlag struct {
+	n   int
+	set bool
+}
+
+func (c *countFlag) String() string { return strconv.Itoa(c.n) }
+
+func (c *countFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("not a whole number")
+	}
+	c.n, c.set = n, true
+	return nil
 }
 
 // parseCheckArgs reads check's command line: the driver's flags and environment, the machine config's fields
-// before the flags given, --machine-name (required) and --count (1 to harvester.MaxPoolSize).
+// before the flags given, --machine-name (required) and --count (1 to harvester.MaxPoolSize; with --cluster the
+// pool's quantity when not given). --cluster and --pool need --machine-config.
 func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (checkInput, error) {
 	var (
-		machineConfig string
-		in            checkInput
+		machineConfig, cluster, pool string
+		count                        countFlag
+		in                           checkInput
 	)
 	extra := func(fs *flag.FlagSet) {
 		fs.StringVar(&machineConfig, "machine-config", "", "a machine-config object (kubectl get harvesterconfig NAME -o yaml), - for stdin")
-		fs.IntVar(&in.count, "count", 1, "how many machines of this configuration to check at once (the pool's quantity)")
+		fs.StringVar(&cluster, "cluster", "", "the machine config's provisioning cluster (kubectl get clusters.provisioning.cattle.io NAME -o yaml) or its pool's dynamicSchemaSpec, - for stdin")
+		fs.StringVar(&pool, "pool", "", "the pool of --cluster that uses the machine config, when several do")
+		count = countFlag{n: 1}
+		fs.Var(&count, "count", "how many machines of this configuration to check at once (the pool's quantity)")
 	}
 	var err error
 	in.machineName, in.opts, err = parseMachineArgs(args, lookupEnv, extra)
-	if err == nil && machineConfig != "" {
-		var fileArgs []string
-		if fileArgs, err = machineConfigFlags(machineConfig); err == nil {
-			in.machineName, in.opts, err = parseMachineArgs(append(fileArgs, args...), lookupEnv, extra)
+	switch {
+	case err == nil && machineConfig != "":
+		var cmd rancherCommand
+		if cmd, err = machineConfigFlags(machineConfig, cluster, pool); err == nil {
+			in.machineName, in.opts, err = parseMachineArgs(append(cmd.args, args...), lookupEnv, extra)
+			in.schema = cmd.schema
+			if !count.set && cmd.quantity > harvester.MaxPoolSize {
+				err = fmt.Errorf("--cluster: the pool's quantity is %d, more than check takes at once (%d): give --count", cmd.quantity, harvester.MaxPoolSize)
+			} else if !count.set && cmd.quantity > 0 {
+				count.n = int(cmd.quantity)
+			}
 		}
+	case err == nil && (cluster != "" || pool != ""):
+		err = errors.New("--cluster and --pool need --machine-config: they say what Rancher drops from it")
 	}
+	in.count = count.n
 	switch {
 	case err != nil:
 		return checkInput{}, err
@@ -84,13 +129,29 @@ func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (check
 	return in, nil
 }
 
-// machineConfigFlags reads --machine-config and returns the flags Rancher would pass for it.
-func machineConfigFlags(path string) ([]string, error) {
+// machineConfigFlags reads --machine-config, and --cluster when given, and returns what Rancher would make of
+// them.
+func machineConfigFlags(path, clusterPath, pool string) (rancherCommand, error) {
+	if path == "-" && clusterPath == "-" {
+		return rancherCommand{}, errors.New("--machine-config and --cluster cannot both read stdin")
+	}
 	data, err := readMachineConfig(path, stdin)
 	if err != nil {
-		return nil, err
+		return rancherCommand{}, err
 	}
-	return machineConfigArgs(data, self)
+	var from *poolSource
+	if clusterPath != "" {
+		clusterData, err := readObjectFile("--cluster", "a provisioning cluster", clusterPath, stdin)
+		if err != nil {
+			return rancherCommand{}, err
+		}
+		if from, err = parsePoolSource(clusterData, pool); err != nil {
+			return rancherCommand{}, err
+		}
+	} else if pool != "" {
+		return rancherCommand{}, errors.New("--pool names a pool of --cluster: give --cluster too")
+	}
+	return machineCommand(data, self, from)
 }
 
 // printChecks writes one line per check (a line per problem) and returns the exit code: 1 when a check found a

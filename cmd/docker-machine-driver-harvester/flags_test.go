@@ -137,3 +137,22 @@ func TestFlagsVerbOutputIsTheExtensionsTable(t *testing.T) {
 		t.Errorf("ui/pkg/hcivm/flags.json is not the driver's flag table: run make ui-flags")
 	}
 }
+
+// Rancher copies a flag's usage into its field's description (FlagToField), which its generic form shows. The
+// cluster name is added only for the driver named harvester (rancher/rancher
+// pkg/controllers/capr/machineprovision/args.go toArgs, v2.12.12 to v2.15.0), so the usage may not say Rancher sets
+// it: under both names it says when Rancher does and what to do otherwise.
+func TestClusterNameUsageIsTrueUnderEachName(t *testing.T) {
+	for _, driver := range []string{"harvester", "hcivm"} {
+		var usage string
+		for _, e := range flagsOf(t, "--json", "--driver", driver).Flags {
+			if e.Field == "clusterName" {
+				usage = e.Usage
+			}
+		}
+		if strings.Contains(usage, "Rancher sets it") || !strings.Contains(usage, "Rancher fills it in only for its driver named harvester") ||
+			!strings.Contains(usage, "under any other driver name, set it to the cluster's name") {
+			t.Errorf("under %s, clusterName's usage: %q", driver, usage)
+		}
+	}
+}

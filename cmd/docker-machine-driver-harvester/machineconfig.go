@@ -12,6 +12,7 @@ import (
 	"github.com/rancher/machine/libmachine/mcnflag"
 	"sigs.k8s.io/yaml"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
@@ -25,19 +26,26 @@ const maxMachineConfigSize = 3 << 20
 // readMachineConfig reads --machine-config: a regular file of at most maxMachineConfigSize bytes, or for "-"
 // that much of stdin. Nothing else is opened: a FIFO, device or directory is refused by what it is.
 func readMachineConfig(path string, stdin io.Reader) ([]byte, error) {
+	return readObjectFile("--machine-config", "a machine config", path, stdin)
+}
+
+// readObjectFile reads the file of flag holding one object (what names it in errors), bounded as
+// readMachineConfig. A provisioning cluster (--cluster) is bounded the same: the API server stores neither
+// above about 1.5 MiB.
+func readObjectFile(flag, what, path string, stdin io.Reader) ([]byte, error) {
 	if path != "-" {
 		data, err := userdata.ReadRegularFile(path, maxMachineConfigSize)
 		if err != nil {
-			return nil, fmt.Errorf("--machine-config: cannot read the file: %w", err)
+			return nil, fmt.Errorf("%s: cannot read the file: %w", flag, err)
 		}
 		return data, nil
 	}
 	data, err := io.ReadAll(io.LimitReader(stdin, maxMachineConfigSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("--machine-config -: cannot read stdin: %w", err)
+		return nil, fmt.Errorf("%s -: cannot read stdin: %w", flag, err)
 	}
 	if len(data) > maxMachineConfigSize {
-		return nil, fmt.Errorf("--machine-config -: stdin holds more than %s, more than a machine config can be", userdata.FormatSize(maxMachineConfigSize))
+		return nil, fmt.Errorf("%s -: stdin holds more than %s, more than %s can be", flag, userdata.FormatSize(maxMachineConfigSize), what)
 	}
 	return data, nil
 }
@@ -51,20 +59,53 @@ func readMachineConfig(path string, stdin io.Reader) ([]byte, error) {
 // value of the wrong type (Rancher's CRD types an int flag's field as a string), an int field that is no whole
 // number.
 func machineConfigArgs(data []byte, id identity.Identity) ([]string, error) {
+	cmd, err := machineCommand(data, id, nil)
+	return cmd.args, err
+}
+
+// rancherCommand is what Rancher makes of a machine config: the driver's command line, and with --cluster the
+// check line of what the pool's schema drops (nil without) and the pool's quantity (0 when unknown).
+type rancherCommand struct {
+	args     []string
+	schema   *harvester.Check
+	quantity int64
+}
+
+// machineCommand is machineConfigArgs with the pool of from (--cluster; nil for none): the fields the pool's
+// copy of the schema lacks are dropped first, as Rancher drops them (pruneForPool), and for driver harvester the
+// cluster's name is the one Rancher adds (toArgs), not the config's clusterName field.
+func machineCommand(data []byte, id identity.Identity, from *poolSource) (rancherCommand, error) {
+	var out rancherCommand
 	raw, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, errors.New("--machine-config: not a YAML or JSON object: " + config.Redact(err.Error()))
+		return out, errors.New("--machine-config: not a YAML or JSON object: " + config.Redact(err.Error()))
 	}
 	var obj map[string]any
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return nil, errors.New("--machine-config: not a YAML or JSON object; give the output of kubectl get harvesterconfig NAME -o yaml")
+		return out, errors.New("--machine-config: not a YAML or JSON object; give the output of kubectl get harvesterconfig NAME -o yaml")
 	}
 	if err := checkConfigKind(obj, id); err != nil {
-		return nil, err
+		return out, err
+	}
+	clusterName := ""
+	if from != nil {
+		kind, _ := obj["kind"].(string)
+		meta, _ := obj["metadata"].(map[string]any)
+		name, _ := meta["name"].(string)
+		pool, cluster, err := from.poolOf(kind, name)
+		if err != nil {
+			return out, err
+		}
+		var schema harvester.Check
+		obj, schema = pruneForPool(obj, pool, id)
+		out.schema, clusterName = &schema, cluster
+		if pool.Quantity != nil {
+			out.quantity = *pool.Quantity
+		}
 	}
 	fields, err := machineConfigFields()
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	spec := map[string]any{}
 	var problems []string
@@ -87,10 +128,13 @@ func machineConfigArgs(data []byte, id identity.Identity) ([]string, error) {
 		spec[name] = v
 	}
 	if len(problems) > 0 {
-		return nil, errors.New("--machine-config: " + strings.Join(problems, "; "))
+		return out, errors.New("--machine-config: " + strings.Join(problems, "; "))
 	}
-	clusterName, _ := spec["clusterName"].(string)
-	return rancher.ToArgs(id.Name(), spec, clusterName, rancher.Since213), nil
+	if clusterName == "" {
+		clusterName, _ = spec["clusterName"].(string)
+	}
+	out.args = rancher.ToArgs(id.Name(), spec, clusterName, rancher.Since213)
+	return out, nil
 }
 
 // checkConfigKind accepts a machine config of this driver under any of its names: apiVersion

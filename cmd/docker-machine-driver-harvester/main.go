@@ -61,11 +61,14 @@ It is started by them as a plugin (driver name "harvester"); by hand it offers:
 
   render --machine-name NAME [--harvester-... flags]
         print the cloud-init Secret and the VirtualMachine a create would make, without touching a cluster
-  check --machine-name NAME [--machine-config FILE] [--count N] [--harvester-... flags]
+  check --machine-name NAME [--machine-config FILE [--cluster FILE [--pool NAME]]] [--count N] [--harvester-... flags]
         run a create's pre-flight against Harvester with these flags and environment, one line per check (ok,
-        problem with its reason, skipped); it creates and changes nothing; exit code 1 on any problem.
+        problem with its reason, skipped; only the credential's when Harvester cannot be reached or refuses it);
+        it creates and changes nothing; exit code 1 on any problem.
         --machine-config reads a Rancher HarvesterConfig (kubectl get harvesterconfig NAME -o yaml; - for stdin),
-        flags given win over its fields; --count checks that many machines of the pool at once
+        flags given win over its fields; --cluster reads its provisioning cluster (kubectl get
+        clusters.provisioning.cattle.io NAME -o yaml) and drops the fields the pool's schema lacks, as Rancher
+        does; --count checks that many machines of the pool at once (default: the pool's quantity)
   cloud-provider-config --namespace NS --cluster-name NAME [--server https://VIP:6443]
         create the guest cluster's scoped cloud provider / CSI account in Harvester and print its kubeconfig
   flags [--json] [--driver NAME]

@@ -122,13 +122,16 @@ current-context: h
 	}
 }
 
-func TestCheckVerbExitCodes(t *testing.T) {
+// unreachableHarvester is an environment whose credential names a Harvester nobody serves.
+func unreachableHarvester(k string) (string, bool) {
 	unreachable := "apiVersion: v1\nkind: Config\nclusters:\n- name: h\n  cluster:\n    server: http://127.0.0.1:1\n" +
 		"contexts:\n- name: h\n  context:\n    cluster: h\n    user: u\nusers:\n- name: u\n  user: {}\ncurrent-context: h\n"
-	env := func(k string) (string, bool) {
-		v, ok := map[string]string{"HARVESTER_KUBECONFIG_CONTENT": unreachable}[k]
-		return v, ok
-	}
+	v, ok := map[string]string{"HARVESTER_KUBECONFIG_CONTENT": unreachable}[k]
+	return v, ok
+}
+
+func TestCheckVerbExitCodes(t *testing.T) {
+	env := unreachableHarvester
 	if _, stderr, code := runVerb(t, env, "check", "--harvester-disk-size", "10"); code != 2 || !strings.Contains(stderr, "--machine-name is required") {
 		t.Errorf("without a machine name: exit %d, stderr %q", code, stderr)
 	}

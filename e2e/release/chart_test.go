@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -40,9 +42,28 @@ type renderedUIPlugin struct {
 		Plugin struct {
 			Name, Version, Endpoint, CompressedEndpoint string
 			NoCache, NoAuth                             bool
+			Metadata                                    map[string]string
 		}
 	}
 }
+
+// extensionPackage is what the extension's package.json says of its name, version and Rancher annotations.
+type extensionPackage struct {
+	Name, Version string
+	Rancher       struct{ Annotations map[string]string }
+}
+
+// chartMetadata is what `helm show chart` prints of the packaged Chart.yaml.
+type chartMetadata struct {
+	Name, Version, AppVersion, Icon string
+	Annotations                     map[string]string
+}
+
+// versionAnnotations are the annotations by which Rancher tells where an extension and its chart may be used
+// (rancher/dashboard shell/config/uiplugins.js: shouldNotLoadPlugin reads them from the UIPlugin's metadata,
+// isSupportedChartVersion from the chart's; rancher/rancher pkg/catalogv2/content/content.go filters a
+// repository's charts by rancher-version).
+var versionAnnotations = []string{"catalog.cattle.io/kube-version", "catalog.cattle.io/rancher-version", "catalog.cattle.io/ui-extensions-version"}
 
 // checkChart lints the chart the release packaged and renders it with helm for each architecture as `helm
 // install -n cattle-ui-plugin-system --set arch=<arch>` would: the NodeDriver must name the release's archive of
@@ -60,13 +81,14 @@ func checkChart(t *testing.T, root, dist string, sums map[string]string) {
 	if _, err := os.Stat(chart); err != nil {
 		t.Fatalf("the release has no chart for version %s: %v", meta.Version, err)
 	}
-	var ext struct{ Name, Version string }
+	var ext extensionPackage
 	readJSON(t, filepath.Join(root, "ui", "pkg", identity.Release, "package.json"), &ext)
 	uiArchive := ext.Name + "-ui-" + ext.Version + ".tgz"
 
 	if out, err := exec.Command(helm, "lint", "--strict", "-n", pluginNamespace, chart).CombinedOutput(); err != nil {
 		t.Errorf("helm lint: %v\n%s", err, out)
 	}
+	t.Run("Chart.yaml", func(t *testing.T) { checkChartMetadata(t, root, helm, chart, ext) })
 	for _, arch := range []string{"amd64", "arm64"} {
 		t.Run("helm template arch="+arch, func(t *testing.T) {
 			docs := helmTemplate(t, helm, chart, pluginNamespace, "--set", "arch="+arch)
@@ -102,6 +124,11 @@ func checkChart(t *testing.T, root, dist string, sums map[string]string) {
 			if want := downloadBase + "/" + meta.Tag + "/" + uiArchive; p.CompressedEndpoint != want || p.NoCache {
 				t.Errorf("UIPlugin compressedEndpoint %s (noCache %v), want %s, cached", p.CompressedEndpoint, p.NoCache, want)
 			}
+			// The dashboard loads the extension where the UIPlugin's metadata allows (shouldNotLoadPlugin): the
+			// extension's own annotations, as rancher/dashboard's extension chart passes them (pluginMetadata).
+			if !reflect.DeepEqual(p.Metadata, ext.Rancher.Annotations) {
+				t.Errorf("UIPlugin metadata %v, want the extension's annotations %v", p.Metadata, ext.Rancher.Annotations)
+			}
 		})
 	}
 	t.Run("namespace", func(t *testing.T) {
@@ -111,6 +138,40 @@ func checkChart(t *testing.T, root, dist string, sums map[string]string) {
 		}
 	})
 	t.Run(uiArchive, func(t *testing.T) { checkUIArchive(t, root, uiArchive, ext.Name, ext.Version, sums) })
+}
+
+// checkChartMetadata checks the packaged Chart.yaml: one version for the chart, its appVersion and the extension,
+// since Rancher 2.12's Extensions page compares the UIPlugin's version with the chart's version (rancher/dashboard
+// v2.12.12 shell/pages/c/_cluster/uiplugins/index.vue, available) and 2.13 to 2.15 with its appVersion (`appVersion
+// ?? version`); the extension's version annotations; and the icon the extension registers for the driver's tile
+// (ui/pkg/hcivm/icon.svg), as a data: URL the dashboard shows as an image source.
+func checkChartMetadata(t *testing.T, root, helm, chart string, ext extensionPackage) {
+	out, err := exec.Command(helm, "show", "chart", chart).Output()
+	if err != nil {
+		t.Fatalf("helm show chart: %v", err)
+	}
+	var c chartMetadata
+	unmarshal(t, out, &c)
+	if c.Name != ext.Name || c.Version != ext.Version || c.AppVersion != ext.Version {
+		t.Errorf("chart %s version %s appVersion %s; want %s with the extension's version %s as both", c.Name, c.Version, c.AppVersion, ext.Name, ext.Version)
+	}
+	for _, a := range versionAnnotations {
+		if c.Annotations[a] == "" || c.Annotations[a] != ext.Rancher.Annotations[a] {
+			t.Errorf("chart annotation %s is %q, the extension's %q", a, c.Annotations[a], ext.Rancher.Annotations[a])
+		}
+	}
+	for a, want := range map[string]string{"catalog.cattle.io/ui-component": "plugins", "catalog.cattle.io/namespace": pluginNamespace, "catalog.cattle.io/scope": "management"} {
+		if c.Annotations[a] != want {
+			t.Errorf("chart annotation %s is %q, want %q (what makes Rancher list it as an extension for %s)", a, c.Annotations[a], want, pluginNamespace)
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(root, "ui", "pkg", identity.Release, "icon.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(svg); c.Icon != want {
+		t.Errorf("chart icon %.80q…, want ui/pkg/%s/icon.svg as a data: URL", c.Icon, identity.Release)
+	}
 }
 
 // checkUIArchive checks the extension's archive goreleaser checksummed and publishes (.goreleaser.yaml, checksum
@@ -153,6 +214,21 @@ func checkUIArchive(t *testing.T, root, name, ext, version string, sums map[stri
 	var pkg struct{ Name, Version string }
 	if err := json.Unmarshal(served[version+"/plugin/package.json"], &pkg); err != nil || pkg.Name != ext || pkg.Version != version {
 		t.Errorf("plugin/package.json is %+v (%v), want %s %s", pkg, err, ext, version)
+	}
+	// The icon the extension registers (ui/pkg/hcivm/index.ts) is built in as a file of its own (webpack's asset
+	// modules), which Rancher serves beside the script.
+	svg, err := os.ReadFile(filepath.Join(root, "ui", "pkg", ext, "icon.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var icons []string
+	for name, body := range served {
+		if strings.HasPrefix(name, version+"/plugin/") && bytes.Equal(body, svg) {
+			icons = append(icons, name)
+		}
+	}
+	if len(icons) == 0 {
+		t.Errorf("the archive serves no copy of ui/pkg/%s/icon.svg, the driver's icon", ext)
 	}
 }
 

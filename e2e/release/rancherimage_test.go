@@ -10,17 +10,24 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
 )
 
-// Where Rancher's image holds its built-in Harvester driver: rancher/rancher package/Dockerfile (commit 59bd052,
-// the RUN that installs DOCKER_MACHINE_HARVESTER_VERSION) extracts the release archive into the management-state
-// bin directory and links the binary into the UI dashboard's assets. The server runs the first to read the
-// driver's flags (pkg/controllers/management/drivers/nodedriver/utils.go getCreateFlagsForDriver); provisioning
-// jobs download the second when it exists (pkg/controllers/capr/machineprovision/args.go getDriverDownloadURL).
+// Where Rancher's image holds its built-in Harvester driver: rancher/rancher package/Dockerfile (the RUN that
+// installs DOCKER_MACHINE_HARVESTER_VERSION, v2.12.12 to v2.15.0) extracts the release archive into the
+// management-state bin directory and links the binary into the UI's assets folder. The server runs the first to
+// read the driver's flags (pkg/controllers/management/drivers/nodedriver/utils.go getCreateFlagsForDriver);
+// provisioning jobs download the second when it exists (pkg/controllers/capr/machineprovision/args.go
+// getDriverDownloadURL): settings.UIPath's assets before 2.15 (/usr/share/rancher/ui, whose link the v2.12.12,
+// v2.13.8 and v2.14.4 images make), settings.UIDashboardPath's since v2.15.0 (/usr/share/rancher/ui-dashboard).
 const (
-	rancherDriverBin  = "/opt/drivers/management-state/bin/docker-machine-driver-harvester"
-	rancherAssetsLink = "/usr/share/rancher/ui-dashboard/assets/docker-machine-driver-harvester"
-	rancherImage      = "rancher/rancher"
-	dockerfilePath    = "package/rancher/Dockerfile"
+	rancherDriverBin = "/opt/drivers/management-state/bin/docker-machine-driver-harvester"
+	rancherImage     = "rancher/rancher"
+	dockerfilePath   = "package/rancher/Dockerfile"
 )
+
+// rancherAssetsLinks are the links getDriverDownloadURL reads, by the Rancher versions that read them.
+var rancherAssetsLinks = map[string]string{
+	"/usr/share/rancher/ui/assets/docker-machine-driver-harvester":           "Rancher 2.12 to 2.14 (settings.UIPath)",
+	"/usr/share/rancher/ui-dashboard/assets/docker-machine-driver-harvester": "Rancher 2.15 (settings.UIDashboardPath)",
+}
 
 // instruction is one Dockerfile instruction: its keyword and the rest of its (joined) lines.
 type instruction struct {
@@ -62,7 +69,8 @@ func TestRancherImageDockerfilePutsTheDriverWhereRancherLooks(t *testing.T) {
 		t.Fatalf("%s must start with ARG RANCHER_VERSION (no default: it is the Rancher the user runs) and FROM %s:${RANCHER_VERSION}; it starts %v",
 			dockerfilePath, rancherImage, ins[:min(2, len(ins))])
 	}
-	var copied, linked, targetArch bool
+	var copied, targetArch bool
+	linked := map[string]bool{}
 	for _, in := range ins[2:] {
 		switch in.cmd {
 		case "FROM":
@@ -85,10 +93,10 @@ func TestRancherImageDockerfilePutsTheDriverWhereRancherLooks(t *testing.T) {
 			}
 		case "RUN":
 			for _, m := range regexp.MustCompile(`ln -[a-z]*s[a-z]* (\S+) (\S+)`).FindAllStringSubmatch(in.args, -1) {
-				if m[1] == rancherDriverBin && m[2] == rancherAssetsLink {
-					linked = true
+				if _, ok := rancherAssetsLinks[m[2]]; ok && m[1] == rancherDriverBin {
+					linked[m[2]] = true
 				} else {
-					t.Errorf("links %s to %s; Rancher's assets link is %s → %s", m[2], m[1], rancherAssetsLink, rancherDriverBin)
+					t.Errorf("links %s to %s; Rancher's assets links are %v → %s", m[2], m[1], rancherAssetsLinks, rancherDriverBin)
 				}
 			}
 		}
@@ -96,8 +104,10 @@ func TestRancherImageDockerfilePutsTheDriverWhereRancherLooks(t *testing.T) {
 	if !copied {
 		t.Errorf("%s does not copy the driver to %s", dockerfilePath, rancherDriverBin)
 	}
-	if !linked {
-		t.Errorf("%s does not link %s to %s (provisioning jobs download the driver from there)", dockerfilePath, rancherAssetsLink, rancherDriverBin)
+	for link, readers := range rancherAssetsLinks {
+		if !linked[link] {
+			t.Errorf("%s does not link %s to %s (provisioning jobs of %s download the driver from there)", dockerfilePath, link, rancherDriverBin, readers)
+		}
 	}
 	if !targetArch {
 		t.Errorf("%s copies per architecture but declares no ARG TARGETARCH after FROM", dockerfilePath)

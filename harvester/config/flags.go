@@ -130,7 +130,7 @@ var flagTable = []flagSpec{
 	{name: FlagKubeconfigContent, usage: "Kubeconfig of the Harvester cluster, as YAML or base64. Empty: use $KUBECONFIG. Rancher fills it from the Harvester cloud credential."},
 	{name: FlagClusterType, usage: "Kept for compatibility; unused (Rancher's cloud credential sets it)."},
 	{name: FlagClusterID, usage: "Kept for compatibility; unused (Rancher's cloud credential sets it)."},
-	{name: FlagClusterName, usage: "Name of the guest cluster the machine belongs to; labels the VM for the Harvester cloud provider and cleanup. Rancher sets it."},
+	{name: FlagClusterName, usage: "Name of the guest cluster the machine belongs to; labels the VM for the Harvester cloud provider and cleanup. Rancher fills it in only for its driver named harvester: under any other driver name, set it to the cluster's name."},
 	{name: FlagVMNamespace, str: DefaultVMNamespace, usage: "Harvester namespace for the VM, its volumes and its cloud-init Secret. Default: default."},
 	{name: FlagCPUCount, kind: intFlag, num: DefaultCPUCount, usage: "Number of virtual CPU cores (1 to 4294967295, what KubeVirt's CPU topology holds). Default: 2."},
 	{name: FlagMemorySize, kind: intFlag, num: DefaultMemorySizeGiB, usage: "Memory in GiB (at most 8589934591: its bytes must fit a Kubernetes quantity). Default: 4."},

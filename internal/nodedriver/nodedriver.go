@@ -67,7 +67,11 @@ type NodeDriverSpec struct {
 	WhitelistDomains []string `json:"whitelistDomains"`
 }
 
-// Manifest renders the NodeDriver for s as YAML, with a comment saying what it is.
+// Manifest renders the NodeDriver for s as YAML, with a comment saying what it is and what Rancher's generic
+// forms need: the credential's kubeconfig base64-encoded, since the generic credential form is a KeyValue of
+// multi-line text areas in 2.12 to 2.14 but, since 2.15, a one-line password input for a private field
+// (rancher/dashboard shell/cloud-credential/generic.vue, typeForField); the cluster name set by hand, since Rancher
+// adds it only for the driver named harvester (rancher/rancher pkg/controllers/capr/machineprovision/args.go toArgs).
 func Manifest(s Spec) ([]byte, error) {
 	if err := identity.ValidName(s.Name); err != nil || s.Name == identity.Canonical {
 		return nil, fmt.Errorf("-name %q: a second driver name is needed (lowercase letters, not %s): %v", s.Name, identity.Canonical, err)
@@ -98,7 +102,9 @@ func Manifest(s Spec) ([]byte, error) {
 	}
 	head := fmt.Sprintf("# The Harvester node driver %s (%s) as a second node driver named %s, for a stock Rancher:\n"+
 		"#   kubectl apply -f <this file>   (on Rancher's local cluster)\n"+
-		"# Its cloud credential holds the Harvester kubeconfig (paste it base64-encoded: the field is one line).\n"+
+		"# Its cloud credential holds the Harvester kubeconfig. In Rancher's generic credential form paste it\n"+
+		"# base64-encoded (base64 -w0): 2.12 to 2.14 show a multi-line text area that keeps line breaks, 2.15 a\n"+
+		"# one-line password input that drops them.\n"+
 		"# Set clusterName in each machine config: Rancher passes the cluster's name only to the driver named harvester.\n",
 		s.Version, s.Arch, s.Name)
 	return append([]byte(head), body...), nil

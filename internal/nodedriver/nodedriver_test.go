@@ -19,6 +19,22 @@ func TestManifestIsTheNodeDriverRancherReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The comment says what Rancher's generic forms need, for every Rancher version the chart accepts.
+	comment, body, _ := strings.Cut(string(out), "\napiVersion:")
+	for _, line := range strings.Split(comment, "\n") {
+		if !strings.HasPrefix(line, "#") {
+			t.Errorf("the comment's line %q is no comment", line)
+		}
+	}
+	for _, want := range []string{"v9.9.9 (arm64)", "named hcivm", "base64-encoded", "2.12 to 2.14 show a multi-line text area",
+		"2.15 a\n# one-line password input", "Set clusterName in each machine config"} {
+		if !strings.Contains(comment, want) {
+			t.Errorf("the comment lacks %q:\n%s", want, comment)
+		}
+	}
+	if strings.Contains(comment, "the field is one line") || !strings.HasPrefix(body, " management.cattle.io/v3") {
+		t.Errorf("manifest:\n%s", out)
+	}
 	var nd NodeDriver
 	if err := yaml.UnmarshalStrict(out, &nd); err != nil {
 		t.Fatalf("%v\n%s", err, out)

@@ -5,24 +5,6 @@ import (
 	"sort"
 )
 
-// PruneBySchema drops from a machine-config object every key that is not a field of the pool's copy of the
-// driver's schema (pkg/controllers/provisioningv2/provisioningcluster/template.go, pruneBySchema, called by
-// toMachineTemplate): metadata, kind and apiVersion, and the fields a newer driver added after the pool was
-// created (rancher/rancher#40730). The result is the spec of the pool's machine template and of its machines.
-func PruneBySchema(config map[string]any, poolFields []Field) map[string]any {
-	known := map[string]bool{}
-	for _, f := range poolFields {
-		known[f.Name] = true
-	}
-	spec := map[string]any{}
-	for k, v := range config {
-		if known[k] {
-			spec[k] = v
-		}
-	}
-	return spec
-}
-
 // ToArgs is the driver's part of the command line Rancher gives rancher-machine create for a machine of that
 // spec (pkg/controllers/capr/machineprovision/args.go, toArgs): "--<driver>-<field>=<value>" for each
 // non-empty string and each number (a JSON float64), the bare flag for each true boolean, one flag per string
@@ -32,28 +14,10 @@ func PruneBySchema(config map[string]any, poolFields []Field) map[string]any {
 func ToArgs(driver string, spec map[string]any, clusterName string, r Rule) []string {
 	var cmd []string
 	for k, v := range spec {
-		if k == "providerID" || v == nil {
+		if k == "providerID" {
 			continue
 		}
-		flag := r.Flag(driver, k)
-		switch v := v.(type) {
-		case float64:
-			cmd = append(cmd, fmt.Sprintf("%s=%v", flag, v))
-		case string:
-			if v != "" {
-				cmd = append(cmd, flag+"="+v)
-			}
-		case bool:
-			if v {
-				cmd = append(cmd, flag)
-			}
-		case []any:
-			for _, s := range v {
-				if s, ok := s.(string); ok {
-					cmd = append(cmd, flag+"="+s)
-				}
-			}
-		}
+		cmd = append(cmd, fieldArgs(r.Flag(driver, k), v)...)
 	}
 	if driver == "harvester" {
 		cmd = append(cmd, "--harvester-cluster-name="+clusterName)
@@ -61,6 +25,37 @@ func ToArgs(driver string, spec map[string]any, clusterName string, r Rule) []st
 	sort.Strings(cmd)
 	return cmd
 }
+
+// fieldArgs is what toArgs passes for one field's value v as flag: the flag with the number, the flag with a
+// non-empty string, the bare flag for true, the flag once per string of a list; nothing for "", false, null, a
+// map or a list without strings.
+func fieldArgs(flag string, v any) []string {
+	switch v := v.(type) {
+	case float64:
+		return []string{fmt.Sprintf("%s=%v", flag, v)}
+	case string:
+		if v != "" {
+			return []string{flag + "=" + v}
+		}
+	case bool:
+		if v {
+			return []string{flag}
+		}
+	case []any:
+		var out []string
+		for _, s := range v {
+			if s, ok := s.(string); ok {
+				out = append(out, flag+"="+s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// Passes reports whether toArgs passes anything for a field holding v: whether dropping the field changes the
+// driver's command line.
+func Passes(v any) bool { return len(fieldArgs("", v)) > 0 }
 
 // HashedSpec is what a machine template's spec contributes to its hash, the machine-template-hash label whose
 // change replaces every machine of the pool (template.go, createMachineTemplateHash): the spec without

@@ -3,7 +3,8 @@
 // command line Rancher builds back from it. Each function is written from the rancher/rancher function it names
 // (read at commit 59bd052, 2026-08); none of Rancher's code is imported. Tests import it, and so does the plugin:
 // the check verb turns a machine-config object into the command line Rancher would build (check
-// --machine-config), and the flags verb names each flag's field as Rancher names it (FieldOf).
+// --machine-config), after dropping what the pool's copy of the schema lacks (check --cluster; pool.go), and the
+// flags verb names each flag's field as Rancher names it (FieldOf).
 package rancher
 
 import (

@@ -89,8 +89,4 @@ func TestToArgsAndHash(t *testing.T) {
 	if v, ok := hashed["enableEfi"]; !ok || v != false {
 		t.Errorf("hashed spec must keep enableEfi: false (PruneEmpty keeps false), got %v", hashed)
 	}
-	pruned := PruneBySchema(map[string]any{"cpuCount": "2", "metadata": map[string]any{}, "zone": ""}, []Field{{Name: "cpuCount"}})
-	if !reflect.DeepEqual(pruned, map[string]any{"cpuCount": "2"}) {
-		t.Errorf("pruned %v", pruned)
-	}
 }

@@ -8,10 +8,11 @@ module.exports = {
   modulePaths:          ['<rootDir>/test/node_modules'],
   // One Vue, this folder's, also when ui/node_modules (the build workspace's) has its own.
   moduleNameMapper:     { '^vue$': '<rootDir>/test/node_modules/vue' },
-  moduleFileExtensions: ['js', 'ts', 'json', 'vue'],
+  moduleFileExtensions: ['js', 'ts', 'json', 'vue', 'svg'],
   transform:            {
     '^.+\\.vue$':   require.resolve('@vue/vue3-jest'),
     '^.+\\.[jt]s$': `${ __dirname }/babel-transform.js`,
+    '^.+\\.svg$':   `${ __dirname }/file-transform.js`,
   },
   globals:        { 'vue-jest': { transform: { js: `${ __dirname }/babel-transform.js` } } },
   cacheDirectory: `${ process.env.HOME }/.cache/docker-machine-driver-harvester/jest`,
