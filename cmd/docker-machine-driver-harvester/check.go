@@ -62,7 +62,7 @@ func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (check
 		in            checkInput
 	)
 	extra := func(fs *flag.FlagSet) {
-		fs.StringVar(&machineConfig, "machine-config", "", "a machine-config object (kubectl get harvesterconfig NAME -o yaml), - for stdin")
+		fs.StringVar(&machineConfig, "machine-config", "", "a machine-config object (kubectl get "+self.Name()+"config NAME -o yaml), - for stdin")
 		fs.IntVar(&in.count, "count", 1, "how many machines of this configuration to check at once (the pool's quantity)")
 	}
 	var err error

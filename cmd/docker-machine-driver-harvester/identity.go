@@ -8,9 +8,13 @@ import (
 )
 
 // self is the driver name this copy of the binary answers to, from its executable name (see
-// harvester.IdentityFromExecutable): installed as docker-machine-driver-hcivm, render and check read --hcivm-…
-// flags and $HCIVM_… variables, as the plugin does, and name them in their output.
-var self = harvester.IdentityFromExecutable(os.Args[0])
+// harvester.IdentityFromExecutable): installed as docker-machine-driver-hcivm, every verb reads --hcivm-… flags and
+// $HCIVM_… variables, as the plugin does, and names them in its output. selfErr says why the binary must not run
+// under its name; main refuses to start then (self is the canonical identity, for tests that call run directly).
+var self, selfErr = harvester.IdentityFromExecutable(os.Args[0])
+
+// program is the executable's name under self: docker-machine-driver-<name>.
+func program() string { return identity.BinaryPrefix + self.Name() }
 
 // named is s (an error or a line of output) in self's flag and variable names.
 func named(s string) string { return self.Text(s) }
