@@ -43,16 +43,22 @@ func (fc *fakeCluster) addRawQuota(name string, hardUsed ...string) {
 	fc.OK(fc.Dyn.Resource(corev1.SchemeGroupVersion.WithResource("resourcequotas")).Namespace("default").Create(context.Background(), u, metav1.CreateOptions{}))
 }
 
-// quotaCheckOf runs the pre-flight of a machine with opts and returns its quota check.
-func quotaCheckOf(t *testing.T, fc *fakeCluster, opts config.Options) Check {
+// checkNamed runs d's pre-flight and returns its check of that name.
+func checkNamed(t *testing.T, d *Driver, name string) Check {
 	t.Helper()
-	for _, c := range newTestDriver(t, fc, "m1", opts).preflight(context.Background()) {
-		if c.Name == CheckQuota {
+	for _, c := range d.preflight(context.Background()) {
+		if c.Name == name {
 			return c
 		}
 	}
-	t.Fatal("no quota check")
+	t.Fatalf("no %q check", name)
 	return Check{}
+}
+
+// quotaCheckOf runs the pre-flight of a machine with opts and returns its quota check.
+func quotaCheckOf(t *testing.T, fc *fakeCluster, opts config.Options) Check {
+	t.Helper()
+	return checkNamed(t, newTestDriver(t, fc, "m1", opts), CheckQuota)
 }
 
 // withinBounds runs f, failing the test when it allocates more than maxAlloc bytes, and stops waiting for it
@@ -212,13 +218,7 @@ func TestDeviceCountsAtTheBounds(t *testing.T) {
 	n.Status.Allocatable[gpuResource] = resource.MustParse("100E")
 	fc.OK(kube.Create(context.Background(), fc.C, kube.Nodes, "", &n))
 	devicesCheck := func() Check {
-		for _, c := range newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).preflight(context.Background()) {
-			if c.Name == CheckHostDevices {
-				return c
-			}
-		}
-		t.Fatal("no host devices check")
-		return Check{}
+		return checkNamed(t, newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)), CheckHostDevices)
 	}
 	if c := devicesCheck(); len(c.Problems) != 0 || c.Skipped != "" {
 		t.Errorf("a free device on node1 beside node2's 100E: %+v", c)
@@ -257,13 +257,7 @@ func TestQuotaNeedsAtTheBounds(t *testing.T) {
 	fc.addQuota("most", false, "requests.storage", "9223372036854775807", "0")
 	d = newTestDriver(t, fc, "m1", opts)
 	d.machines = MaxPoolSize
-	var c Check
-	for _, ch := range d.preflight(context.Background()) {
-		if ch.Name == CheckQuota {
-			c = ch
-		}
-	}
-	if len(c.Problems) != 1 || !strings.Contains(c.Problems[0].Message, "requests.storage has 9223372036854775807 free (0 of 9223372036854775807 used), 1000 machines need 17179869182000Gi") {
+	if c := checkNamed(t, d, CheckQuota); len(c.Problems) != 1 || !strings.Contains(c.Problems[0].Message, "requests.storage has 9223372036854775807 free (0 of 9223372036854775807 used), 1000 machines need 17179869182000Gi") {
 		t.Errorf("storage of the largest pool against a quota of 2^63−1: %+v", c)
 	}
 }
