@@ -154,8 +154,9 @@ type guardedDecoder struct {
 	scheme *runtime.Scheme
 }
 
-// Decode decodes data once more into plain JSON values first, when the object can hold a quantity: a VM is a
-// few kilobytes, and the pre-flight's one large list of VMIs goes through the dynamic client (FromUnstructured).
+// Decode decodes data once more into plain JSON values first, when the object can hold a quantity and its bytes
+// hold what a quantity QuantityForm refuses would need (mayHoldCostlyQuantity): for the pre-flight's list of all
+// VMIs, the one large response of this client, that second decode would take as long as the first.
 func (d guardedDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	if err := d.bound(data, into); err != nil {
 		return nil, nil, err
@@ -179,7 +180,7 @@ func (d guardedDecoder) bound(data []byte, into runtime.Object) error {
 		}
 		t = reflect.TypeOf(obj)
 	}
-	if !holdsQuantities(t) {
+	if !holdsQuantities(t) || !mayHoldCostlyQuantity(data) {
 		return nil
 	}
 	var v any
@@ -209,3 +210,38 @@ func objectName(kind, namespace, name string) string {
 	}
 	return kind + " " + namespace + "/" + name
 }
+
+// mayHoldCostlyQuantity reports whether JSON data may hold a string QuantityForm refuses: one with a run of more
+// than MaxQuantityDigits digits or an e or E, a sign perhaps, and three digits or more. Characters escaped as
+// \u00XX count as what they stand for when they could be one of those (a digit, a sign, e or E): such an escape
+// makes the answer yes. One pass over the bytes; a yes only means the object is walked (boundQuantities).
+func mayHoldCostlyQuantity(data []byte) bool {
+	run := 0
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if run++; run > MaxQuantityDigits {
+				return true
+			}
+			continue
+		case c == 'e' || c == 'E':
+			j := i + 1
+			if j < len(data) && (data[j] == '+' || data[j] == '-') {
+				j++
+			}
+			if j+2 < len(data) && isDigit(data[j]) && isDigit(data[j+1]) && isDigit(data[j+2]) {
+				return true
+			}
+		case c == '\\' && i+5 < len(data) && data[i+1] == 'u' && data[i+2] == '0' && data[i+3] == '0':
+			switch strings.ToLower(string(data[i+4 : i+6])) {
+			case "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "2b", "2d", "45", "65":
+				return true
+			}
+		}
+		run = 0
+	}
+	return false
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -102,6 +103,8 @@ func TestKubevirtClientBoundsQuantities(t *testing.T) {
 			fmt.Fprint(w, vm("vm1", "4Gi"))
 		case strings.HasSuffix(r.URL.Path, "/virtualmachines/vm2"):
 			fmt.Fprint(w, vm("vm2", "1e-1000000000"))
+		case strings.HasSuffix(r.URL.Path, "/virtualmachines/vm3"): // the e escaped, as JSON allows
+			fmt.Fprint(w, strings.Replace(vm("vm3", "1E-1000000000"), "1E-", `1\u0045-`, 1))
 		case strings.HasSuffix(r.URL.Path, "/virtualmachines"):
 			fmt.Fprintf(w, `{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineList","metadata":{},"items":[%s,%s]}`, vm("vm1", "4Gi"), vm("vm2", "0e500"))
 		default:
@@ -127,6 +130,10 @@ func TestKubevirtClientBoundsQuantities(t *testing.T) {
 	if !errors.As(err, &qe) || !strings.Contains(err.Error(), `VirtualMachine ns/vm2: spec.template.spec.domain.resources.limits[memory] "1e-1000000000" has a decimal exponent beyond ±99`) {
 		t.Errorf("get: %v", err)
 	}
+	_, err = vms.Get(ctx, "vm3", metav1.GetOptions{})
+	if !errors.As(err, &qe) || !strings.Contains(err.Error(), `VirtualMachine ns/vm3: spec.template.spec.domain.resources.limits[memory] "1E-1000000000"`) {
+		t.Errorf("get, the exponent escaped: %v", err)
+	}
 	_, err = vms.List(ctx, metav1.ListOptions{})
 	if !errors.As(err, &qe) || !strings.Contains(err.Error(), `VirtualMachineList: items[1].spec.template.spec.domain.resources.limits[memory] "0e500"`) {
 		t.Errorf("list: %v", err)
@@ -140,5 +147,55 @@ func TestKubevirtClientBoundsQuantities(t *testing.T) {
 	if status, ok := ev.Object.(*metav1.Status); ev.Type != watch.Error || !ok ||
 		!strings.Contains(status.Message, `VirtualMachine ns/vm2: spec.template.spec.domain.resources.limits[memory] \"1e1000000000\" has a decimal exponent beyond ±99`) {
 		t.Errorf("watch event: %s %+v", ev.Type, ev.Object)
+	}
+}
+
+// The decoder walks an object only when its bytes may hold a quantity QuantityForm refuses: every such string, as
+// JSON writes it or with its characters escaped (\u0065 for e), is caught by the scan; ordinary objects are not.
+func TestPrescanCatchesEveryRefusedQuantity(t *testing.T) {
+	escaped := func(s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+		return b.String()
+	}
+	check := func(s string) {
+		if QuantityForm(s) == nil {
+			return
+		}
+		forms := []string{fmt.Sprintf("%q", s)}
+		if len(s) < 1<<12 {
+			forms = append(forms, `"`+escaped(s)+`"`)
+		}
+		for _, form := range forms {
+			if data := []byte(`{"memory":` + form + `}`); !mayHoldCostlyQuantity(data) {
+				t.Errorf("the scan missed %.60s", data)
+			}
+		}
+	}
+	for s := range hostileQuantities {
+		check(s)
+	}
+	// Strings of a quantity's shape — sign, digits, point, digits, e or E, sign, digits — with runs of every length
+	// to 70, drawn at random; QuantityForm refuses a good part of them.
+	rng := rand.New(rand.NewPCG(1, 2))
+	digits := func() string { return strings.Repeat("7", rng.IntN(71)) }
+	pick := func(options ...string) string { return options[rng.IntN(len(options))] }
+	refused := 0
+	for range 5000 {
+		s := pick("", "-", "+", " ") + digits() + pick("", ".") + digits() + pick("e", "E", "Ei", "") + pick("", "+", "-") + pick("", "0", "00") + digits()
+		if QuantityForm(s) != nil {
+			refused++
+		}
+		check(s)
+	}
+	if refused < 1000 {
+		t.Errorf("only %d of the random strings are refused: the test checks little", refused)
+	}
+	for _, ok := range []string{`{"memory":"4Gi","cpu":"200m","x":"1e99","y":"0.5","z":"\u003c\u0026"}`, `{"n":12345678901234567890}`} {
+		if mayHoldCostlyQuantity([]byte(ok)) {
+			t.Errorf("an ordinary object flagged: %s", ok)
+		}
 	}
 }
