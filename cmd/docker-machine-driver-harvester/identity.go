@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
@@ -21,3 +22,9 @@ func named(s string) string { return self.Text(s) }
 
 // flagsHint is how usage lines name the driver's flags: "--harvester-... flags".
 func flagsHint(id identity.Identity) string { return "--" + id.Name() + "-... flags" }
+
+// refusedLine is, on one line, why this executable is no driver: for rancher-machine, which shows only this.
+func refusedLine() string {
+	return filepath.Base(os.Args[0]) + " is no driver, its name breaks the rule (" + identity.NameRule + "); install it as " +
+		identity.BinaryPrefix + identity.Canonical + " or as " + identity.BinaryPrefix + "<name> (rancher-machine --debug says more)"
+}

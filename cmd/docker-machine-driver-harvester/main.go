@@ -19,10 +19,15 @@ import (
 func main() {
 	setUpProcess()
 	// A name Rancher would not carry intact is no driver: refused before anything else, plugin or verb, so that
-	// no machine is ever saved under it (harvester/identity ValidName). Only stderr: rancher-machine reads a
-	// plugin's stdout for its address.
+	// no machine is ever saved under it (harvester/identity ValidName).
 	if selfErr != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", selfErr)
+		if os.Getenv(localbinary.PluginEnvKey) == localbinary.PluginEnvVal {
+			// rancher-machine shows a plugin's stderr only with --debug, and dials the first line of its stdout
+			// as the plugin's address (libmachine/drivers/plugin/localbinary plugin.go, execServer): a line
+			// without a colon comes back whole in its error, "dial tcp: address <line>: missing port in address".
+			fmt.Println(strings.ReplaceAll(refusedLine(), ":", ""))
+		}
 		os.Exit(1)
 	}
 	// rancher-machine starts its plugin with ITS OWN command line (create -d harvester …) and this token, so the

@@ -65,8 +65,8 @@ func newCredentialListeners(t *testing.T) (credentialListeners, func(ownVar stri
 }
 
 // Installed under a name whose suffix Rancher would not carry intact, the binary is no driver at all: the plugin
-// and every verb refuse to start, say the rule, print nothing on stdout (rancher-machine reads a plugin's address
-// there) and reach no server, whatever credential the environment holds.
+// and every verb refuse to start, say the rule, print nothing on stdout but, as a plugin, the rule in place of its
+// address, and reach no server, whatever credential the environment holds.
 func TestRefusedNamesStartNothing(t *testing.T) {
 	srv := newListener(t, nil)
 	env := []string{"HARVESTER_KUBECONFIG_CONTENT=" + kubeconfigFor(srv.URL, "token: t", ", insecure-skip-tls-verify: true")}
@@ -86,10 +86,12 @@ func TestRefusedNamesStartNothing(t *testing.T) {
 					t.Errorf("%v: want exit 1, nothing on stdout and the rule on stderr; got exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
 				}
 			}
-			// As rancher-machine starts a plugin: with its token.
+			// As rancher-machine starts a plugin, with its token: in place of the RPC address, one line without a
+			// colon, which rancher-machine's dial error quotes whole.
 			r := runAs(t, suffix, append([]string{"MACHINE_PLUGIN_TOKEN=42"}, env...))
-			if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, identity.NameRule) {
-				t.Errorf("as a plugin: want exit 1 before the RPC address; got exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			if line := strings.TrimSuffix(r.stdout, "\n"); r.code != 1 || strings.ContainsAny(line, ":\n") ||
+				!strings.Contains(line, identity.NameRule) || !strings.Contains(r.stderr, identity.NameRule) {
+				t.Errorf("as a plugin: want exit 1 and the rule on one line without a colon; got exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 			}
 		})
 	}
