@@ -14,9 +14,9 @@ import (
 
 func secondName(t *testing.T) identity.Identity {
 	t.Helper()
-	id := IdentityFromExecutable("/usr/local/bin/docker-machine-driver-" + identity.Release)
-	if !id.Renamed() || id.Name() != identity.Release {
-		t.Fatalf("identity of docker-machine-driver-%s: %q", identity.Release, id.Name())
+	id, err := IdentityFromExecutable("/usr/local/bin/docker-machine-driver-" + identity.Release)
+	if err != nil || !id.Renamed() || id.Name() != identity.Release {
+		t.Fatalf("identity of docker-machine-driver-%s: %q, %v", identity.Release, id.Name(), err)
 	}
 	return id
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -25,7 +26,9 @@ type overcommit struct {
 // readOvercommit reads the overcommit-config setting, one read from the API server's watch cache. It answers why
 // the requests cannot be known when they cannot: the credential may not read it; it is missing or empty (the
 // mutator then sets no requests, mutator.go getOvercommit, and what the virt-launcher pod requests is up to
-// KubeVirt); or it holds no usable percentages. An error is any other failure of the read.
+// KubeVirt); or it holds no usable percentages: whole numbers of at least 100, as Harvester's setting validator
+// requires ("Cannot undercommit": pkg/webhook/resources/setting/validator.go, validateOvercommitConfigHelper).
+// An error is any other failure of the read.
 func readOvercommit(ctx context.Context, c kube.Interface) (overcommit, string, error) {
 	s, err := kube.GetCached(ctx, c, kube.Settings, "", overcommitSetting)
 	switch {
@@ -38,8 +41,8 @@ func readOvercommit(ctx context.Context, c kube.Interface) (overcommit, string, 
 	}
 	value := s.Effective()
 	var oc overcommit
-	if err := json.Unmarshal([]byte(value), &oc); err != nil || oc.CPU <= 0 || oc.Memory <= 0 {
-		return overcommit{}, fmt.Sprintf("setting %s holds no usable percentages (%q): CPU and memory requests not checked", overcommitSetting, value), nil
+	if err := json.Unmarshal([]byte(value), &oc); err != nil || oc.CPU < 100 || oc.Memory < 100 {
+		return overcommit{}, fmt.Sprintf("setting %s holds no usable percentages (%s): CPU and memory requests not checked", overcommitSetting, quoteShort(value)), nil
 	}
 	return oc, "", nil
 }
@@ -56,20 +59,40 @@ const memory100Mi = 100 << 20
 //     host devices or vGPUs the guest memory, the limit less the reserved memory — --harvester-reserved-memory-size
 //     when given, else 100 MiB, or nothing when the additional-guest-memory-overhead-ratio setting is set (the
 //     driver does not read it: the lower figure, limit − 100 MiB, is taken, and exact is false).
+//
+// The product limit × 100 takes up to 70 bits for the largest memory (config.MaxGiB); it is computed in 128
+// (percentOf), so the request is what the mutator means. The mutator itself multiplies in an int64, which wraps
+// from 85899346 GiB of memory (2^63 / 100 bytes): there its request is no request at all.
 func vmRequests(cfg *config.Config, oc overcommit) (cpu, memory resource.Quantity, exact bool) {
-	limitMilli := int64(cfg.CPUs) * 1000
-	limitMem := int64(cfg.MemoryGiB) << 30
+	limitMilli := int64(cfg.CPUs) * 1000   // at most 2^32 × 1000 (config.MaxCPUs)
+	limitMem := int64(cfg.MemoryGiB) << 30 // at most 2^63 − 2^30 (config.MaxGiB)
 	exact = true
-	cpuMilli, mem := limitMilli*100/oc.CPU, limitMem*100/oc.Memory/(1<<20)*(1<<20)
+	cpuMilli, mem := percentOf(limitMilli, oc.CPU), percentOf(limitMem, oc.Memory)>>20<<20
 	switch {
 	case cfg.CPUPinning:
 		cpuMilli, mem = limitMilli, limitMem
 	case len(cfg.VGPUs) > 0 || len(cfg.HostDevices) > 0:
-		reserved := int64(cfg.ReservedMemoryMiB) << 20
+		reserved := int64(cfg.ReservedMemoryMiB) << 20 // less than the memory (config's reservedMemoryFits)
 		if reserved == 0 {
 			reserved, exact = memory100Mi, false
 		}
 		mem = limitMem - reserved
 	}
 	return *resource.NewMilliQuantity(cpuMilli, resource.DecimalSI), *resource.NewQuantity(mem, resource.BinarySI), exact
+}
+
+// percentOf is limit × 100 / percent without overflow, for limit ≥ 0 and percent ≥ 100 (readOvercommit): the
+// product is held in 128 bits, and the quotient is at most limit.
+func percentOf(limit, percent int64) int64 {
+	hi, lo := bits.Mul64(uint64(limit), 100)
+	q, _ := bits.Div64(hi, lo, uint64(percent)) // hi < 100 ≤ percent: the quotient fits
+	return int64(q)
+}
+
+// quoteShort quotes s, cut to its first 64 bytes: a value from the cluster, of any length, in a message.
+func quoteShort(s string) string {
+	if len(s) > 64 {
+		return fmt.Sprintf("%q…", s[:64])
+	}
+	return fmt.Sprintf("%q", s)
 }

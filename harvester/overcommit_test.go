@@ -60,13 +60,7 @@ func TestPreCreateCheckQuotaRequests(t *testing.T) {
 	fc.addQuota("compute", false, "requests.cpu", "10", "9900m", "requests.memory", "10Gi", "8Gi", "limits.cpu", "2", "0")
 	quotaCheck := func() Check {
 		t.Helper()
-		for _, c := range newTestDriver(t, fc, "m1", createOptions()).preflight(context.Background()) {
-			if c.Name == CheckQuota {
-				return c
-			}
-		}
-		t.Fatal("no quota check")
-		return Check{}
+		return quotaCheckOf(t, fc, createOptions())
 	}
 	if c := quotaCheck(); len(c.Problems) != 0 || c.Skipped != "Harvester has no setting overcommit-config: CPU and memory requests not checked" {
 		t.Errorf("without the setting: %+v", c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -71,7 +72,13 @@ func checkDeviceCapacity(ctx context.Context, r *checkRun) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if msg := use.shortage(name, wanted[name]); msg != "" {
+		msg := use.shortage(name, wanted[name])
+		switch {
+		case msg == "":
+		case len(use.unknown[name]) > 0:
+			// The hosts counted do not have enough; the others' counts are unknown.
+			r.u.addf("%s: %s: free devices not counted", name, strings.Join(use.unknown[name], "; "))
+		default:
 			r.p.Addf(flags[name], "%s; stop a VM that holds one or enable passthrough on another device (Advanced → PCI Devices, USB Devices or vGPU Devices)", msg)
 		}
 	}
@@ -117,17 +124,28 @@ func inZones(cfg *config.Config, zone, region string) bool {
 type devicesInUse struct {
 	hosts       []string                       // the hosts considered, sorted
 	allocatable map[string]map[string]int64    // resource → host → allocatable count
+	unknown     map[string][]string            // resource → why a host's count is not known (counted as 0)
 	holders     map[string]map[string][]string // resource → host → VMIs (namespace/name) holding one each
 	waiting     map[string][]string            // resource → VMIs not placed yet, each to take one somewhere
 }
 
 // deviceUse tallies the hosts' allocatable device counts and the VMIs that hold or wait for devices. A VMI that
-// has finished (Succeeded, Failed) holds nothing.
+// has finished (Succeeded, Failed) holds nothing. A count no quantity holds (kube.QuantityInRange: 100E would
+// read as 0) or a negative one is not known, and said so.
 func deviceUse(nodes []corev1.Node, vmis []kubevirtv1.VirtualMachineInstance) devicesInUse {
-	u := devicesInUse{allocatable: map[string]map[string]int64{}, holders: map[string]map[string][]string{}, waiting: map[string][]string{}}
+	u := devicesInUse{allocatable: map[string]map[string]int64{}, unknown: map[string][]string{},
+		holders: map[string]map[string][]string{}, waiting: map[string][]string{}}
 	for _, n := range nodes {
 		u.hosts = append(u.hosts, n.Name)
 		for res, q := range n.Status.Allocatable {
+			err := kube.QuantityInRange(q)
+			if err == nil && q.Sign() < 0 {
+				err = fmt.Errorf("%s is negative", q.String())
+			}
+			if err != nil {
+				u.unknown[string(res)] = append(u.unknown[string(res)], fmt.Sprintf("the allocatable count of host %s %v", n.Name, err))
+				continue
+			}
 			if u.allocatable[string(res)] == nil {
 				u.allocatable[string(res)] = map[string]int64{}
 			}
@@ -135,6 +153,9 @@ func deviceUse(nodes []corev1.Node, vmis []kubevirtv1.VirtualMachineInstance) de
 		}
 	}
 	sort.Strings(u.hosts)
+	for _, why := range u.unknown {
+		sort.Strings(why)
+	}
 	for _, vmi := range vmis {
 		if vmi.Status.Phase == kubevirtv1.Succeeded || vmi.Status.Phase == kubevirtv1.Failed {
 			continue
@@ -161,11 +182,13 @@ func deviceUse(nodes []corev1.Node, vmis []kubevirtv1.VirtualMachineInstance) de
 	return u
 }
 
-// free is how many devices of resource the hosts can still give.
+// free is how many devices of resource the hosts can still give; counts that together pass an int64 (each may
+// be up to 2^63−1) make math.MaxInt64.
 func (u devicesInUse) free(res string) int64 {
 	var free int64
 	for _, h := range u.hosts {
-		free += max(0, u.allocatable[res][h]-int64(len(u.holders[res][h])))
+		left := max(0, u.allocatable[res][h]-int64(len(u.holders[res][h])))
+		free = min(free, math.MaxInt64-left) + left
 	}
 	return max(0, free-int64(len(u.waiting[res])))
 }

@@ -192,6 +192,10 @@ func checkQuota(ctx context.Context, r *checkRun) {
 				r.u.addf("resource quota %s has not counted %s yet", q.Name, res)
 				continue
 			}
+			if why := quotaAmountsProblem(res, hard, used); why != "" {
+				r.u.addf("resource quota %s: %s: not checked", q.Name, why)
+				continue
+			}
 			need := needs[res]
 			free := hard.DeepCopy()
 			free.Sub(used)
@@ -206,6 +210,25 @@ func checkQuota(ctx context.Context, r *checkRun) {
 				r.whoNeeds(), quantity(need.amount), need.what)
 		}
 	}
+}
+
+// quotaAmountsProblem says what of a quota's hard and used amounts of res no quota can hold, or "": beyond what
+// a Quantity holds (kube.QuantityInRange), or negative, which the API server refuses in a quota
+// (k8s.io/kubernetes pkg/apis/core/validation, ValidateResourceQuantityValue). Their form was bounded when the
+// quota was read (kube's guard); these are the bounds of the arithmetic that follows.
+func quotaAmountsProblem(res corev1.ResourceName, hard, used resource.Quantity) string {
+	for _, a := range []struct {
+		field  string
+		amount resource.Quantity
+	}{{"status.hard", hard}, {"status.used", used}} {
+		if err := kube.QuantityInRange(a.amount); err != nil {
+			return fmt.Sprintf("%s[%s] %v", a.field, res, err)
+		}
+		if a.amount.Sign() < 0 {
+			return fmt.Sprintf("%s[%s] %s is negative, which Kubernetes refuses in a quota", a.field, res, quantity(a.amount))
+		}
+	}
+	return ""
 }
 
 // quantity prints a quantity in its canonical form (10Gi, 2, 500m).

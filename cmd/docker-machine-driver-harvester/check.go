@@ -94,7 +94,7 @@ func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (check
 		in                           checkInput
 	)
 	extra := func(fs *flag.FlagSet) {
-		fs.StringVar(&machineConfig, "machine-config", "", "a machine-config object (kubectl get harvesterconfig NAME -o yaml), - for stdin")
+		fs.StringVar(&machineConfig, "machine-config", "", "a machine-config object (kubectl get "+self.Name()+"config NAME -o yaml), - for stdin")
 		fs.StringVar(&cluster, "cluster", "", "the machine config's provisioning cluster (kubectl get clusters.provisioning.cattle.io NAME -o yaml) or its pool's dynamicSchemaSpec, - for stdin")
 		fs.StringVar(&pool, "pool", "", "the pool of --cluster that uses the machine config, when several do")
 		count = countFlag{n: 1}

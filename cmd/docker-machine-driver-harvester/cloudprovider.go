@@ -12,12 +12,14 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/guestaccount"
 )
 
-// cloudProviderConfig runs `docker-machine-driver-harvester cloud-provider-config`, which replaces
-// harvester/cloud-provider-harvester's generate_addon.sh: it makes (idempotently) the scoped identity a guest
-// cluster's Harvester cloud provider and CSI driver use (guestaccount.EnsureWith), and prints its
-// kubeconfig. Exit code 2 for a malformed command line, 1 for any other failure.
+// cloudProviderConfig runs `docker-machine-driver-harvester cloud-provider-config` (under a second name, with that
+// name's credential variable), which replaces harvester/cloud-provider-harvester's generate_addon.sh: it makes
+// (idempotently) the scoped identity a guest cluster's Harvester cloud provider and CSI driver use
+// (guestaccount.EnsureWith), and prints its kubeconfig. Exit code 2 for a malformed command line, 1 for any other failure.
 func cloudProviderConfig(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
-	credentialEnv := config.EnvVar(config.FlagKubeconfigContent)
+	// The credential variable of this executable's driver name only: $HCIVM_KUBECONFIG_CONTENT under hcivm, never
+	// another name's (Rancher's job sets <DRIVER>_KUBECONFIG_CONTENT, args.go getArgsEnvAndStatus).
+	credentialEnv := self.EnvVar(config.FlagKubeconfigContent)
 	fs := flag.NewFlagSet("cloud-provider-config", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	kubeconfigPath := fs.String("kubeconfig", "", "Harvester kubeconfig file (default: $"+credentialEnv+", else $KUBECONFIG or ~/.kube/config)")
@@ -30,7 +32,7 @@ func cloudProviderConfig(args []string, lookupEnv func(string) (string, bool), s
 	dropIn := fs.Bool("drop-in", false, "with --output cloud-init: also write the distribution's config drop-in that turns the Harvester cloud provider on")
 	forRKE2 := fs.Bool("rke2", false, "the same as --distribution rke2 --drop-in")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: docker-machine-driver-harvester cloud-provider-config --namespace NS --cluster-name NAME [flags]
+		fmt.Fprint(stderr, "usage: "+program()+` cloud-provider-config --namespace NS --cluster-name NAME [flags]
 
 Creates (or finds) the service account NAME-cloud-provider a guest cluster's Harvester cloud provider and CSI
 driver use, with roles of its own that allow what they call in NS (and their NetworkFilesystems in
@@ -71,7 +73,7 @@ not make are refused. Put the kubeconfig in the guest at
 		return 2
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "cloud-provider-config: %v\n", err)
+		fmt.Fprintf(stderr, "cloud-provider-config: %s\n", named(err.Error()))
 		return 1
 	}
 

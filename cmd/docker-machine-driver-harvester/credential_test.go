@@ -12,6 +12,8 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
+	"io"
+	"log"
 	"math/big"
 	"net"
 	"net/http"
@@ -38,7 +40,7 @@ type listener struct {
 	clientCerts int
 }
 
-func newListener(t *testing.T, handler http.HandlerFunc) *listener {
+func newListener(t testing.TB, handler http.HandlerFunc) *listener {
 	l := &listener{}
 	if handler == nil {
 		handler = http.NotFound
@@ -51,6 +53,7 @@ func newListener(t *testing.T, handler http.HandlerFunc) *listener {
 		handler(w, r)
 	}))
 	l.Server.TLS = &tls.Config{ClientAuth: tls.RequestClientCert}
+	l.Server.Config.ErrorLog = log.New(io.Discard, "", 0) // a plugin that exits mid-handshake is no news
 	l.Server.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			l.mu.Lock()
@@ -104,7 +107,7 @@ type pluginRun struct {
 
 // runPlugin runs the plugin binary with args and extra environment (no HARVESTER_* or KUBECONFIG of the
 // machine's), killing it after limit.
-func runPlugin(t *testing.T, limit time.Duration, env []string, args ...string) pluginRun {
+func runPlugin(t testing.TB, limit time.Duration, env []string, args ...string) pluginRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()

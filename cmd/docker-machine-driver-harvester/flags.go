@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 
@@ -81,7 +80,7 @@ func flagsVerb(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("flags", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Bool("json", true, "print JSON (the only format)")
-	driver := fs.String("driver", harvester.IdentityFromExecutable(os.Args[0]).Name(), "the driver name the flags are printed for")
+	driver := fs.String("driver", self.Name(), "the driver name the flags are printed for")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "flags: %v\nusage: flags [--json] [--driver NAME]\n", orArg(err, fs))
 		return 2

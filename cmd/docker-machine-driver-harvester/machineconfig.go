@@ -138,8 +138,9 @@ func machineCommand(data []byte, id identity.Identity, from *poolSource) (ranche
 }
 
 // checkConfigKind accepts a machine config of this driver under any of its names: apiVersion
-// rke-machine-config.cattle.io/v1 and kind <Name>Config (rancher.ConfigKind) where <name> is harvester or a
-// valid second name; all of them have this driver's fields.
+// rke-machine-config.cattle.io/v1 and kind <Name>Config (rancher.ConfigKind) where <name> is harvester, this
+// executable's name or the release's second name; all of them have this driver's fields. Other valid names are
+// other drivers' (Amazonec2Config: a second name may hold digits).
 func checkConfigKind(obj map[string]any, id identity.Identity) error {
 	want := rancher.ConfigKind(id.Name())
 	apiVersion, _ := obj["apiVersion"].(string)
@@ -151,7 +152,7 @@ func checkConfigKind(obj map[string]any, id identity.Identity) error {
 	name, isConfig := strings.CutSuffix(kind, "Config")
 	lower := strings.ToLower(name)
 	validName := isConfig && name != "" && name == strings.ToUpper(lower[:1])+lower[1:] &&
-		(lower == identity.Canonical || identity.ValidName(lower) == nil)
+		(lower == identity.Canonical || lower == id.Name() || lower == identity.Release)
 	if apiVersion != rancher.ConfigGroup+"/v1" || !validName {
 		return fmt.Errorf("--machine-config: the object must be apiVersion %s/v1, kind %s (kubectl get %s -n fleet-default NAME -o yaml); it is apiVersion %q, kind %q",
 			rancher.ConfigGroup, want, rancher.ConfigResource(id.Name()), apiVersion, kind)

@@ -41,7 +41,11 @@ machineType: q35
 // asDriver makes self the driver name for the test, as if the binary were docker-machine-driver-<name>.
 func asDriver(t *testing.T, name string) {
 	saved := self
-	self = harvester.IdentityFromExecutable("/opt/bin/docker-machine-driver-" + name)
+	id, err := harvester.IdentityFromExecutable("/opt/bin/docker-machine-driver-" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self = id
 	t.Cleanup(func() { self = saved })
 }
 

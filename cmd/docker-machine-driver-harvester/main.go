@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/rancher/machine/libmachine/drivers/plugin"
 	"github.com/rancher/machine/libmachine/drivers/plugin/localbinary"
@@ -17,6 +18,18 @@ import (
 
 func main() {
 	setUpProcess()
+	// A name Rancher would not carry intact is no driver: refused before anything else, plugin or verb, so that
+	// no machine is ever saved under it (harvester/identity ValidName).
+	if selfErr != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", selfErr)
+		if os.Getenv(localbinary.PluginEnvKey) == localbinary.PluginEnvVal {
+			// rancher-machine shows a plugin's stderr only with --debug, and dials the first line of its stdout
+			// as the plugin's address (libmachine/drivers/plugin/localbinary plugin.go, execServer): a line
+			// without a colon comes back whole in its error, "dial tcp: address <line>: missing port in address".
+			fmt.Println(strings.ReplaceAll(refusedLine(), ":", ""))
+		}
+		os.Exit(1)
+	}
 	// rancher-machine starts its plugin with ITS OWN command line (create -d harvester …) and this token, so the
 	// token decides, before any argument is looked at. Nothing may reach stdout before RegisterDriver prints the
 	// RPC address: rancher-machine reads it as the first line.
@@ -24,7 +37,7 @@ func main() {
 		// Without the token RegisterDriver prints its help to stderr and exits 1: Rancher runs the bare binary
 		// that way to check that it is executable. The driver's name is the executable's: installed as
 		// docker-machine-driver-<name> it is the driver <name> (see harvester/identity.go).
-		plugin.RegisterDriver(harvester.NewNamedDriver(harvester.IdentityFromExecutable(os.Args[0]), "", ""))
+		plugin.RegisterDriver(harvester.NewNamedDriver(self, "", ""))
 		return
 	}
 	os.Exit(run(os.Args[1], os.Args[2:], os.LookupEnv, os.Stdout, os.Stderr))
@@ -35,7 +48,7 @@ func main() {
 func run(cmd string, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	switch cmd {
 	case "version", "--version", "-v":
-		fmt.Fprintf(stdout, "docker-machine-driver-harvester %s\n", version.String())
+		fmt.Fprintf(stdout, "%s %s\n", program(), version.String())
 		return 0
 	case "render":
 		return render(args, lookupEnv, stdout, stderr)
@@ -55,17 +68,18 @@ func run(cmd string, args []string, lookupEnv func(string) (string, bool), stdou
 	}
 }
 
+// usage prints the help under self's names: the program, the driver name and the flags.
 func usage(w io.Writer) {
-	fmt.Fprint(w, `docker-machine-driver-harvester is the Harvester node driver for rancher-machine, docker-machine and Rancher.
-It is started by them as a plugin (driver name "harvester"); by hand it offers:
+	fmt.Fprint(w, strings.NewReplacer("PROGRAM", program(), "DRIVER", self.Name()).Replace(`PROGRAM is the Harvester node driver for rancher-machine, docker-machine and Rancher.
+It is started by them as a plugin (driver name "DRIVER"); by hand it offers:
 
-  render --machine-name NAME [--harvester-... flags]
+  render --machine-name NAME [--DRIVER-... flags]
         print the cloud-init Secret and the VirtualMachine a create would make, without touching a cluster
-  check --machine-name NAME [--machine-config FILE [--cluster FILE [--pool NAME]]] [--count N] [--harvester-... flags]
+  check --machine-name NAME [--machine-config FILE [--cluster FILE [--pool NAME]]] [--count N] [--DRIVER-... flags]
         run a create's pre-flight against Harvester with these flags and environment, one line per check (ok,
         problem with its reason, skipped; only the credential's when Harvester cannot be reached or refuses it);
         it creates and changes nothing; exit code 1 on any problem.
-        --machine-config reads a Rancher HarvesterConfig (kubectl get harvesterconfig NAME -o yaml; - for stdin),
+        --machine-config reads a Rancher machine config (kubectl get DRIVERconfig NAME -o yaml; - for stdin),
         flags given win over its fields; --cluster reads its provisioning cluster (kubectl get
         clusters.provisioning.cattle.io NAME -o yaml) and drops the fields the pool's schema lacks, as Rancher
         does; --count checks that many machines of the pool at once (default: the pool's quantity)
@@ -78,5 +92,5 @@ It is started by them as a plugin (driver name "harvester"); by hand it offers:
         print the version
   help
         print this help
-`)
+`))
 }

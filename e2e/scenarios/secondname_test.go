@@ -22,9 +22,15 @@ import (
 // as Rancher's download script moves the downloaded file into place), driven by the real rancher-machine the way
 // Rancher's provisioning job drives a node driver named hcivm — the cloud credential's fields as HCIVM_…
 // variables, the machine config's fields as --hcivm-… flags split by the job's entrypoint, `rm -y
-// --update-config` to delete — through create, status, ip and rm.
+// --update-config` to delete — through create, status, ip and rm. A name with a digit (hci2) is a driver the
+// same way: Rancher's download cut and flag rules keep digits.
 func TestSecondDriverNameThroughRancherMachine(t *testing.T) {
-	const driver = identity.Release
+	for _, driver := range []string{identity.Release, "hci2"} {
+		t.Run(driver, func(t *testing.T) { secondDriverThroughRancherMachine(t, driver) })
+	}
+}
+
+func secondDriverThroughRancherMachine(t *testing.T, driver string) {
 	b := testbed.Shared(t)
 	ns := b.Namespace(t)
 	cli := newCLI(t, b.AdminKubeconfig())
@@ -37,19 +43,7 @@ func TestSecondDriverNameThroughRancherMachine(t *testing.T) {
 	})
 	// No other credential to fall back on: a driver that read $HARVESTER_KUBECONFIG_CONTENT or $KUBECONFIG would fail.
 	cli.Env = append(cli.Env, "KUBECONFIG="+filepath.Join(t.TempDir(), "absent"))
-	// The machine config (<Driver>Config) as Rancher stores it: ints as strings. clusterName is set by hand: Rancher
-	// appends --harvester-cluster-name only for the driver named harvester.
-	machineConfig := map[string]any{
-		"vmNamespace":   ns,
-		"imageName":     "default/ubuntu-22.04",
-		"diskSize":      "10",
-		"networkName":   "default/vm-untag",
-		"cpuCount":      "2",
-		"memorySize":    "4",
-		"createTimeout": "120",
-		"clusterName":   "gc2",
-		"enableEfi":     false,
-	}
+	machineConfig := secondNameMachineConfig(ns)
 	const name = "gc2-pool1-abcde-fghij"
 	script := filepath.Join(t.TempDir(), "install.sh")
 	if err := os.WriteFile(script, []byte(installScript), 0o644); err != nil {
@@ -101,6 +95,47 @@ func TestSecondDriverNameThroughRancherMachine(t *testing.T) {
 	// Rancher's delete job (args.go getArgsEnvAndStatus): rm -y --update-config <instance>.
 	cli.must("rm", "-y", "--update-config", name)
 	nothingLeft(t, b, ns)
+}
+
+// Installed under a name Rancher would not carry intact (here harv.x: Rancher's download would name it harv), the
+// plugin does not start: rancher-machine's create fails with the rule, and nothing is made in Harvester or saved
+// under that name.
+func TestRefusedDriverNameThroughRancherMachine(t *testing.T) {
+	const driver = "harv.x"
+	b := testbed.Shared(t)
+	ns := b.Namespace(t)
+	cli := newCLI(t, b.AdminKubeconfig())
+	cli.PluginDir = secondNamePluginDir(t, driver)
+	cli.Env = append(cli.Env, "KUBECONFIG="+filepath.Join(t.TempDir(), "absent"))
+	// The flags of the canonical driver, which a binary that took itself for harvester would declare and take.
+	const name = "gc2-refused-abcde-fghij"
+	r := cli.run(entrypointSplit(append(append([]string{"create", "--driver=" + driver}, rancherArgs(identity.Canonical, secondNameMachineConfig(ns))...), name))...)
+	if r.Err == nil || !strings.Contains(r.Output, identity.NameRule) {
+		t.Errorf("create under docker-machine-driver-%s: want it to fail with the rule, got %s", driver, r)
+	}
+	if _, err := b.Virt.KubevirtV1().VirtualMachines(ns).Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+		t.Errorf("a VM was made under the refused name")
+	}
+	if raw, err := os.ReadFile(filepath.Join(cli.Store, "machines", name, "config.json")); err == nil && strings.Contains(string(raw), `"DriverName": "harvester"`) {
+		t.Errorf("the machine was saved under the canonical driver:\n%s", raw)
+	}
+	nothingLeft(t, b, ns)
+}
+
+// secondNameMachineConfig is a machine config (<Driver>Config) as Rancher stores it: ints as strings. clusterName
+// is set by hand: Rancher appends --harvester-cluster-name only for the driver named harvester.
+func secondNameMachineConfig(ns string) map[string]any {
+	return map[string]any{
+		"vmNamespace":   ns,
+		"imageName":     "default/ubuntu-22.04",
+		"diskSize":      "10",
+		"networkName":   "default/vm-untag",
+		"cpuCount":      "2",
+		"memorySize":    "4",
+		"createTimeout": "120",
+		"clusterName":   "gc2",
+		"enableEfi":     false,
+	}
 }
 
 // secondNamePluginDir copies the built plugin into a directory of its own as docker-machine-driver-<driver>, the

@@ -50,6 +50,7 @@ func hostileCases(t testing.TB) []hostileCase {
 		{"disk past int64 bytes", w(min(), FlagDiskSize, 1<<40), "--harvester-disk-size: must be at most 8589934591 GiB"},
 		{"timeout past a Duration", w(min(), FlagCreateTimeout, "1152921504606846976"), "--harvester-create-timeout: must be at most 9223372036"},
 		{"reserved memory past the memory", w(min(), FlagReservedMemorySize, 1<<60), "--harvester-reserved-memory-size: "},
+		{"reserved memory past int64 bytes", w(min(), FlagReservedMemorySize, MaxGiB<<10+1), "--harvester-reserved-memory-size: must be at most 8796093021184 MiB"},
 		{"JSON size past 2^63", w(min(), FlagDiskInfo, `{"disks":[{"imageName":"a","size":92233720368547758070}]}`), "--harvester-disk-info: disks[0]: "},
 		{"JSON size past 2^53", w(min(), FlagDiskInfo, `{"disks":[{"imageName":"a","size":9007199254740993}]}`), "disks[0].size must be at most 8589934591 GiB (the most a Kubernetes quantity holds in bytes), got 9007199254740993"},
 		{"JSON boot order past int32", w(min(), FlagDiskInfo, `{"disks":[{"imageName":"a","size":1,"bootOrder":"4294967297"}]}`), "disks[0].bootOrder must be at most 2147483647"},

@@ -200,6 +200,8 @@ func parseReservedMemory(p *Problems, mib int) int {
 		return 0
 	case mib < 0:
 		p.Addf(FlagReservedMemorySize, "must be a positive whole number of MiB, or -1 for Harvester's default, got %d", mib)
+	case int64(mib) > MaxGiB<<10:
+		p.Addf(FlagReservedMemorySize, "must be at most %d MiB (the most a Kubernetes quantity holds in bytes), got %d", int64(MaxGiB<<10), mib)
 	}
 	return mib
 }

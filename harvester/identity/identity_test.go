@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io/fs"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rancher/machine/libmachine/drivers"
@@ -21,26 +23,84 @@ func TestFromExecutable(t *testing.T) {
 		{"docker-machine-driver-hcivm", "hcivm", true},
 		{"/opt/drivers/management-state/bin/docker-machine-driver-hcivm", "hcivm", true},
 		{"./docker-machine-driver-other", "other", true},
-		// Not a valid second name: the canonical driver.
+		// Digits after the first letter: both of Rancher's cuts keep them.
+		{"docker-machine-driver-harvester2", "harvester2", true},
+		{"docker-machine-driver-hci2vm", "hci2vm", true},
+		// Not a plugin's file name: the canonical driver (go run, test binaries).
 		{"/tmp/go-build123/b001/harvester.test", "harvester", false},
-		{"docker-machine-driver-hci2", "harvester", false},
-		{"docker-machine-driver-hci-vm", "harvester", false},
-		{"docker-machine-driver-Hcivm", "harvester", false},
-		{"docker-machine-driver-", "harvester", false},
-		{"docker-machine-driver-myuserdata", "harvester", false},
 		{"rancher-machine", "harvester", false},
 	} {
-		id := FromExecutable(tc.path, testFlags)
-		if id.Name() != tc.want || id.Renamed() != tc.renamed {
-			t.Errorf("FromExecutable(%q) = %q (renamed %v), want %q (renamed %v)", tc.path, id.Name(), id.Renamed(), tc.want, tc.renamed)
+		id, err := FromExecutable(tc.path, testFlags)
+		if err != nil || id.Name() != tc.want || id.Renamed() != tc.renamed {
+			t.Errorf("FromExecutable(%q) = %q (renamed %v), %v; want %q (renamed %v)", tc.path, id.Name(), id.Renamed(), err, tc.want, tc.renamed)
 		}
 	}
 }
 
+// A plugin file name whose suffix Rancher would not carry intact is refused, never taken for the canonical
+// driver: rancher-machine would save its machines under a name no binary answers to.
+func TestFromExecutableRefusesAnyOtherSuffix(t *testing.T) {
+	for suffix, why := range map[string]string{
+		"":                                   "empty",
+		"HARV":                               "capitals",
+		"Hcivm":                              "capitals",
+		"harv.x":                             "'-', '_' or '.'",
+		"hci-vm":                             "'-', '_' or '.'",
+		"hci_vm":                             "'-', '_' or '.'",
+		"harvester.test":                     "'-', '_' or '.'",
+		"härv":                               "other than lowercase ASCII",
+		"harv\u200b":                         "other than lowercase ASCII",
+		"harv x":                             "other than lowercase ASCII",
+		"2harv":                              "starts with a digit",
+		"myuserdata":                         "userdata",
+		strings.Repeat("a", MaxNameLength+1): "more than the 44",
+	} {
+		path := "/opt/bin/" + BinaryPrefix + suffix
+		id, err := FromExecutable(path, testFlags)
+		if err == nil {
+			t.Errorf("FromExecutable(%q) = %q, want it refused", path, id.Name())
+			continue
+		}
+		msg := err.Error()
+		for _, want := range []string{why, NameRule, strconv.Quote(BinaryPrefix + suffix), "Install it as docker-machine-driver-harvester"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("FromExecutable(%q): the error does not say %q: %s", path, want, msg)
+			}
+		}
+	}
+}
+
+func TestValidNameKeepsWhatRancherKeeps(t *testing.T) {
+	for _, name := range []string{Release, "hcivm", "a", "h2", "harvester2", "abc123def", strings.Repeat("a", MaxNameLength)} {
+		if err := ValidName(name); err != nil {
+			t.Errorf("ValidName(%q): %v", name, err)
+		}
+		// Rancher's download cut (download_driver.sh, base_driver.go copyBinary) and the driver part of its
+		// flag-to-field rule (ToLowerCamelCase) keep the name whole; the kind it makes comes back as the name
+		// (getNodeDriverName lowercases <Name>Machine less "Machine").
+		if cut := strings.FieldsFunc(name, func(r rune) bool { return r == '-' || r == '_' || r == '.' }); len(cut) != 1 || cut[0] != name {
+			t.Errorf("%q is cut by the download script into %q", name, cut)
+		}
+		if driver, _, _ := strings.Cut(name+"-cpu-count", "-"); driver != name {
+			t.Errorf("%q loses its end in the flag-to-field rule: %q", name, driver)
+		}
+		kind := strings.ToUpper(name[:1]) + name[1:] + "Machine"
+		if back := strings.ToLower(strings.TrimSuffix(kind, "Machine")); back != name {
+			t.Errorf("the kind %s comes back as driver %q", kind, back)
+		}
+		if l := len(strings.ToLower(kind + "TemplateList")); l > 63 {
+			t.Errorf("%q: the list kind of its machine template has %d characters, over a DNS-1035 label's 63", name, l)
+		}
+	}
+	if err := ValidName(Canonical); err != nil {
+		t.Errorf("the canonical name breaks the rule: %v", err)
+	}
+}
+
 func TestNewRefusesInvalidNames(t *testing.T) {
-	for _, name := range []string{"", "hci2", "hci-vm", "hci_vm", "hci.vm", "HCIVM", "userdata", "xuserdatax"} {
-		if _, err := New(name, testFlags); err == nil {
-			t.Errorf("New(%q) accepted the name", name)
+	for _, name := range []string{"", "2hci", "hci-vm", "hci_vm", "hci.vm", "HCIVM", "userdata", "xuserdatax", "hcí"} {
+		if _, err := New(name, testFlags); err == nil || !strings.Contains(err.Error(), NameRule) {
+			t.Errorf("New(%q) accepted the name or did not give the rule: %v", name, err)
 		}
 	}
 	if err := ValidName(Release); err != nil {

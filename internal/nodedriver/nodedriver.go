@@ -74,7 +74,7 @@ type NodeDriverSpec struct {
 // adds it only for the driver named harvester (rancher/rancher pkg/controllers/capr/machineprovision/args.go toArgs).
 func Manifest(s Spec) ([]byte, error) {
 	if err := identity.ValidName(s.Name); err != nil || s.Name == identity.Canonical {
-		return nil, fmt.Errorf("-name %q: a second driver name is needed (lowercase letters, not %s): %v", s.Name, identity.Canonical, err)
+		return nil, fmt.Errorf("-name %q: a second driver name is needed (not %s): %v", s.Name, identity.Canonical, err)
 	}
 	if len(s.Checksum) != 64 || strings.Trim(strings.ToLower(s.Checksum), "0123456789abcdef") != "" {
 		return nil, fmt.Errorf("the checksum of %s must be a sha256 in hex, got %q", s.URL, s.Checksum)

@@ -82,7 +82,8 @@ func TestManifestRefusesWhatRancherCannotUse(t *testing.T) {
 	good := Spec{Name: identity.Release, URL: "https://example.com/x/" + Archive(identity.Release, "amd64"), Checksum: sum}
 	for name, s := range map[string]Spec{
 		"canonical name":  {Name: identity.Canonical, URL: good.URL, Checksum: sum},
-		"name with digit": {Name: "hci2", URL: good.URL, Checksum: sum},
+		"digit first":     {Name: "2hci", URL: good.URL, Checksum: sum},
+		"name with a dot": {Name: "hci.vm", URL: good.URL, Checksum: sum},
 		"short checksum":  {Name: good.Name, URL: good.URL, Checksum: sum[:40]},
 		"not hex":         {Name: good.Name, URL: good.URL, Checksum: strings.Repeat("z", 64)},
 		"http URL":        {Name: good.Name, URL: "http://example.com/x", Checksum: sum},

@@ -70,10 +70,14 @@ func (c *Client) Explain(action, object string, err error) error {
 	var (
 		netErr   net.Error
 		tooLarge *ResponseTooLargeError
+		quantity *QuantityError
 	)
 	switch {
 	case errors.As(err, &tooLarge):
 		return fmt.Errorf("cannot %s %s: %v", action, object, tooLarge)
+	case errors.As(err, &quantity):
+		// guard.go: an object with a quantity the driver will not parse, named with its field.
+		return fmt.Errorf("cannot %s %s: %s sent %v; fix that object in Harvester", action, object, server, err)
 	case apierrors.IsUnauthorized(err):
 		renew := ""
 		if c != nil && c.renew != "" {

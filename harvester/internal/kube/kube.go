@@ -9,6 +9,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+	kubevirtscheme "kubevirt.io/client-go/kubevirt/scheme"
 	kubevirtv1client "kubevirt.io/client-go/kubevirt/typed/core/v1"
 )
 
@@ -77,7 +79,7 @@ func NewForConfig(cfg *rest.Config, renew string) (*Client, error) {
 	if u, err := url.Parse(cfg.Host); err == nil && u.Host != "" {
 		server = u.Host + u.Path
 	}
-	kv, err := kubevirtv1client.NewForConfigAndClient(cfg, httpClient)
+	kv, err := newKubevirtClient(cfg, httpClient)
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +88,28 @@ func NewForConfig(cfg *rest.Config, renew string) (*Client, error) {
 		return nil, err
 	}
 	return New(kv, dyn, server, renew), nil
+}
+
+// newKubevirtClient is KubeVirt's client for VMs and VMIs as kubevirtv1client.NewForConfigAndClient makes it
+// (kubevirt.io/client-go kubevirt/typed/core/v1/core_client.go, setConfigDefaults: group version, /apis, the
+// generated clients' codecs, the default user agent), with decoders that bound quantities (guardedSerializer).
+func newKubevirtClient(cfg *rest.Config, httpClient *http.Client) (*kubevirtv1client.KubevirtV1Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	gv := kubevirtv1.SchemeGroupVersion
+	cfg.GroupVersion = &gv
+	cfg.APIPath = "/apis"
+	cfg.NegotiatedSerializer = guardedSerializer{
+		NegotiatedSerializer: rest.CodecFactoryForGeneratedClient(kubevirtscheme.Scheme, kubevirtscheme.Codecs).WithoutConversion(),
+		scheme:               kubevirtscheme.Scheme,
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	rc, err := rest.RESTClientForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return kubevirtv1client.New(rc), nil
 }
 
 func (c *Client) Server() string { return c.server }

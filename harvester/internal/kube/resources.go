@@ -2,6 +2,8 @@ package kube
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -166,9 +168,13 @@ func ToUnstructured[T any](k Kind[T], obj *T) (*unstructured.Unstructured, error
 	return u, nil
 }
 
-// FromUnstructured converts what the dynamic client returned into T.
+// FromUnstructured converts what the dynamic client returned into T, once its quantities have passed
+// QuantityForm (guard.go): the conversion parses them.
 func FromUnstructured[T any](u *unstructured.Unstructured) (*T, error) {
 	var out T
+	if err := boundQuantities(u.Object, reflect.TypeFor[T]()); err != nil {
+		return nil, fmt.Errorf("%s: %w", objectName(reflect.TypeFor[T]().Name(), u.GetNamespace(), u.GetName()), err)
+	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &out); err != nil {
 		return nil, err
 	}
