@@ -51,3 +51,13 @@ func GzipParts(n, size int) string {
 
 // DeepJSON is a JSON list nested depth deep.
 func DeepJSON(depth int) string { return strings.Repeat("[", depth) + strings.Repeat("]", depth) }
+
+// DoublingPatch is a JSON patch (RFC 6902) of n operations, each copying a VM's spec into itself: applied in
+// full, it would make the VM 2^n times larger.
+func DoublingPatch(n int) string {
+	ops := make([]string, n)
+	for i := range ops {
+		ops[i] = fmt.Sprintf(`{"op":"copy","from":"/spec","path":"/spec/copy%d"}`, i)
+	}
+	return "[" + strings.Join(ops, ",") + "]"
+}
