@@ -40,6 +40,7 @@ func hostileRenders(tb testing.TB) []hostileRender {
 		{"deep YAML", []string{"--harvester-user-data", "#cloud-config\na: " + strings.Repeat("[", 20000)}, "harvester-user-data"},
 		{"VM patch FIFO", []string{"--harvester-vm-patch", fifo}, "harvester-vm-patch"},
 		{"VM patch doubling the VM", []string{"--harvester-vm-patch", hostile.DoublingPatch(config.MaxVMPatchOperations)}, "harvester-vm-patch"},
+		{"VM patch growing, then reading the VM", []string{"--harvester-vm-patch", hostile.GrowThenReadPatch(8, config.MaxVMPatchOperations)}, "harvester-vm-patch"},
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	kubevirtv1 "kubevirt.io/api/core/v1"
@@ -18,8 +20,8 @@ import (
 )
 
 // MaxPatchedVM is the most a VM patched by --harvester-vm-patch may hold, as JSON: far more than any VM needs
-// (the driver's are a few KiB) and less than the 1.5 MiB etcd stores. It also bounds the work of each operation
-// of a JSON patch: a copy can double the VM at most once before the patch is refused.
+// (the driver's are a few KiB) and less than the 1.5 MiB etcd stores. It also bounds what the copy operations of
+// a JSON patch may add, so that the work of a patch stays in proportion to its size.
 const MaxPatchedVM = 1 << 20
 
 // patchVM applies --harvester-vm-patch (cfg.VMPatch) to vm, the VM the driver built, and returns the patched VM,
@@ -64,26 +66,54 @@ func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VM
 	return out
 }
 
-// applyJSONPatch applies a JSON patch's operations to doc one at a time, so that a problem names its operation and
-// no operation works on a VM over MaxPatchedVM (a chain of copies would otherwise double it again and again).
-// The operations were checked when the flag was parsed (config.VMPatch).
+// applyJSONPatch applies a JSON patch to doc in one pass, as the API server does: json-patch decodes only the
+// parts of the VM the operations reach and encodes the VM once, however many operations there are. What copy
+// operations add is bounded (limitCopies), so a chain of copies cannot double the VM again and again. When an
+// operation does not apply, the shortest failing prefix of the patch, found by bisection, names it. The
+// operations were checked when the flag was parsed (config.VMPatch).
 func applyJSONPatch(doc, data []byte) ([]byte, error) {
 	ops, err := jsonpatch.DecodePatch(data)
 	if err != nil {
 		return nil, errors.New("is not a list of operations")
 	}
-	for i, op := range ops {
-		next, err := withoutPanic(func() ([]byte, error) { return jsonpatch.Patch{op}.Apply(doc) })
-		if err != nil {
-			path, _ := op.Path()
-			return nil, fmt.Errorf("operation %d (%s %q) does not apply to the VM the driver builds: %s", i, op.Kind(), path, whyNot(err))
-		}
-		if len(next) > MaxPatchedVM {
-			return nil, fmt.Errorf("operation %d (%s) makes the VM over the %s a patched VM may hold", i, op.Kind(), userdata.FormatSize(MaxPatchedVM))
-		}
-		doc = next
+	limitCopies()
+	apply := func(n int) ([]byte, error) {
+		return withoutPanic(func() ([]byte, error) { return ops[:n].Apply(doc) })
 	}
-	return doc, nil
+	out, err := apply(len(ops))
+	if err == nil {
+		return out, nil
+	}
+	lo, hi := 0, len(ops) // apply(lo) works, apply(hi) fails with opErr
+	opErr := err
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if _, err := apply(mid); err != nil {
+			hi, opErr = mid, err
+		} else {
+			lo = mid
+		}
+	}
+	op := ops[hi-1]
+	path, _ := op.Path()
+	return nil, fmt.Errorf("operation %d (%s %q) does not apply to the VM the driver builds: %s", hi-1, op.Kind(), path, whyNot(opErr))
+}
+
+// copyLimit is limitCopies' once.
+var copyLimit sync.Once
+
+// limitCopies bounds what the copy operations of one JSON patch may add to a VM to MaxPatchedVM in all, with
+// json-patch's own setting, as the API server sets it (k8s.io/apiserver pkg/server/config.go, from
+// JSONPatchMaxCopyBytes): once, keeping a lower bound another user of the library in the process may have set.
+func limitCopies() {
+	copyLimit.Do(func() {
+		for {
+			old := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
+			if old > 0 && old <= MaxPatchedVM || atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, old, MaxPatchedVM) {
+				return
+			}
+		}
+	})
 }
 
 // errPanicked is what withoutPanic returns for a panic.
@@ -105,9 +135,12 @@ func withoutPanic(apply func() ([]byte, error)) (out []byte, err error) {
 // whyNot words why an operation did not apply, from the errors json-patch wraps (its messages repeat paths in
 // its own quoting, which config.Redact would not see).
 func whyNot(err error) string {
+	var copies *jsonpatch.AccumulatedCopySizeError
 	switch {
 	case errors.Is(err, errPanicked):
 		return err.Error()
+	case errors.As(err, &copies):
+		return fmt.Sprintf("the copies add more than the %s a patched VM may hold", userdata.FormatSize(MaxPatchedVM))
 	case errors.Is(err, jsonpatch.ErrTestFailed):
 		return "the VM holds another value there"
 	case errors.Is(err, jsonpatch.ErrInvalidIndex):

@@ -173,7 +173,10 @@ func TestVMPatchRefusesWhatDoesNotApply(t *testing.T) {
 			"the patched VM is not a KubeVirt VirtualMachine: quantities must match"},
 		{"many unknown fields", `{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1,"k":1,"l":1}`,
 			`does not know: "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", and 2 more`},
-		{"copies that double the VM", hostile.DoublingPatch(25), "(copy) makes the VM over the 1 MiB a patched VM may hold"},
+		{"copies that double the VM", hostile.DoublingPatch(25), `(copy "/spec/copy9") does not apply to the VM the driver builds: the copies add more than the 1 MiB a patched VM may hold`},
+		{"an operation failing after others", `[{"op":"test","path":"/kind","value":"VirtualMachine"},{"op":"add","path":"/metadata/annotations/a","value":"b"},` +
+			`{"op":"remove","path":"/metadata/annotations/a"},{"op":"remove","path":"/metadata/annotations/a"},{"op":"test","path":"/kind","value":"VirtualMachine"}]`,
+			`operation 3 (remove "/metadata/annotations/a") does not apply to the VM the driver builds: the VM has nothing there`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
