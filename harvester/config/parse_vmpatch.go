@@ -10,8 +10,8 @@ import (
 	kjson "sigs.k8s.io/json"
 )
 
-// Bounds of --harvester-vm-patch. A VM patch sets a few fields; 64 KiB holds hundreds of them. The operations are
-// applied one by one, each to the whole VM (see objects), so their number bounds the work a patch can ask for.
+// Bounds of --harvester-vm-patch. A VM patch sets a few fields; 64 KiB and 256 operations hold hundreds of them.
+// What a patch makes of the VM is bounded by the builders (objects.MaxPatchedVM).
 const (
 	MaxVMPatchSize       = 64 << 10
 	MaxVMPatchOperations = 256
