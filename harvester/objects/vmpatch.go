@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,10 +26,8 @@ const MaxPatchedVM = 1 << 20
 // patchVM applies --harvester-vm-patch (cfg.VMPatch) to vm, the VM the driver built, and returns the patched VM,
 // or vm itself without a patch. The patch is applied to the VM as JSON, as the API server applies a patch
 // (k8s.io/apiserver pkg/endpoints/handlers/patch.go, applyJSPatch, with the same library,
-// gopkg.in/evanphx/json-patch.v4), and the result is read back as a KubeVirt VirtualMachine as strictly as the
-// API server reads a request under strict field validation (sigs.k8s.io/json UnmarshalStrict: no unknown or
-// duplicate fields, names matched case-sensitively). Then the driver's own parts (ownedParts) must be as it
-// built them. Problems are filed under --harvester-vm-patch, naming paths and operations, never a value; nil is
+// gopkg.in/evanphx/json-patch.v4), and the result is read back as a KubeVirt VirtualMachine strictly (readVM).
+// Then the driver's own parts (ownedParts) must be as it built them. Problems are filed under --harvester-vm-patch, naming paths and operations, never a value; nil is
 // returned then.
 func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VMPatch) *kubevirtv1.VirtualMachine {
 	if patch == nil {
@@ -44,7 +41,9 @@ func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VM
 	if patch.Kind == config.JSONPatch {
 		doc, err = applyJSONPatch(doc, patch.Data)
 	} else {
-		doc, err = withoutPanic(func() ([]byte, error) { return jsonpatch.MergePatch(doc, patch.Data) })
+		if doc, err = withoutPanic(func() ([]byte, error) { return jsonpatch.MergePatch(doc, patch.Data) }); err != nil {
+			err = fmt.Errorf("does not apply to the VM the driver builds: %v", err)
+		}
 	}
 	if err == nil && len(doc) > MaxPatchedVM {
 		err = fmt.Errorf("makes the VM %s as JSON, over the %s a patched VM may hold", userdata.FormatSize(int64(len(doc))), userdata.FormatSize(MaxPatchedVM))
@@ -172,9 +171,14 @@ func readVM(doc []byte) (*kubevirtv1.VirtualMachine, error) {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
 	unknown := droppedFields(doc, &out)
+	seen := map[string]bool{}
+	for _, u := range unknown {
+		seen[u] = true
+	}
 	for _, e := range strict {
 		var f kjson.FieldError
-		if errors.As(e, &f) && !slices.Contains(unknown, f.FieldPath()) {
+		if errors.As(e, &f) && !seen[f.FieldPath()] {
+			seen[f.FieldPath()] = true
 			unknown = append(unknown, f.FieldPath())
 		}
 	}
