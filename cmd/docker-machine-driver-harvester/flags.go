@@ -64,6 +64,7 @@ var flagGroups = map[string]string{
 	config.FlagCloudProviderDistribution: "cloud-provider", config.FlagCloudProviderDropIn: "cloud-provider",
 	config.FlagCreateTimeout: "lifecycle", config.FlagEvictionStrategy: "lifecycle",
 	config.FlagMaintenanceStrategy: "lifecycle", config.FlagVMLabels: "lifecycle",
+	config.FlagVMPatch: "advanced",
 }
 
 // credentialFields are the fields the second name's NodeDriver moves into the cloud credential

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/internal/hostile"
 )
 
@@ -37,6 +38,9 @@ func hostileRenders(tb testing.TB) []hostileRender {
 		{"JSON size past 2^53", []string{"--harvester-disk-info", `{"disks":[{"imageName":"a","size":9007199254740993}]}`}, "harvester-disk-info"},
 		{"deep JSON", []string{"--harvester-vm-affinity", deep}, "harvester-vm-affinity"},
 		{"deep YAML", []string{"--harvester-user-data", "#cloud-config\na: " + strings.Repeat("[", 20000)}, "harvester-user-data"},
+		{"VM patch FIFO", []string{"--harvester-vm-patch", fifo}, "harvester-vm-patch"},
+		{"VM patch doubling the VM", []string{"--harvester-vm-patch", hostile.DoublingPatch(config.MaxVMPatchOperations)}, "harvester-vm-patch"},
+		{"VM patch growing, then reading the VM", []string{"--harvester-vm-patch", hostile.GrowThenReadPatch(8, config.MaxVMPatchOperations)}, "harvester-vm-patch"},
 	}
 }
 

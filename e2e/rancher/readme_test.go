@@ -16,6 +16,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/apply"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
 )
 
@@ -101,12 +102,15 @@ func TestREADMEExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.ParseConfig("m1", opts)
+	cfg, err := config.ParseConfig("m1", opts, objects.Rules...)
 	if err != nil {
 		t.Fatalf("the driver refuses the example's command line: %v", err)
 	}
 	if cfg.CreateTimeout != 1200*time.Second || !reflect.DeepEqual(cfg.Regions, []string{"no"}) {
 		t.Errorf("create timeout %v, regions %q; want 20m0s and [no]", cfg.CreateTimeout, cfg.Regions)
+	}
+	if cfg.VMPatch == nil || cfg.VMPatch.Kind != config.MergePatch {
+		t.Errorf("VM patch %+v; want the example's merge patch", cfg.VMPatch)
 	}
 }
 

@@ -24,11 +24,11 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
 )
 
-// newOptionFields are the HarvesterConfig fields of the 22 flags beyond the reference driver's 32.
+// newOptionFields are the HarvesterConfig fields of the 23 flags beyond the reference driver's 32.
 var newOptionFields = []string{"skipGuestAgent", "createTimeout", "zone", "region", "cloudProviderConfig",
 	"generateCloudProviderConfig", "cloudProviderServer", "cloudProviderForRke2", "cloudProviderDistribution",
 	"cloudProviderDropIn", "hostDeviceInfo", "vmLabels", "evictionStrategy", "maintenanceStrategy", "ipPool",
-	"ipPoolGateway", "ipPoolDns", "sshKeypairs", "os", "persistentTpm", "machineType", "ipPoolDnsSearch"}
+	"ipPoolGateway", "ipPoolDns", "sshKeypairs", "os", "persistentTpm", "machineType", "ipPoolDnsSearch", "vmPatch"}
 
 // rancherCreate creates machine name the way Rancher's provisioning job does: the cloud credential Secret's keys
 // as environment variables and the HarvesterConfig's fields, pruned to the driver's schema, as flags
@@ -113,6 +113,7 @@ func TestRancherFlowSetsEveryNewOption(t *testing.T) {
 		"evictionStrategy":          "External",
 		"maintenanceStrategy":       "Shutdown",
 		"os":                        "linux",
+		"vmPatch":                   `{"metadata":{"annotations":{"example.com/owner":"team-ml"}},"spec":{"template":{"spec":{"domain":{"features":{"acpi":{}}}}}}}`,
 	})
 	for _, f := range newOptionFields {
 		if isZero(poolA[f]) && isZero(poolB[f]) {
@@ -221,6 +222,10 @@ func TestRancherFlowSetsEveryNewOption(t *testing.T) {
 	}
 	if l := vmB.Labels["harvesterhci.io/maintain-mode-strategy"]; l != "Shutdown" {
 		t.Errorf("maintenanceStrategy: %q", l)
+	}
+	// vmPatch: a field no flag covers, and an annotation of the user's, on the stored VM.
+	if f := vmB.Spec.Template.Spec.Domain.Features; f == nil || vmB.Annotations["example.com/owner"] != "team-ml" {
+		t.Errorf("vmPatch: features %+v, annotations %v", f, vmB.Annotations)
 	}
 	userB, _ := cloudInit(t, b, ns, nameB)
 	// skipGuestAgent: no qemu-guest-agent from cloud-init; os linux: the install script still runs last.

@@ -69,6 +69,9 @@ type Config struct {
 	// either family).
 	IPPool, IPPool6 *IPPool
 
+	// VMPatch is --harvester-vm-patch, applied by the builders to the VM they build; nil without one.
+	VMPatch *VMPatch
+
 	// given are the flags the rules must know were given even when their values did not parse: a rule about
 	// what they need still applies. Each parser sets its own, in its own sense of given.
 	given givenFlags
@@ -79,7 +82,14 @@ type givenFlags struct {
 	cloudProviderConfig bool
 	dropIn              []string // the flags that asked for the cloud provider's drop-in, in flag order
 	ipPool              bool     // not blank
+	// parsed: every group of flags parsed without a problem (ParseConfig sets it before the rules run).
+	parsed bool
 }
+
+// Parsed reports whether every group of flags parsed without a problem, so that every part of the Config is
+// filled: a rule that builds the whole VM from it (objects.Rules) needs that, and leaves the problems of a
+// half-filled Config to the flags they are about.
+func (c *Config) Parsed() bool { return c.given.parsed }
 
 // IPPools are the ranges of --harvester-ip-pool, one per address family (IPv4 first); none without a pool.
 func (c *Config) IPPools() []*IPPool {

@@ -83,6 +83,8 @@ const (
 	FlagMachineType   = "harvester-machine-type"
 
 	FlagIPPoolDNSSearch = "harvester-ip-pool-dns-search"
+	// FlagVMPatch changes the VM the driver builds, for the KubeVirt and Harvester fields no flag covers.
+	FlagVMPatch = "harvester-vm-patch"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -181,6 +183,7 @@ var flagTable = []flagSpec{
 	{name: FlagPersistentTPM, kind: boolFlag, usage: "Keep the virtual TPM's state across reboots and migrations (needs --harvester-enable-tpm). KubeVirt stores it in a volume of Harvester's vmstate-persistence storage class (Longhorn)."},
 	{name: FlagMachineType, usage: "Machine type of the VM: q35 or pc-q35-<version> on x86_64 hosts (e.g. pc-q35-rhel9.6.0), virt or virt-<version> on arm64 hosts (what KubeVirt emulates by default; pc/i440fx is not). Empty: KubeVirt's default (q35 on x86_64)."},
 	{name: FlagIPPoolDNSSearch, usage: "DNS search domains for --harvester-ip-pool, comma-separated, e.g. example.com,corp.example.com (lowercase DNS names, at most 32 of them and 2,048 characters in all, the bounds Kubernetes puts on a pod's search list; needs --harvester-ip-pool-dns: cloud-init skips search domains without servers). Empty: none."},
+	{name: FlagVMPatch, usage: `A change to the VM the driver builds, for the KubeVirt and Harvester fields no flag covers: a JSON merge patch (RFC 7386), a JSON object such as {"spec":{"template":{"spec":{"terminationGracePeriodSeconds":60}}}}, or a JSON patch (RFC 6902), a JSON list of operations such as [{"op":"add","path":"/metadata/annotations/example.com~1owner","value":"ml"}]; as JSON, base64 of JSON or the path of a file holding it; at most 64 KiB and 256 operations. It may not change what the driver owns: the VM's name, namespace and metadata other than labels and annotations, the driver's own labels and annotations, the cloud-init disk, volume and Secret, the disks' claims, the run strategy and the status. Empty: none.`},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

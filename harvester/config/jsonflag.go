@@ -63,6 +63,30 @@ func looksLikeJSONObject(b []byte) bool {
 	return len(b) > 0 && b[0] == '{' && json.Valid(b)
 }
 
+// readJSONDocument returns the JSON document a flag value stands for, of at most limit bytes: the value itself
+// when it is JSON (it starts with '{' or '['), its decoding when it is base64 of a document valid accepts (see
+// userdata.DecodeBase64OrPlain), else the content of the file it names, read with userdata.ReadRegularFile
+// (regular files only, without blocking, at most limit bytes). A value can be told apart this way since JSON
+// starts with a character outside the base64 alphabet, and a path of a file holding JSON does not decode into
+// JSON. An error never quotes the value or the file, which may hold a secret.
+func readJSONDocument(value string, limit int64, valid func([]byte) bool) ([]byte, error) {
+	data, wasBase64 := userdata.DecodeBase64OrPlain(value, valid)
+	if trimmed := strings.TrimSpace(value); !wasBase64 && !strings.HasPrefix(trimmed, "{") && !strings.HasPrefix(trimmed, "[") {
+		var err error
+		if data, err = userdata.ReadRegularFile(value, limit); err != nil {
+			return nil, fmt.Errorf("is neither JSON nor base64 of JSON, and cannot be read as a file path: %w (the value is not shown: it may hold a secret)", err)
+		}
+		var syntax *json.SyntaxError
+		if errors.As(json.Unmarshal(data, new(any)), &syntax) {
+			return nil, fmt.Errorf("names a file that is not valid JSON (at byte %d; its content is not shown: it may hold a secret)", syntax.Offset)
+		}
+	}
+	if int64(len(data)) > limit {
+		return nil, &userdata.SizeError{Verb: "is", Size: int64(len(data)), Limit: limit}
+	}
+	return data, nil
+}
+
 // decodeStrict decodes data into v and rejects unknown fields, so a misspelt key is an error instead of a
 // silently ignored setting.
 func decodeStrict(data []byte, v any) error {
@@ -77,7 +101,11 @@ func decodeStrict(data []byte, v any) error {
 	return nil
 }
 
-// describeJSONError rewords encoding/json errors for a reader who typed the value into a form.
+// DescribeJSONError rewords an error of encoding/json for a reader who typed the value into a form: where a syntax
+// error is (and the character at fault), which field must be of which kind (and which kind it got).
+func DescribeJSONError(err error) error { return describeJSONError(err) }
+
+// describeJSONError is DescribeJSONError.
 func describeJSONError(err error) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError

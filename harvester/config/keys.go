@@ -58,7 +58,9 @@ const LabelMaintainModeStrategy = "harvesterhci.io/maintain-mode-strategy"
 // Labels and annotations of the static-address allocations (ConfigMaps, see harvester/ippool) and of the VMs
 // that hold one. They are this driver's own; nothing in Harvester reads them.
 const (
-	ipLabelPrefix = "node-driver.harvesterhci.io/"
+	// DriverKeyPrefix begins the labels and annotations that are this driver's own.
+	DriverKeyPrefix = "node-driver.harvesterhci.io/"
+	ipLabelPrefix   = DriverKeyPrefix
 	// LabelIPNetwork selects the allocations of one network (the name of its NetworkAttachmentDefinition).
 	LabelIPNetwork = ipLabelPrefix + "ip-network"
 	// LabelIPVMNamespace and LabelIPVMName name the machine an allocation is for, to find it again on remove.

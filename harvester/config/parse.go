@@ -29,6 +29,7 @@ func ParseConfig(machineName string, opts drivers.DriverOptions, replace ...Rule
 	cfg := &Config{MachineName: machineName}
 	var found [groups]Problems
 	parseGroups(&found, opts, cfg)
+	cfg.given.parsed = noProblems(&found)
 	validate(&found, cfg, replace)
 	for _, g := range found {
 		p.List = append(p.List, g.List...)
@@ -61,6 +62,7 @@ const (
 	groupCloudProvider               // parseCloudProvider
 	groupIPPool                      // parseIPPool
 	groupOSAndTimeout                // --harvester-os, --harvester-create-timeout
+	groupVMPatch                     // --harvester-vm-patch
 	groups                           // how many
 )
 
@@ -126,6 +128,18 @@ func parseGroups(found *[groups]Problems, opts drivers.DriverOptions, cfg *Confi
 	p = &found[groupOSAndTimeout]
 	parseOS(p, opts.String(FlagOS))
 	cfg.CreateTimeout = parseCreateTimeout(p, opts.String(FlagCreateTimeout))
+
+	cfg.VMPatch = parseVMPatch(&found[groupVMPatch], opts.String(FlagVMPatch))
+}
+
+// noProblems reports whether no group found a problem.
+func noProblems(found *[groups]Problems) bool {
+	for _, g := range found {
+		if len(g.List) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // maxValueSize is the longest value a flag takes: the cloud-init and kubeconfig flags carry documents of up to
@@ -134,6 +148,8 @@ func maxValueSize(flag string) int {
 	switch flag {
 	case FlagUserData, FlagNetworkData, FlagCloudConfig, FlagKubeconfigContent, FlagCloudProviderConfig:
 		return userdata.MaxSize/3*4 + 4
+	case FlagVMPatch:
+		return MaxVMPatchSize/3*4 + 4 // base64 of the largest patch
 	}
 	return 64 << 10
 }

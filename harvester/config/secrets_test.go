@@ -51,6 +51,10 @@ func jsonFields(form string) map[string][]string {
 			`{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"k","operator":"In","values":[` + q + `]}]}]}}}`,
 		},
 		FlagVMLabels: {"team=" + form, form + "=x", form},
+		FlagVMPatch: {
+			`{"metadata":{"annotations":{"a":` + q + `}}}`, `{` + q + `:1,` + q + `:2}`, `[{"op":` + q + `,"path":"/a"}]`,
+			`[{"op":"add","path":` + q + `,"value":1}]`, `[{"op":"move","path":"/a","from":` + q + `}]`, `[{"op":"remove","path":"/a",` + q + `:1}]`,
+		},
 	}
 }
 

@@ -17,6 +17,11 @@ type Rule struct {
 // own (checkCloudInitParts); the builders, which know the driver's own parts, replace it (objects.Rules).
 const RuleUserData = "cloud-init reads the user data"
 
+// RuleVMPatch is the name of the rule that applies --harvester-vm-patch to the VM the driver builds and refuses
+// a patch that does not apply or changes the driver's own parts. Only the builders can build the VM: config's
+// rule of the name does nothing, and objects.Rules replaces it.
+const RuleVMPatch = "the VM patch applies and leaves the driver's parts alone"
+
 // rules are the validation pass, in the order they are applied; each reports after its group (Rule.After), and
 // after the rules before it of the same group.
 var rules = []Rule{
@@ -33,6 +38,7 @@ var rules = []Rule{
 	{RuleUserData, groupCloudProvider, checkCloudInitParts},
 	{"the IP pool's NIC is a bridge", groupIPPool, poolNICIsBridge},
 	{"the network data leaves the IP pool's NIC alone", groupIPPool, networkDataLeavesPool},
+	{RuleVMPatch, groupVMPatch, func(*Problems, *Config) {}},
 }
 
 // validate is the validation pass: it applies the rules to cfg, each reporting in found[its group], after the

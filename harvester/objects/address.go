@@ -137,19 +137,17 @@ func applyStaticAddress(vm *kubevirtv1.VirtualMachine, facts Facts) {
 	vm.Spec.Template.ObjectMeta.Annotations[config.AnnotationIPAllocation] = refs
 }
 
-// renderNetworkData is the network data render shows: for a pool, with the range's first address (which facts
-// get too) and a comment saying so.
-func renderNetworkData(cfg *config.Config, facts *Facts) ([]byte, error) {
+// renderNetworkData is the network data render shows: for a pool, with the address of facts (the range's first,
+// see renderFacts) and a comment saying so.
+func renderNetworkData(cfg *config.Config, facts Facts) ([]byte, error) {
 	if cfg.IPPool == nil {
 		return cfg.NetworkData, nil
 	}
-	facts.StaticAddress = StaticAddressFor(cfg, cfg.IPPool.FirstFree())
 	note := fmt.Sprintf("# The address is allocated at create from %s; shown: the range's first.\n", cfg.IPPool)
 	if v6 := cfg.IPPool6; v6 != nil {
-		facts.StaticAddress6 = DualStatic(cfg, facts.StaticAddress, v6.FirstFree())
 		note = fmt.Sprintf("# The addresses are allocated at create from %s and %s; shown: each range's first.\n", cfg.IPPool, v6)
 	}
-	out, err := NetworkData(cfg, *facts)
+	out, err := NetworkData(cfg, facts)
 	if err != nil {
 		return nil, err
 	}

@@ -19,12 +19,7 @@ const (
 // a pool's address is the range's first (see renderNetworkData).
 // The Secret shows its data as stringData, so the user data a node will boot with can be read as is.
 func Render(cfg *config.Config) ([]byte, error) {
-	facts := Facts{ImageStorageClasses: map[config.Ref]string{}}
-	for _, d := range cfg.Disks {
-		if d.Image != nil {
-			facts.ImageStorageClasses[*d.Image] = fmt.Sprintf("<storage class of image %s>", d.Image)
-		}
-	}
+	facts := renderFacts(cfg)
 	guestKubeconfig := cfg.CloudProvider.Kubeconfig
 	if cfg.CloudProvider.Generate {
 		guestKubeconfig = []byte(fmt.Sprintf("<kubeconfig of service account %s/%s, made in Harvester at create>", cfg.Namespace, config.CloudProviderAccountName(cfg.ClusterName)))
@@ -33,7 +28,7 @@ func Render(cfg *config.Config) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	network, err := renderNetworkData(cfg, &facts)
+	network, err := renderNetworkData(cfg, facts)
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +41,24 @@ func Render(cfg *config.Config) ([]byte, error) {
 		return nil, err
 	}
 	return toYAML(readableSecret(secret), vm)
+}
+
+// renderFacts are the facts render shows: a placeholder for each image's storage class, and a pool's first
+// address (each range's first for a dual-stack pool).
+func renderFacts(cfg *config.Config) Facts {
+	facts := Facts{ImageStorageClasses: map[config.Ref]string{}}
+	for _, d := range cfg.Disks {
+		if d.Image != nil {
+			facts.ImageStorageClasses[*d.Image] = fmt.Sprintf("<storage class of image %s>", d.Image)
+		}
+	}
+	if cfg.IPPool != nil {
+		facts.StaticAddress = StaticAddressFor(cfg, cfg.IPPool.FirstFree())
+		if v6 := cfg.IPPool6; v6 != nil {
+			facts.StaticAddress6 = DualStatic(cfg, facts.StaticAddress, v6.FirstFree())
+		}
+	}
+	return facts
 }
 
 // readableSecret moves a Secret's data to stringData, which the API accepts and which reads as text.

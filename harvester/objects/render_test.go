@@ -110,6 +110,25 @@ func TestRenderGoldenIPPoolDNSSearch(t *testing.T) {
 	golden.Assert(t, "render/ip-pool-dns-search.yaml", got)
 }
 
+// Render shows the VM as --harvester-vm-patch leaves it, from a patch in a file.
+func TestRenderGoldenVMPatch(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "patch.json")
+	if err := os.WriteFile(file, []byte(vmPatchJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := renderArgs(t, "m1", "--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "40",
+		"--harvester-network-name", "default/vm-untag", "--harvester-vm-patch", file)
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	for _, want := range []string{"evictionStrategy: LiveMigrate\n", "name: scratch", "capacity: 2Gi", "example.com/tier: gold"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("render output lacks %q", want)
+		}
+	}
+	golden.Assert(t, "render/vm-patch.yaml", got)
+}
+
 // Problems in cloud-init input are reported against the flag that carries them.
 func TestRenderReportsCloudInitProblems(t *testing.T) {
 	_, err := renderArgs(t, "m1", "--harvester-image-name", "img", "--harvester-disk-size", "1",

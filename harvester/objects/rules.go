@@ -10,6 +10,7 @@ import (
 // (SetConfigFromFlags, render, check), every problem in one list.
 var Rules = []config.Rule{
 	{Name: config.RuleUserData, Check: checkUserData},
+	{Name: config.RuleVMPatch, Check: checkVMPatch},
 }
 
 // checkUserData checks the user data as a create builds it, with the driver's own parts known before the create
@@ -20,4 +21,19 @@ func checkUserData(p *config.Problems, cfg *config.Config) {
 	if err := cloudinit.Check(cloudInitInput(cfg, nil, nil)); err != nil {
 		p.AddCloudInit(err)
 	}
+}
+
+// checkVMPatch applies --harvester-vm-patch to the VM as render shows it (the facts only a create learns are
+// placeholders), so that a patch that does not apply or changes the driver's own parts is refused before a create
+// begins. A create applies it again to the VM it sends. It waits for every flag to parse: the VM of a half-parsed
+// configuration would make a sound patch look wrong.
+func checkVMPatch(p *config.Problems, cfg *config.Config) {
+	if cfg.VMPatch == nil || !cfg.Parsed() {
+		return
+	}
+	vm, err := buildVM(cfg, renderFacts(cfg), placeholderPVCSuffix)
+	if err != nil {
+		return // not the patch's problem; render and the create report it
+	}
+	patchVM(p, vm, cfg.VMPatch)
 }

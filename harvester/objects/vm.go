@@ -37,7 +37,23 @@ func CloudInitSecretName(vmName string) string { return vmName + "-cloudinit" }
 //
 // claimSuffix makes this create's claim names unique (five lowercase letters or digits, made at create time: the
 // builders use no randomness).
+//
+// --harvester-vm-patch is applied last, to the VM as built (see patchVM); a patch that does not apply or changes
+// the driver's own parts is a problem of the flag.
 func VirtualMachine(cfg *config.Config, facts Facts, claimSuffix string) (*kubevirtv1.VirtualMachine, error) {
+	vm, err := buildVM(cfg, facts, claimSuffix)
+	if err != nil {
+		return nil, err
+	}
+	var p config.Problems
+	if vm = patchVM(&p, vm, cfg.VMPatch); vm == nil {
+		return nil, p.Err()
+	}
+	return vm, nil
+}
+
+// buildVM is the VirtualMachine of cfg before --harvester-vm-patch.
+func buildVM(cfg *config.Config, facts Facts, claimSuffix string) (*kubevirtv1.VirtualMachine, error) {
 	claims, err := volumeClaimTemplates(cfg, facts, claimSuffix)
 	if err != nil {
 		return nil, err

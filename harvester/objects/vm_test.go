@@ -63,6 +63,9 @@ var vmCases = []struct {
 	{"ssh-keypairs", "m1", configtest.With(configtest.MinimalOptions(), config.FlagVMNamespace, "team-a", config.FlagSSHKeyPairs, "alice, ops/bob, ops/bob")},
 	// The first NIC gets the MAC the allocated address's network-config matches; the VM names its allocation.
 	{"ip-pool", "m1", configtest.With(configtest.MinimalOptions(), config.FlagIPPool, "10.0.0.10-10.0.0.59/24", config.FlagIPPoolGateway, "10.0.0.1")},
+	// --harvester-vm-patch: fields no flag covers (vmpatch_test.go), as a merge patch and as a JSON patch.
+	{"vm-patch-merge", "gc8-pool1-q99l7-6ndw9", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc8", config.FlagVMPatch, vmPatchMerge)},
+	{"vm-patch-json", "m1", configtest.With(configtest.MinimalOptions(), config.FlagVMPatch, vmPatchJSON)},
 	// namespace + machine name exceed 63 characters: machineSetName is hashed (harvester/harvester#7467).
 	{"long-names-hashed", "averyveryverylongclusternamethatgoes-pool1-q99l7-6ndw9",
 		configtest.With(configtest.MinimalOptions(), config.FlagVMNamespace, strings.Repeat("a", 40), config.FlagClusterName, "averyveryverylongclusternamethatgoes")},

@@ -51,3 +51,20 @@ func GzipParts(n, size int) string {
 
 // DeepJSON is a JSON list nested depth deep.
 func DeepJSON(depth int) string { return strings.Repeat("[", depth) + strings.Repeat("]", depth) }
+
+// DoublingPatch is a JSON patch (RFC 6902) of n operations, each copying a VM's spec into itself: applied in
+// full, it would make the VM 2^n times larger.
+func DoublingPatch(n int) string { return GrowThenReadPatch(n, n) }
+
+// GrowThenReadPatch is a JSON patch of n operations: copies of them copy a VM's spec into itself, doubling the VM
+// each time, the others test the VM's kind. Applied one operation at a time, each would read the grown VM whole.
+func GrowThenReadPatch(copies, n int) string {
+	ops := make([]string, n)
+	for i := range ops {
+		ops[i] = `{"op":"test","path":"/kind","value":"VirtualMachine"}`
+		if i < copies {
+			ops[i] = fmt.Sprintf(`{"op":"copy","from":"/spec","path":"/spec/copy%d"}`, i)
+		}
+	}
+	return "[" + strings.Join(ops, ",") + "]"
+}

@@ -137,6 +137,7 @@ describe('the machine-config form', () => {
     await field('maintenanceStrategy').find('select').setValue('Shutdown');
     await field('vmLabels').find('input').setValue('team=infra');
     await field('createTimeout').find('input').setValue('1200');
+    await field('vmPatch').find('textarea').setValue('{"spec":{"template":{"spec":{"terminationGracePeriodSeconds":120}}}}');
 
     expect(wrapper.vm.problems).toEqual([]);
     const written = JSON.parse(JSON.stringify(value));

@@ -68,6 +68,7 @@ export const FORM_FIELDS = {
   evictionStrategy:            { widget: 'enum' },
   maintenanceStrategy:         { widget: 'enum' },
   vmLabels:                    { widget: 'text' },
+  vmPatch:                     { widget: 'textarea' },
 };
 
 // Flags the machine-config form leaves alone, and why.
@@ -89,6 +90,7 @@ export const GROUP_TITLES = {
   'cloud-init':     'Cloud-init',
   'cloud-provider': 'Guest cloud provider',
   lifecycle:        'Lifecycle',
+  advanced:         'Advanced: VM patch',
 };
 
 // formSections groups the flag table's form fields by their group, in the table's order.

@@ -1,0 +1,261 @@
+package objects
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+	kjson "sigs.k8s.io/json"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
+)
+
+// MaxPatchedVM is the most a VM patched by --harvester-vm-patch may hold, as JSON: far more than any VM needs
+// (the driver's are a few KiB) and less than the 1.5 MiB etcd stores. It also bounds what the copy operations of
+// a JSON patch may add, so that the work of a patch stays in proportion to its size.
+const MaxPatchedVM = 1 << 20
+
+// patchVM applies --harvester-vm-patch (cfg.VMPatch) to vm, the VM the driver built, and returns the patched VM,
+// or vm itself without a patch. The patch is applied to the VM as JSON, as the API server applies a patch
+// (k8s.io/apiserver pkg/endpoints/handlers/patch.go, applyJSPatch, with the same library,
+// gopkg.in/evanphx/json-patch.v4), and the result is read back as a KubeVirt VirtualMachine strictly (readVM).
+// Then the driver's own parts (ownedParts) must be as it built them. Problems are filed under --harvester-vm-patch, naming paths and operations, never a value; nil is
+// returned then.
+func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VMPatch) *kubevirtv1.VirtualMachine {
+	if patch == nil {
+		return vm
+	}
+	doc, err := json.Marshal(vm)
+	if err != nil {
+		p.Addf(config.FlagVMPatch, "cannot apply: the VM the driver built does not encode: %v", err)
+		return nil
+	}
+	if patch.Kind == config.JSONPatch {
+		doc, err = applyJSONPatch(doc, patch.Data)
+	} else {
+		if doc, err = withoutPanic(func() ([]byte, error) { return jsonpatch.MergePatch(doc, patch.Data) }); err != nil {
+			err = fmt.Errorf("does not apply to the VM the driver builds: %v", err)
+		}
+	}
+	if err == nil && len(doc) > MaxPatchedVM {
+		err = fmt.Errorf("makes the VM %s as JSON, over the %s a patched VM may hold", userdata.FormatSize(int64(len(doc))), userdata.FormatSize(MaxPatchedVM))
+	}
+	if err != nil {
+		p.Addf(config.FlagVMPatch, "%s %v", patch.Kind, err)
+		return nil
+	}
+	out, err := readVM(doc)
+	if err != nil {
+		p.Addf(config.FlagVMPatch, "the patched VM is not a KubeVirt VirtualMachine: %v", err)
+		return nil
+	}
+	if changed := changedParts(vm, out); len(changed) > 0 {
+		p.Addf(config.FlagVMPatch, "changes what the driver owns: %s. The driver names, labels and annotates its VMs, gives them their cloud-init "+
+			"and their disks' claims, and starts and stops them; patch other fields", strings.Join(changed, ", "))
+		return nil
+	}
+	return out
+}
+
+// applyJSONPatch applies a JSON patch to doc in one pass, as the API server does: json-patch decodes only the
+// parts of the VM the operations reach and encodes the VM once, however many operations there are. What copy
+// operations add is bounded (limitCopies), so a chain of copies cannot double the VM again and again. When an
+// operation does not apply, the shortest failing prefix of the patch, found by bisection, names it. The
+// operations were checked when the flag was parsed (config.VMPatch).
+func applyJSONPatch(doc, data []byte) ([]byte, error) {
+	ops, err := jsonpatch.DecodePatch(data)
+	if err != nil {
+		return nil, errors.New("is not a list of operations")
+	}
+	limitCopies()
+	apply := func(n int) ([]byte, error) {
+		return withoutPanic(func() ([]byte, error) { return ops[:n].Apply(doc) })
+	}
+	out, err := apply(len(ops))
+	if err == nil {
+		return out, nil
+	}
+	lo, hi := 0, len(ops) // apply(lo) works, apply(hi) fails with opErr
+	opErr := err
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if _, err := apply(mid); err != nil {
+			hi, opErr = mid, err
+		} else {
+			lo = mid
+		}
+	}
+	op := ops[hi-1]
+	path, _ := op.Path()
+	return nil, fmt.Errorf("operation %d (%s %q) does not apply to the VM the driver builds: %s", hi-1, op.Kind(), path, whyNot(opErr))
+}
+
+// copyLimit is limitCopies' once.
+var copyLimit sync.Once
+
+// limitCopies bounds what the copy operations of one JSON patch may add to a VM to MaxPatchedVM in all, with
+// json-patch's own setting, as the API server sets it (k8s.io/apiserver pkg/server/config.go, from
+// JSONPatchMaxCopyBytes): once, keeping a lower bound another user of the library in the process may have set.
+func limitCopies() {
+	copyLimit.Do(func() {
+		for {
+			old := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
+			if old > 0 && old <= MaxPatchedVM || atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, old, MaxPatchedVM) {
+				return
+			}
+		}
+	})
+}
+
+// errPanicked is what withoutPanic returns for a panic.
+var errPanicked = errors.New("the JSON patch library failed on it")
+
+// withoutPanic runs apply, turning a panic into errPanicked. json-patch panics on some input: v4.13.0 compares a
+// test operation's list holding null by calling a method on the null element (patch.go, lazyNode.equal), so
+// [{"op":"add","path":"/metadata/annotations/a","value":[null]},{"op":"test","path":"/metadata/annotations/a","value":[null]}]
+// would crash the plugin; the API server survives it only because it recovers every request's panic.
+func withoutPanic(apply func() ([]byte, error)) (out []byte, err error) {
+	defer func() {
+		if recover() != nil {
+			out, err = nil, errPanicked
+		}
+	}()
+	return apply()
+}
+
+// whyNot words why an operation did not apply, from the errors json-patch wraps (its messages repeat paths in
+// its own quoting, which config.Redact would not see).
+func whyNot(err error) string {
+	var copies *jsonpatch.AccumulatedCopySizeError
+	switch {
+	case errors.Is(err, errPanicked):
+		return err.Error()
+	case errors.As(err, &copies):
+		return fmt.Sprintf("the copies add more than the %s a patched VM may hold", userdata.FormatSize(MaxPatchedVM))
+	case errors.Is(err, jsonpatch.ErrTestFailed):
+		return "the VM holds another value there"
+	case errors.Is(err, jsonpatch.ErrInvalidIndex):
+		return "the list has no such index"
+	case errors.Is(err, jsonpatch.ErrMissing):
+		return "the VM has nothing there (an add needs the object or list it adds to)"
+	}
+	return "a path goes through a value that is neither an object nor a list, or is not a list index"
+}
+
+// readVM reads a patched VM as strictly as the API server reads a request under strict field validation: the
+// kind of every field (encoding/json, whose errors name the field), no unknown or duplicate field, names
+// matched case-sensitively (sigs.k8s.io/json UnmarshalStrict). KubeVirt reads a VMI spec (spec.template.spec)
+// with encoding/json itself (kubevirt.io/api core/v1 types.go, VirtualMachineInstanceSpec.UnmarshalJSON), which
+// drops unknown fields and matches names in any case: what the patched VM holds and the VM read from it does not
+// are unknown fields too. At most maxUnknown are named.
+func readVM(doc []byte) (*kubevirtv1.VirtualMachine, error) {
+	var out kubevirtv1.VirtualMachine
+	if err := json.Unmarshal(doc, &out); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) {
+			return nil, config.DescribeJSONError(err)
+		}
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "json: ")) // a quantity, a time
+	}
+	out = kubevirtv1.VirtualMachine{}
+	strict, err := kjson.UnmarshalStrict(doc, &out)
+	if err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	unknown := droppedFields(doc, &out)
+	seen := map[string]bool{}
+	for _, u := range unknown {
+		seen[u] = true
+	}
+	for _, e := range strict {
+		var f kjson.FieldError
+		if errors.As(e, &f) && !seen[f.FieldPath()] {
+			seen[f.FieldPath()] = true
+			unknown = append(unknown, f.FieldPath())
+		}
+	}
+	if len(unknown) == 0 {
+		return &out, nil
+	}
+	sort.Strings(unknown)
+	quoted := make([]string, 0, maxUnknown+1)
+	for _, u := range unknown[:min(len(unknown), maxUnknown)] {
+		quoted = append(quoted, strconv.Quote(u))
+	}
+	if n := len(unknown) - maxUnknown; n > 0 {
+		quoted = append(quoted, fmt.Sprintf("and %d more", n))
+	}
+	return nil, fmt.Errorf("it has fields KubeVirt does not know: %s", strings.Join(quoted, ", "))
+}
+
+// maxUnknown is how many unknown fields a problem names at most.
+const maxUnknown = 10
+
+// droppedFields lists the fields of doc, a JSON object, that typed, what doc was decoded into, does not
+// hold when encoded again: the fields its Go type does not know. A field holding an empty value (null, false, 0,
+// "", {}, []) is left out, as encoding drops those of fields it knows too (omitempty).
+func droppedFields(doc []byte, typed any) []string {
+	var given, kept any
+	again, err := json.Marshal(typed)
+	if err != nil || json.Unmarshal(doc, &given) != nil || json.Unmarshal(again, &kept) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(path string, g, k any)
+	walk = func(path string, g, k any) {
+		switch g := g.(type) {
+		case map[string]any:
+			km, _ := k.(map[string]any)
+			for key, v := range g {
+				if kv, ok := km[key]; ok {
+					walk(join(path, key), v, kv)
+				} else if !isEmptyJSON(v) {
+					out = append(out, join(path, key))
+				}
+			}
+		case []any:
+			kl, _ := k.([]any)
+			for i, v := range g {
+				if i < len(kl) {
+					walk(fmt.Sprintf("%s[%d]", path, i), v, kl[i])
+				}
+			}
+		}
+	}
+	walk("", given, kept)
+	return out
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// isEmptyJSON reports whether a decoded JSON value is one encoding/json leaves out of a field tagged omitempty.
+func isEmptyJSON(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !v
+	case float64:
+		return v == 0
+	case string:
+		return v == ""
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	}
+	return false
+}
