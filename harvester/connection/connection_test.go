@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
@@ -46,11 +47,16 @@ func TestContentCredentialNeverRunsExec(t *testing.T) {
 func TestContentRESTConfigDeniesExecPlugins(t *testing.T) {
 	srv := configtest.NewRecorder(t)
 	marker := filepath.Join(t.TempDir(), "marker")
-	cfg, err := restConfig(Credential{Path: writeFile(t, configtest.ExecKubeconfig(srv.URL, marker))})
+	raw, err := clientcmd.Load([]byte(configtest.ExecKubeconfig(srv.URL, marker)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	denyPlugins(cfg)
+	// As if config.LoadContentKubeconfig had chosen the exec user.
+	past := &config.ContentKubeconfig{Context: raw.CurrentContext, Chosen: raw}
+	cfg, err := past.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if cfg.ExecProvider.PluginPolicy.PolicyType != clientcmdapi.PluginPolicyDenyAll {
 		t.Fatalf("policy %q", cfg.ExecProvider.PluginPolicy.PolicyType)
 	}
