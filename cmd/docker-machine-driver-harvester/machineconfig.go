@@ -51,23 +51,19 @@ func readMachineConfig(path string, stdin io.Reader) ([]byte, error) {
 // value of the wrong type (Rancher's CRD types an int flag's field as a string), an int field that is no whole
 // number.
 func machineConfigArgs(data []byte, id identity.Identity) ([]string, error) {
-	raw, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return nil, errors.New("--machine-config: not a YAML or JSON object: " + config.Redact(err.Error()))
-	}
-	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return nil, errors.New("--machine-config: not a YAML or JSON object; give the output of kubectl get harvesterconfig NAME -o yaml")
-	}
-	if err := checkConfigKind(obj, id); err != nil {
-		return nil, err
-	}
 	fields, err := machineConfigFields()
 	if err != nil {
 		return nil, err
 	}
+	obj, err := decodeMachineConfig(data, fields)
+	if err != nil {
+		return nil, errors.New("--machine-config: " + config.Redact(err.Error()))
+	}
+	if err := checkConfigKind(obj, id); err != nil {
+		return nil, errors.New(config.Redact(err.Error()))
+	}
 	spec := map[string]any{}
-	var problems []string
+	var problems, unknown []string
 	for _, name := range sortedKeys(obj) {
 		v := obj[name]
 		switch name {
@@ -76,8 +72,7 @@ func machineConfigArgs(data []byte, id identity.Identity) ([]string, error) {
 		}
 		f, known := fields[name]
 		if !known {
-			problems = append(problems, fmt.Sprintf("field %q is not a field of %s (its fields are the flags' names in the README's flag table)",
-				name, rancher.ConfigKind(id.Name())))
+			unknown = append(unknown, name)
 			continue
 		}
 		if why := f.wrongValue(v); why != "" {
@@ -86,11 +81,92 @@ func machineConfigArgs(data []byte, id identity.Identity) ([]string, error) {
 		}
 		spec[name] = v
 	}
+	problems = append(problems, unknownFields(unknown, fields, rancher.ConfigKind(id.Name()))...)
 	if len(problems) > 0 {
-		return nil, errors.New("--machine-config: " + strings.Join(problems, "; "))
+		return nil, errors.New("--machine-config: " + config.Redact(strings.Join(problems, "; ")))
 	}
 	clusterName, _ := spec["clusterName"].(string)
 	return rancher.ToArgs(id.Name(), spec, clusterName, rancher.Since213), nil
+}
+
+// decodeMachineConfig reads a machine config's YAML or JSON into an object, as sigs.k8s.io/yaml reads it, after
+// refusing what a reader could take another way: a second document, a key given twice. A problem names a key only
+// when it is a field (config.DuplicateKeys), and quotes nothing the YAML parser quotes (config.ParseErrorText).
+func decodeMachineConfig(data []byte, fields map[string]configField) (map[string]any, error) {
+	if err := config.OneDocument(data); err != nil {
+		return nil, err
+	}
+	isField := func(key string) bool {
+		_, ok := fields[key]
+		return ok || key == "apiVersion" || key == "kind" || key == "metadata"
+	}
+	if dups := config.DuplicateKeys(data, isField); len(dups) > 0 {
+		return nil, fmt.Errorf("field %s is given twice; a reader may take either value: give each field once", strings.Join(dups, ", field "))
+	}
+	raw, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, errors.New("not a YAML or JSON object: " + config.ParseErrorText(err))
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, errors.New("not a YAML or JSON object; give the output of kubectl get harvesterconfig NAME -o yaml")
+	}
+	return obj, nil
+}
+
+// unknownFields are the problems of the keys of a machine config that are no field of kind. A key is named only
+// when it is a typo of a field, at most two letters off, told with the field meant; any other key may be a
+// secret pasted by mistake, and is counted, not named.
+func unknownFields(keys []string, fields map[string]configField, kind string) []string {
+	var problems []string
+	hidden := 0
+	for _, key := range keys {
+		if meant := nearestField(key, fields); meant != "" {
+			problems = append(problems, fmt.Sprintf("field %q is not a field of %s: did you mean %s?", key, kind, meant))
+		} else {
+			hidden++
+		}
+	}
+	const why = "a key that is no field's name may be a secret pasted by mistake; the fields are the flags' names in the README's flag table"
+	switch {
+	case hidden == 1:
+		problems = append(problems, fmt.Sprintf("a field that is not a field of %s (its name is not shown: %s)", kind, why))
+	case hidden > 1:
+		problems = append(problems, fmt.Sprintf("%d fields that are not fields of %s (their names are not shown: %s)", hidden, kind, why))
+	}
+	return problems
+}
+
+// nearestField is the field key is a typo of, at most two edits away ignoring case, or "".
+func nearestField(key string, fields map[string]configField) string {
+	best, bestDistance := "", 3
+	for name := range fields {
+		if d := editDistance(strings.ToLower(key), strings.ToLower(name)); d < bestDistance || (d == bestDistance && name < best) {
+			best, bestDistance = name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // checkConfigKind accepts a machine config of this driver under any of its names: apiVersion

@@ -123,7 +123,7 @@ func loadKubeconfig(data []byte) (*clientcmdapi.Config, error) {
 	if len(data) > maxKubeconfigSize {
 		return nil, kubeconfigErrorf("", "is %s long, more than a kubeconfig needs (%s at most)", userdata.FormatSize(int64(len(data))), userdata.FormatSize(maxKubeconfigSize))
 	}
-	if err := oneDocument(data); err != nil {
+	if err := OneDocument(data); err != nil {
 		return nil, &KubeconfigError{msg: err.Error()}
 	}
 	if _, err := decodeV1Kubeconfig(data); err != nil {

@@ -17,9 +17,9 @@ import (
 // driver checks is what they read. Two things sigs.k8s.io/yaml passes silently a reader could take another way:
 // documents after the first (it reads the first) and a key given twice (it keeps the last).
 
-// oneDocument refuses data holding more than one YAML document: a document after the first that holds anything,
+// OneDocument refuses data holding more than one YAML document: a document after the first that holds anything,
 // or that does not parse. A first document that does not parse is left to the reader's own parse to report.
-func oneDocument(data []byte) error {
+func OneDocument(data []byte) error {
 	d := yaml2.NewDecoder(bytes.NewReader(data))
 	for n := 0; ; n++ {
 		var doc any
