@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/internal/hostile"
 )
 
@@ -100,5 +101,31 @@ func TestEmptyNamedCredentialIsRefusedByEveryVerb(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// The plugin, as rancher-machine runs it, refuses such a credential when the flags are set (given on the command
+// line or from the environment, and as the guest's kubeconfig), and when a machine's saved state holds one: its
+// exec plugin never runs.
+func TestEmptyNamedCredentialIsRefusedByThePlugin(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "marker")
+	for _, current := range []string{"", "current-context: \"\"\n", "current-context: nowhere\n"} {
+		kubeconfig := emptyNamed(current, "https://192.0.2.10:6443", execUser(marker, "from-exec"))
+		t.Setenv("HARVESTER_KUBECONFIG_CONTENT", kubeconfig)
+		d := startPlugin(t, "m1")
+		for _, flag := range []string{config.FlagKubeconfigContent, config.FlagCloudProviderConfig} {
+			err := d.SetConfigFromFlags(rancherMachineOptions(d.GetCreateFlags(), map[string]any{flag: kubeconfig,
+				config.FlagImageName: "ubuntu", config.FlagDiskSize: 40, config.FlagNetworkName: "vlan1"}))
+			if err == nil || !strings.Contains(err.Error(), "--"+flag+": is refused: ") || !strings.Contains(err.Error(), "current-context") {
+				t.Errorf("%q, --%s: want the credential refused naming current-context, got %v", current, flag, err)
+			}
+		}
+		saved := loadedWith(t, kubeconfig)
+		if _, err := saved.GetState(); err == nil || !strings.Contains(err.Error(), "current-context") {
+			t.Errorf("%q saved with the machine: want it refused naming current-context, got %v", current, err)
+		}
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatal("the exec plugin ran: its marker file exists")
 	}
 }

@@ -17,8 +17,9 @@ import (
 
 // genEntry is a user, cluster or context of a generated kubeconfig: its name and its fields, in order.
 type genEntry struct {
-	name   string
-	fields [][2]string // key, value (a YAML scalar, or a flow mapping for exec)
+	name     string
+	fields   [][2]string // key, value (a YAML scalar, or a flow mapping for exec)
+	override string      // with merge: a token given beside the merge key, which wins over a merged one
 }
 
 // genKubeconfig is a kubeconfig made by the generator, written out as YAML or JSON by text.
@@ -26,6 +27,7 @@ type genKubeconfig struct {
 	clusters, users, contexts []genEntry
 	current                   *string // nil: no current-context key
 	json                      bool
+	merge                     bool    // YAML: each user's fields merged in from an anchor (<<), some overridden
 	dupCurrent                *string // a second current-context key, written after the first
 	secondDoc                 bool
 }
@@ -119,6 +121,12 @@ func generate(r *rand.Rand, f files) genKubeconfig {
 		g.dupCurrent = &c
 	}
 	g.secondDoc = !g.json && r.IntN(15) == 0
+	g.merge = !g.json && r.IntN(4) == 0
+	for i := range g.users {
+		if g.merge && r.IntN(3) == 0 {
+			g.users[i].override = fmt.Sprintf("override-%d", i)
+		}
+	}
 	return g
 }
 
@@ -132,19 +140,32 @@ func (g genKubeconfig) text() string {
 		}
 		return q(v)
 	}
+	var anchors []string
 	list := func(entries []genEntry, inner string) string {
 		var items []string
-		for _, e := range entries {
+		for i, e := range entries {
 			var fields []string
 			for _, kv := range e.fields {
 				fields = append(fields, q(kv[0])+":"+val(kv[1]))
 			}
-			items = append(items, fmt.Sprintf(`{"name":%s,%q:{%s}}`, q(e.name), inner, strings.Join(fields, ",")))
+			body := strings.Join(fields, ",")
+			if g.merge && inner == "user" {
+				anchors = append(anchors, fmt.Sprintf("&u%d {%s}", i, body))
+				body = fmt.Sprintf("<<: *u%d", i)
+				if e.override != "" {
+					body += `, "token":` + q(e.override)
+				}
+			}
+			items = append(items, fmt.Sprintf(`{"name":%s,%q:{%s}}`, q(e.name), inner, body))
 		}
 		return "[" + strings.Join(items, ",") + "]"
 	}
-	members := []string{`"apiVersion":"v1"`, `"kind":"Config"`,
-		`"clusters":` + list(g.clusters, "cluster"), `"users":` + list(g.users, "user"), `"contexts":` + list(g.contexts, "context")}
+	users := list(g.users, "user")
+	members := []string{`"apiVersion":"v1"`, `"kind":"Config"`}
+	if len(anchors) > 0 { // a key client-go does not know, holding the anchors the users merge
+		members = append(members, `"anchors":[`+strings.Join(anchors, ",")+"]")
+	}
+	members = append(members, `"clusters":`+list(g.clusters, "cluster"), `"users":`+users, `"contexts":`+list(g.contexts, "context"))
 	if g.current != nil {
 		members = append(members, `"current-context":`+q(*g.current))
 	}
@@ -157,7 +178,7 @@ func (g genKubeconfig) text() string {
 	// YAML: one member a line, in flow style inside (JSON is YAML).
 	out := strings.Join(members, "\n")
 	out = strings.NewReplacer(`"apiVersion":`, "apiVersion: ", `"kind":`, "kind: ", `"clusters":`, "clusters: ", `"users":`, "users: ",
-		`"contexts":`, "contexts: ", `"current-context":`, "current-context: ").Replace(out) + "\n"
+		`"contexts":`, "contexts: ", `"current-context":`, "current-context: ", `"anchors":`, "anchors: ").Replace(out) + "\n"
 	if g.secondDoc {
 		out += "---\ncurrent-context: a\n"
 	}
@@ -189,7 +210,8 @@ func identify(c *rest.Config) identity {
 
 // The driver's choice is client-go's: over thousands of generated kubeconfigs (names from "", a, b, c, so that
 // duplicates, dangling references and client-go's fallback on the entries named "" all occur; YAML and JSON; a
-// repeated current-context key; a second document), client-go's own NewDefaultClientConfig(…).ClientConfig() on
+// repeated current-context key; a second document; users merged from YAML anchors, some fields overridden),
+// client-go's own NewDefaultClientConfig(…).ClientConfig() on
 // the whole kubeconfig is observed, with real files for every file field, and:
 //   - whenever the driver accepts a kubeconfig, client-go authenticates as the user and against the cluster the
 //     driver chose, reading no file and with no plugin, and the REST config the driver gives is client-go's own;
@@ -199,7 +221,7 @@ func TestChoiceIsClientGos(t *testing.T) {
 	f := newFiles(t)
 	r := rand.New(rand.NewPCG(39, 2))
 	const runs = 3000
-	var accepted, clientGoUsedFiles, clientGoFellBack int
+	var accepted, acceptedMerged, clientGoUsedFiles, clientGoFellBack int
 	for i := range runs {
 		g := generate(r, f)
 		text := g.text()
@@ -215,6 +237,9 @@ func TestChoiceIsClientGos(t *testing.T) {
 		}
 		if err == nil {
 			accepted++
+			if g.merge {
+				acceptedMerged++
+			}
 			if loadErr != nil {
 				t.Fatalf("run %d: the driver accepts what client-go refuses (%v):\n%s", i, loadErr, text)
 			}
@@ -238,9 +263,9 @@ func TestChoiceIsClientGos(t *testing.T) {
 			clientGoFellBack++
 		}
 	}
-	t.Logf("%d kubeconfigs: the driver accepted %d; of those it refused and client-go took, %d would have had client-go read a file or run a plugin, %d fall back on an empty context",
-		runs, accepted, clientGoUsedFiles, clientGoFellBack)
-	if accepted < runs/40 || clientGoUsedFiles < runs/20 || clientGoFellBack < runs/20 {
-		t.Errorf("the generator covers too little: %d accepted, %d using files, %d falling back", accepted, clientGoUsedFiles, clientGoFellBack)
+	t.Logf("%d kubeconfigs: the driver accepted %d (%d of users merged from anchors); of those it refused and client-go took, %d would have had client-go read a file or run a plugin, %d fall back on an empty context",
+		runs, accepted, acceptedMerged, clientGoUsedFiles, clientGoFellBack)
+	if accepted < runs/40 || acceptedMerged < runs/400 || clientGoUsedFiles < runs/20 || clientGoFellBack < runs/20 {
+		t.Errorf("the generator covers too little: %d accepted, %d merged, %d using files, %d falling back", accepted, acceptedMerged, clientGoUsedFiles, clientGoFellBack)
 	}
 }

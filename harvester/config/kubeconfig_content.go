@@ -144,12 +144,21 @@ var v1Decoder = json.NewSerializerWithOptions(json.DefaultMetaFactory, clientcmd
 // refusing a key given twice in one mapping (client-go keeps the last) and a name given twice in a list (the
 // conversion refuses it, printing the list).
 func decodeV1Kubeconfig(data []byte) (*clientcmdv1.Config, error) {
+	if dups := DuplicateKeys(data, isKubeconfigKey); len(dups) > 0 {
+		return nil, kubeconfigErrorf(dups[0], "is refused: its %s is given twice; client-go would keep the last, a reader may take the first: give each key once", dups[0])
+	}
+	cfg, err := decodeV1(data)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, uniqueNames(cfg)
+}
+
+// decodeV1 is clientcmd.Load's decoding, up to clientcmd/api/v1.
+func decodeV1(data []byte) (*clientcmdv1.Config, error) {
 	cfg := &clientcmdv1.Config{}
 	if len(data) == 0 {
 		return cfg, nil
-	}
-	if dups := DuplicateKeys(data, isKubeconfigKey); len(dups) > 0 {
-		return nil, kubeconfigErrorf(dups[0], "is refused: its %s is given twice; client-go would keep the last, a reader may take the first: give each key once", dups[0])
 	}
 	obj, _, err := v1Decoder.Decode(data, &schema.GroupVersionKind{Version: clientcmdlatest.Version, Kind: "Config"}, cfg)
 	if runtime.IsNotRegisteredError(err) {
@@ -160,9 +169,9 @@ func decodeV1Kubeconfig(data []byte) (*clientcmdv1.Config, error) {
 	}
 	decoded, ok := obj.(*clientcmdv1.Config)
 	if !ok {
-		return nil, kubeconfigErrorf("kind", "is not a kubeconfig: it is no apiVersion v1, kind Config")
+		return nil, kubeconfigErrorf("kind", "is not a kubeconfig: it is of another apiVersion or kind than v1, Config")
 	}
-	return decoded, uniqueNames(decoded)
+	return decoded, nil
 }
 
 // uniqueNames refuses a name given twice in any of the kubeconfig's named lists, as client-go's conversion does,

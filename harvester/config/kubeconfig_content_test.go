@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -152,15 +153,18 @@ clusters: [{name: h, cluster: {server: "https://192.0.2.10:6443"}}]
 users: [{name: u, user: {token: LONG, extensions: [{name: e, extension: {p: SHORT}}, {name: e, extension: {p: LONG}}]}}]
 contexts: [{name: h, context: {cluster: h, user: u}}]
 current-context: h
-`, "extensions"},
+`, "users[0].user.extensions"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err := decodeWithin(t, strings.NewReplacer("LONG", long, "SHORT", shortSecret).Replace(tt.kubeconfig))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("want a refusal naming %s, got %v", tt.want, err)
-			}
-			if strings.Contains(err.Error(), long) || strings.Contains(err.Error(), shortSecret) {
-				t.Errorf("the refusal quotes a credential: %v", err)
+			kubeconfig := strings.NewReplacer("LONG", long, "SHORT", shortSecret).Replace(tt.kubeconfig)
+			for _, form := range []string{kubeconfig, base64.StdEncoding.EncodeToString([]byte(kubeconfig))} {
+				err := decodeWithin(t, form)
+				if err == nil || !strings.Contains(err.Error(), "two of its "+tt.want) {
+					t.Fatalf("want a refusal naming %s, got %v", tt.want, err)
+				}
+				if strings.Contains(err.Error(), long) || strings.Contains(err.Error(), shortSecret) {
+					t.Errorf("the refusal quotes a credential: %v", err)
+				}
 			}
 		})
 	}
@@ -190,6 +194,9 @@ func TestAmbiguousKubeconfigsAreRefused(t *testing.T) {
 		{"JSON key twice", `{"apiVersion":"v1","kind":"Config","current-context":"h","current-context":"x"}`, "current-context is given twice"},
 		{"an unknown key twice", strings.Replace(inlineKubeconfig, "token: inline", shortSecret+": 1, "+shortSecret+": 2, token: inline", 1),
 			"users[0].user.(a key not shown) is given twice"},
+		{"an alias bomb", "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n" +
+			"d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n" +
+			"g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]\n" + inlineKubeconfig, "excessive aliasing"},
 		{"a merged tokenFile", "x: &file {tokenFile: /dev/zero}\n" + strings.Replace(inlineKubeconfig, "{token: inline}", "{<<: *file}", 1),
 			`its user "u" uses tokenFile`},
 	} {

@@ -29,9 +29,10 @@ func DecodeKubeconfig(raw string) ([]byte, error) {
 	return data, nil
 }
 
-// isKubeconfig reports whether b decodes as a kubeconfig with at least one cluster.
+// isKubeconfig reports whether b decodes as a kubeconfig with at least one cluster (whatever is wrong with it:
+// that is for checkKubeconfig to tell).
 func isKubeconfig(b []byte) bool {
-	cfg, err := decodeV1Kubeconfig(b)
+	cfg, err := decodeV1(b)
 	return err == nil && len(cfg.Clusters) > 0
 }
 
