@@ -13,7 +13,6 @@ import (
 	rpcdriver "github.com/rancher/machine/libmachine/drivers/rpc"
 	"github.com/rancher/machine/libmachine/mcnflag"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
@@ -46,58 +45,30 @@ func noSecret(t *testing.T, what string, texts ...string) {
 // secretKubeconfigs are kubeconfigs that fail each way a parse or client-go can fail, with the long secret in
 // their names and keys and the short one in their credentials.
 var secretKubeconfigs = map[string]string{
-	"two users of one name": `apiVersion: v1
-kind: Config
-clusters: [{name: h, cluster: {server: "https://192.0.2.10:6443"}}]
-users: [{name: u, user: {token: LONG}}, {name: u, user: {username: admin, password: SHORT}}]
-contexts: [{name: h, context: {cluster: h, user: u}}]
-current-context: h
-`,
-	"two clusters of one name": `apiVersion: v1
-kind: Config
-clusters: [{name: h, cluster: {server: "https://admin:SHORT@192.0.2.10:6443"}}, {name: h, cluster: {server: "https://192.0.2.11"}}]
-users: [{name: u, user: {token: SHORT}}]
-contexts: [{name: h, context: {cluster: h, user: u}}]
-current-context: h
-`,
-	"two contexts of one name": `apiVersion: v1
-kind: Config
-clusters: [{name: h, cluster: {server: "https://192.0.2.10:6443"}}]
-users: [{name: u, user: {token: SHORT}}]
-contexts: [{name: h, context: {cluster: h, user: u, namespace: SHORT}}, {name: h, context: {cluster: SHORT, user: u}}]
-current-context: h
-`,
-	"two extensions of one name": `apiVersion: v1
-kind: Config
-clusters: [{name: h, cluster: {server: "https://192.0.2.10:6443"}}]
-users: [{name: u, user: {token: SHORT, extensions: [{name: e, extension: {a: SHORT}}, {name: e, extension: {a: SHORT}}]}}]
-contexts: [{name: h, context: {cluster: h, user: u}}]
-current-context: h
-`,
+	"two users of one name": kubeconfigOf(`[{name: h, cluster: {server: "https://192.0.2.10:6443"}}]`,
+		`[{name: u, user: {token: LONG}}, {name: u, user: {username: admin, password: SHORT}}]`,
+		`[{name: h, context: {cluster: h, user: u}}]`),
+	"two clusters of one name": kubeconfigOf(`[{name: h, cluster: {server: "https://admin:SHORT@192.0.2.10:6443"}}, {name: h, cluster: {server: "https://192.0.2.11"}}]`,
+		`[{name: u, user: {token: SHORT}}]`,
+		`[{name: h, context: {cluster: h, user: u}}]`),
+	"two contexts of one name": kubeconfigOf(`[{name: h, cluster: {server: "https://192.0.2.10:6443"}}]`,
+		`[{name: u, user: {token: SHORT}}]`,
+		`[{name: h, context: {cluster: h, user: u, namespace: SHORT}}, {name: h, context: {cluster: SHORT, user: u}}]`),
+	"two extensions of one name": kubeconfigOf(`[{name: h, cluster: {server: "https://192.0.2.10:6443"}}]`,
+		`[{name: u, user: {token: SHORT, extensions: [{name: e, extension: {a: SHORT}}, {name: e, extension: {a: SHORT}}]}}]`,
+		`[{name: h, context: {cluster: h, user: u}}]`),
 	"a key that is a list":    "? [SHORT, LONG]\n: SHORT\n",
 	"a key given twice":       "apiVersion: v1\nkind: Config\nSHORT: 1\nSHORT: 2\n",
 	"a kind of no kubeconfig": "apiVersion: v1\nkind: LONG\n",
-	"bad base64 data": `apiVersion: v1
-kind: Config
-clusters: [{name: h, cluster: {server: "https://192.0.2.10:6443"}}]
-users: [{name: u, user: {client-certificate-data: "SHORT!", client-key-data: "SHORT!"}}]
-contexts: [{name: h, context: {cluster: h, user: u}}]
-current-context: h
-`,
-	"a proxy URL that does not parse": `apiVersion: v1
-kind: Config
-clusters: [{name: h, cluster: {server: "https://192.0.2.10:6443", proxy-url: "http://admin:SHORT@pro xy"}}]
-users: [{name: u, user: {token: SHORT}}]
-contexts: [{name: h, context: {cluster: h, user: u}}]
-current-context: h
-`,
-	"two authentication methods": `apiVersion: v1
-kind: Config
-clusters: [{name: h, cluster: {server: "https://192.0.2.10:6443"}}]
-users: [{name: u, user: {token: SHORT, username: admin, password: SHORT}}]
-contexts: [{name: h, context: {cluster: h, user: u}}]
-current-context: h
-`,
+	"bad base64 data": kubeconfigOf(`[{name: h, cluster: {server: "https://192.0.2.10:6443"}}]`,
+		`[{name: u, user: {client-certificate-data: "SHORT!", client-key-data: "SHORT!"}}]`,
+		`[{name: h, context: {cluster: h, user: u}}]`),
+	"a proxy URL that does not parse": kubeconfigOf(`[{name: h, cluster: {server: "https://192.0.2.10:6443", proxy-url: "http://admin:SHORT@pro xy"}}]`,
+		`[{name: u, user: {token: SHORT}}]`,
+		`[{name: h, context: {cluster: h, user: u}}]`),
+	"two authentication methods": kubeconfigOf(`[{name: h, cluster: {server: "https://192.0.2.10:6443"}}]`,
+		`[{name: u, user: {token: SHORT, username: admin, password: SHORT}}]`,
+		`[{name: h, context: {cluster: h, user: u}}]`),
 	"a dangling current-context": `apiVersion: v1
 kind: Config
 clusters: [{name: "", cluster: {server: "https://192.0.2.10:6443"}}]
@@ -105,13 +76,9 @@ users: [{name: "", user: {exec: {apiVersion: client.authentication.k8s.io/v1, co
 contexts: [{name: h, context: {cluster: h, user: u}}]
 current-context: LONG
 `,
-	"an exec user": `apiVersion: v1
-kind: Config
-clusters: [{name: h, cluster: {server: "https://192.0.2.10:6443"}}]
-users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/SHORT, args: [LONG], env: [{name: T, value: SHORT}]}}}]
-contexts: [{name: h, context: {cluster: h, user: u}}]
-current-context: h
-`,
+	"an exec user": kubeconfigOf(`[{name: h, cluster: {server: "https://192.0.2.10:6443"}}]`,
+		`[{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/SHORT, args: [LONG], env: [{name: T, value: SHORT}]}}}]`,
+		`[{name: h, context: {cluster: h, user: u}}]`),
 	"an exec user named by a token": `apiVersion: v1
 kind: Config
 clusters: [{name: LONG, cluster: {server: "https://192.0.2.10:6443", certificate-authority: /nonexistent/ca}}]
@@ -121,6 +88,12 @@ current-context: LONG
 `,
 	"a syntax error":    "apiVersion: v1\nkind: Config\nusers: [{name: u, user: {token: SHORT}}\n  oops: [SHORT\n",
 	"a second document": "apiVersion: v1\nkind: Config\n---\nusers: [{name: u, user: {token: SHORT}}]\n",
+}
+
+// kubeconfigOf is a kubeconfig of the given clusters, users and contexts (YAML flow sequences) whose current
+// context is h.
+func kubeconfigOf(clusters, users, contexts string) string {
+	return "apiVersion: v1\nkind: Config\nclusters: " + clusters + "\nusers: " + users + "\ncontexts: " + contexts + "\ncurrent-context: h\n"
 }
 
 // withSecrets fills a kubeconfig's LONG and SHORT.
@@ -255,16 +228,9 @@ func loadedWith(t *testing.T, kubeconfig string) *rpcdriver.RPCClientDriver {
 	t.Helper()
 	t.Setenv("HARVESTER_KUBECONFIG_CONTENT", "")
 	os.Unsetenv("HARVESTER_KUBECONFIG_CONTENT")
-	t.Setenv("PATH", filepath.Dir(pluginBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	raw, _ := json.Marshal(struct {
 		*drivers.BaseDriver
 		KubeConfigContent string
 	}{&drivers.BaseDriver{MachineName: "m1", StorePath: t.TempDir()}, kubeconfig})
-	factory := rpcdriver.NewRPCClientDriverFactory()
-	t.Cleanup(func() { factory.Close() })
-	d, err := factory.NewRPCClientDriver(harvester.DriverName, raw)
-	if err != nil {
-		t.Fatalf("starting the plugin over RPC: %v", err)
-	}
-	return d
+	return startPluginWith(t, raw)
 }
