@@ -101,16 +101,21 @@ func (k *ContentKubeconfig) RESTConfig() (*rest.Config, error) {
 const maxOwnKubeconfig = 64 << 20
 
 // CheckKubeconfigFiles refuses the kubeconfig files the user named (the user's own, read as kubectl reads them)
-// when client-go's load would fail with its message that prints the entries of a repeated name, credentials
-// included; the error names the file and the field, and quotes no value. Files that do not exist or cannot be
-// read as regular files are left to client-go, which reports or skips them as kubectl does.
+// when client-go's load would fail with a message that may quote them: one that does not decode, or one whose
+// names repeat (client-go prints their entries, credentials included). The error names the file and the field,
+// and quotes no value. Anything else kubectl accepts passes; files that do not exist or cannot be read as regular
+// files are left to client-go, which reports or skips them as kubectl does.
 func CheckKubeconfigFiles(paths []string) error {
 	for _, path := range paths {
 		data, err := userdata.ReadRegularFile(path, maxOwnKubeconfig)
 		if err != nil {
 			continue
 		}
-		if _, err := decodeV1Kubeconfig(data); err != nil {
+		cfg, err := decodeV1(data)
+		if err == nil {
+			err = uniqueNames(cfg)
+		}
+		if err != nil {
 			return fmt.Errorf("the kubeconfig %s %w", path, err)
 		}
 	}

@@ -105,3 +105,27 @@ func writeFile(t *testing.T, content string) string {
 	}
 	return path
 }
+
+// The user's own kubeconfig file is read as kubectl reads it, a key given twice included; one client-go would
+// refuse with a message printing its entries (two users of one name) is refused naming the file and the list,
+// without the entries' credentials.
+func TestOwnKubeconfigFileErrorsQuoteNoCredential(t *testing.T) {
+	srv := configtest.NewRecorder(t)
+	twice := writeFile(t, strings.Replace(configtest.ExecKubeconfig(srv.URL, filepath.Join(t.TempDir(), "marker")),
+		"current-context: h", "current-context: x\ncurrent-context: h", 1))
+	if err := getNode(t, Credential{Path: twice}); !apierrors.IsNotFound(err) {
+		t.Errorf("a key given twice: want the server's 404, got %v", err)
+	}
+	dup := writeFile(t, `apiVersion: v1
+kind: Config
+clusters: [{name: h, cluster: {server: "`+srv.URL+`"}}]
+users: [{name: u, user: {token: tok-a}}, {name: u, user: {username: admin, password: hunter2x}}]
+contexts: [{name: h, context: {cluster: h, user: u}}]
+current-context: h
+`)
+	err := getNode(t, Credential{Path: dup})
+	if err == nil || !strings.Contains(err.Error(), "the kubeconfig "+dup+" is refused: two of its users are named \"u\"") ||
+		strings.Contains(err.Error(), "hunter2x") || strings.Contains(err.Error(), "tok-a") {
+		t.Errorf("want the file refused without its credentials, got %v", err)
+	}
+}
