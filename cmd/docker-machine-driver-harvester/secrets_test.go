@@ -102,9 +102,9 @@ func withSecrets(kubeconfig string) string {
 }
 
 // Every verb, fed secrets in every position it parses, prints none of them, on stdout or stderr: the command
-// line (each flag, an int flag, an unknown flag, a stray argument, the command), the environment, every
-// kubeconfig given as content (the credential, the guest's) failing each way, the user's own kubeconfig file,
-// the machine config's keys and values.
+// line (each flag, the machine name, an int flag, an unknown flag, a stray argument, the command), the
+// environment, every kubeconfig given as content (the credential, the guest's) failing each way, the user's own
+// kubeconfig file, the machine config's keys and values.
 func TestNoVerbQuotesASecret(t *testing.T) {
 	runs := 0
 	verb := func(what string, env []string, args ...string) {
@@ -133,6 +133,9 @@ func TestNoVerbQuotesASecret(t *testing.T) {
 			verb(base[0]+" stray argument", nil, append(append([]string{}, base...), form)...)
 			verb(base[0]+" environment", []string{"HARVESTER_CPU_COUNT=" + form, "HARVESTER_VM_NAMESPACE=" + form}, base...)
 		}
+		verb("render --machine-name", nil, append(append([]string{}, renderArgs...), "--machine-name", form)...)
+		verb("check --machine-name", nil, append(append([]string{}, checkArgs...), "--machine-name", form)...)
+		verb("check --machine-config path", nil, append(append([]string{}, checkArgs...), "--machine-config", form)...)
 		verb("the command", nil, form)
 		verb("flags --driver", nil, "flags", "--driver", form)
 		verb("flags, unknown flag", nil, "flags", "--"+form)
