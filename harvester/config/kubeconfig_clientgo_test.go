@@ -220,7 +220,7 @@ func identify(c *rest.Config) identity {
 func TestChoiceIsClientGos(t *testing.T) {
 	f := newFiles(t)
 	r := rand.New(rand.NewPCG(39, 2))
-	const runs = 3000
+	const runs = 2000
 	var accepted, acceptedMerged, clientGoUsedFiles, clientGoFellBack int
 	for i := range runs {
 		g := generate(r, f)

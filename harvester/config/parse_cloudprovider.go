@@ -25,7 +25,7 @@ func parseCloudProvider(p *Problems, opts drivers.DriverOptions, cfg *Config) {
 	if raw := opts.String(FlagCloudProviderConfig); raw != "" {
 		cfg.given.cloudProviderConfig = true
 		kubeconfig, _ := userdata.DecodeBase64OrPlain(raw, isKubeconfig)
-		if _, err := checkKubeconfig(kubeconfig); err != nil {
+		if err := checkKubeconfig(kubeconfig); err != nil {
 			p.Addf(FlagCloudProviderConfig, "%v", err)
 		} else {
 			s.Kubeconfig = kubeconfig

@@ -23,7 +23,7 @@ func DecodeKubeconfig(raw string) ([]byte, error) {
 		return nil, nil
 	}
 	data, _ := userdata.DecodeBase64OrPlain(raw, isKubeconfig)
-	if _, err := checkKubeconfig(data); err != nil {
+	if err := checkKubeconfig(data); err != nil {
 		return nil, err
 	}
 	return data, nil
@@ -39,13 +39,11 @@ func isKubeconfig(b []byte) bool {
 // checkKubeconfig reads a kubeconfig given as content (LoadContentKubeconfig: as client-go reads it, refusing
 // what is ambiguous or not inline) and checks its chosen context with client-go's client configuration, without
 // contacting the server.
-func checkKubeconfig(data []byte) (*ContentKubeconfig, error) {
+func checkKubeconfig(data []byte) error {
 	k, err := LoadContentKubeconfig(data)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := k.RESTConfig(); err != nil {
-		return nil, err
-	}
-	return k, nil
+	_, err = k.RESTConfig()
+	return err
 }
