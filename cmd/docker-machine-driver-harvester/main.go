@@ -34,7 +34,6 @@ func main() {
 // run runs one subcommand and returns its exit code: 0 when it did its job, 1 when it failed, 2 for a
 // malformed command line.
 func run(cmd string, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
-	stderr = redacted{stderr}
 	switch cmd {
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "docker-machine-driver-harvester %s\n", version.String())
@@ -51,7 +50,7 @@ func run(cmd string, args []string, lookupEnv func(string) (string, bool), stdou
 		usage(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "unknown command %q\n\n", cmd)
+		fmt.Fprintf(stderr, "%s\n\n", config.Redact(fmt.Sprintf("unknown command %q", cmd)))
 		usage(stderr)
 		return 2
 	}
@@ -78,16 +77,4 @@ It is started by them as a plugin (driver name "harvester"); by hand it offers:
   help
         print this help
 `)
-}
-
-// redacted is stderr as the verbs write it: every message passes config.Redact, the redaction the driver's own
-// problems pass, so that no verb prints a value that may hold a secret, whichever package worded the message (the
-// flag package quotes the values it cannot parse). One message is one Write: fmt writes each call at once.
-type redacted struct{ w io.Writer }
-
-func (r redacted) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(r.w, config.Redact(string(p))); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }

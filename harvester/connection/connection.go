@@ -79,7 +79,7 @@ func restConfig(cred Credential) (*rest.Config, error) {
 		}
 		raw, loadErr := rules.Load()
 		if loadErr != nil {
-			return nil, fmt.Errorf("cannot read the kubeconfig from %s: %s", where, config.Redact(kube.ScrubNotFound(loadErr).Error()))
+			return nil, errors.New(config.Redact(fmt.Sprintf("cannot read the kubeconfig from %s: %v", where, kube.ScrubNotFound(loadErr))))
 		}
 		if len(raw.Clusters) == 0 {
 			return nil, fmt.Errorf("no Harvester credential: pass --%s (or set $%s), or point $KUBECONFIG at a Harvester kubeconfig",
