@@ -7,6 +7,7 @@ require (
 	github.com/harvester/harvester v1.8.2
 	github.com/rancher/machine v0.15.0-rancher140
 	github.com/rancher/wrangler/v3 v3.4.0
+	go.yaml.in/yaml/v2 v2.4.4
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/crypto v0.54.0
 	gopkg.in/evanphx/json-patch.v4 v4.13.0
@@ -65,7 +66,6 @@ require (
 	github.com/sirupsen/logrus v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
-	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect

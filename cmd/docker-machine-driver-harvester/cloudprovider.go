@@ -21,7 +21,7 @@ func cloudProviderConfig(args []string, lookupEnv func(string) (string, bool), s
 	// another name's (Rancher's job sets <DRIVER>_KUBECONFIG_CONTENT, args.go getArgsEnvAndStatus).
 	credentialEnv := self.EnvVar(config.FlagKubeconfigContent)
 	fs := flag.NewFlagSet("cloud-provider-config", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(redacted{stderr}) // the flag package quotes the values it cannot parse
 	kubeconfigPath := fs.String("kubeconfig", "", "Harvester kubeconfig file (default: $"+credentialEnv+", else $KUBECONFIG or ~/.kube/config)")
 	namespace := fs.String("namespace", "", "the guest cluster's VM namespace in Harvester (required)")
 	clusterName := fs.String("cluster-name", "", "the guest cluster's name (required); labels the objects and names them unless --service-account is given")
@@ -53,7 +53,7 @@ not make are refused. Put the kubeconfig in the guest at
 	}
 	dist, distErr := config.LookupDistribution(*distribution)
 	if distErr != nil {
-		fmt.Fprintf(stderr, "cloud-provider-config: --distribution %v\n", distErr)
+		fmt.Fprintf(stderr, "cloud-provider-config: --distribution %s\n", config.Redact(distErr.Error()))
 	}
 	for _, name := range []struct {
 		flag, value string
@@ -63,7 +63,7 @@ not make are refused. Put the kubeconfig in the guest at
 			continue
 		}
 		if err := name.check(name.value); err != nil {
-			fmt.Fprintf(stderr, "cloud-provider-config: --%s %v\n", name.flag, err)
+			fmt.Fprintf(stderr, "cloud-provider-config: --%s %s\n", name.flag, config.Redact(err.Error()))
 			return 2
 		}
 	}
@@ -104,4 +104,15 @@ not make are refused. Put the kubeconfig in the guest at
 		return fail(err)
 	}
 	return 0
+}
+
+// redacted is a writer whose every message passes config.Redact: what the flag package writes of a command line
+// it cannot parse. One message is one Write (fmt writes each call at once).
+type redacted struct{ w io.Writer }
+
+func (r redacted) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, config.Redact(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

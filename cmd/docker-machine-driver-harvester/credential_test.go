@@ -111,7 +111,9 @@ func runPlugin(t testing.TB, limit time.Duration, env []string, args ...string) 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, pluginBin, args...)
+	// The plugin runs with at most 2 GiB of address space: an input it read without bound would fail the test
+	// instead of filling the machine's memory.
+	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `ulimit -v 2097152 && exec "$0" "$@"`, pluginBin}, args...)...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "KUBECONFIG=" + filepath.Join(t.TempDir(), "none")}
 	cmd.Env = append(cmd.Env, env...)
 	var out, errOut bytes.Buffer

@@ -83,12 +83,12 @@ func flagsVerb(args []string, stdout, stderr io.Writer) int {
 	fs.Bool("json", true, "print JSON (the only format)")
 	driver := fs.String("driver", self.Name(), "the driver name the flags are printed for")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "flags: %v\nusage: flags [--json] [--driver NAME]\n", orArg(err, fs))
+		fmt.Fprintf(stderr, "flags: %s\nusage: flags [--json] [--driver NAME]\n", config.Redact(orArg(err, fs).Error()))
 		return 2
 	}
 	doc, err := flagTable(*driver)
 	if err != nil {
-		fmt.Fprintf(stderr, "flags: %v\n", err)
+		fmt.Fprintf(stderr, "flags: %s\n", config.Redact(err.Error()))
 		return 2
 	}
 	enc := json.NewEncoder(stdout)

@@ -76,16 +76,16 @@ type rancherCommand struct {
 // cluster's name is the one Rancher adds (toArgs), not the config's clusterName field.
 func machineCommand(data []byte, id identity.Identity, from *poolSource) (rancherCommand, error) {
 	var out rancherCommand
-	raw, err := yaml.YAMLToJSONStrict(data)
+	fields, err := machineConfigFields()
 	if err != nil {
-		return out, errors.New("--machine-config: not a YAML or JSON object: " + config.Redact(err.Error()))
+		return out, err
 	}
-	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return out, errors.New("--machine-config: not a YAML or JSON object; give the output of kubectl get harvesterconfig NAME -o yaml")
+	obj, err := decodeMachineConfig(data, fields)
+	if err != nil {
+		return out, errors.New("--machine-config: " + config.Redact(err.Error()))
 	}
 	if err := checkConfigKind(obj, id); err != nil {
-		return out, err
+		return out, errors.New(config.Redact(err.Error()))
 	}
 	clusterName := ""
 	if from != nil {
@@ -103,12 +103,8 @@ func machineCommand(data []byte, id identity.Identity, from *poolSource) (ranche
 			out.quantity = *pool.Quantity
 		}
 	}
-	fields, err := machineConfigFields()
-	if err != nil {
-		return out, err
-	}
 	spec := map[string]any{}
-	var problems []string
+	var problems, unknown []string
 	for _, name := range sortedKeys(obj) {
 		v := obj[name]
 		switch name {
@@ -117,8 +113,7 @@ func machineCommand(data []byte, id identity.Identity, from *poolSource) (ranche
 		}
 		f, known := fields[name]
 		if !known {
-			problems = append(problems, fmt.Sprintf("field %q is not a field of %s (its fields are the flags' names in the README's flag table)",
-				name, rancher.ConfigKind(id.Name())))
+			unknown = append(unknown, name)
 			continue
 		}
 		if why := f.wrongValue(v); why != "" {
@@ -127,14 +122,95 @@ func machineCommand(data []byte, id identity.Identity, from *poolSource) (ranche
 		}
 		spec[name] = v
 	}
+	problems = append(problems, unknownFields(unknown, fields, rancher.ConfigKind(id.Name()))...)
 	if len(problems) > 0 {
-		return out, errors.New("--machine-config: " + strings.Join(problems, "; "))
+		return out, errors.New("--machine-config: " + config.Redact(strings.Join(problems, "; ")))
 	}
 	if clusterName == "" {
 		clusterName, _ = spec["clusterName"].(string)
 	}
 	out.args = rancher.ToArgs(id.Name(), spec, clusterName, rancher.Since213)
 	return out, nil
+}
+
+// decodeMachineConfig reads a machine config's YAML or JSON into an object, as sigs.k8s.io/yaml reads it, after
+// refusing what a reader could take another way: a second document, a key given twice. A problem names a key only
+// when it is a field (config.DuplicateKeys), and quotes nothing the YAML parser quotes (config.ParseErrorText).
+func decodeMachineConfig(data []byte, fields map[string]configField) (map[string]any, error) {
+	if err := config.OneDocument(data); err != nil {
+		return nil, err
+	}
+	isField := func(key string) bool {
+		_, ok := fields[key]
+		return ok || key == "apiVersion" || key == "kind" || key == "metadata"
+	}
+	if dups := config.DuplicateKeys(data, isField); len(dups) > 0 {
+		return nil, fmt.Errorf("field %s is given twice; a reader may take either value: give each field once", strings.Join(dups, ", field "))
+	}
+	raw, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, errors.New("not a YAML or JSON object: " + config.ParseErrorText(err))
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, errors.New("not a YAML or JSON object; give the output of kubectl get harvesterconfig NAME -o yaml")
+	}
+	return obj, nil
+}
+
+// unknownFields are the problems of the keys of a machine config that are no field of kind. A key is named only
+// when it is a typo of a field, at most two letters off, told with the field meant; any other key may be a
+// secret pasted by mistake, and is counted, not named.
+func unknownFields(keys []string, fields map[string]configField, kind string) []string {
+	var problems []string
+	hidden := 0
+	for _, key := range keys {
+		if meant := nearestField(key, fields); meant != "" {
+			problems = append(problems, fmt.Sprintf("field %q is not a field of %s: did you mean %s?", key, kind, meant))
+		} else {
+			hidden++
+		}
+	}
+	const why = "a key that is no field's name may be a secret pasted by mistake; the fields are the flags' names in the README's flag table"
+	switch {
+	case hidden == 1:
+		problems = append(problems, fmt.Sprintf("a field that is not a field of %s (its name is not shown: %s)", kind, why))
+	case hidden > 1:
+		problems = append(problems, fmt.Sprintf("%d fields that are not fields of %s (their names are not shown: %s)", hidden, kind, why))
+	}
+	return problems
+}
+
+// nearestField is the field key is a typo of, at most two edits away ignoring case, or "".
+func nearestField(key string, fields map[string]configField) string {
+	best, bestDistance := "", 3
+	for name := range fields {
+		if d := editDistance(strings.ToLower(key), strings.ToLower(name)); d < bestDistance || (d == bestDistance && name < best) {
+			best, bestDistance = name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // checkConfigKind accepts a machine config of this driver under any of its names: apiVersion

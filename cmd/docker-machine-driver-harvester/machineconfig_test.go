@@ -102,16 +102,50 @@ func TestMachineConfigProblems(t *testing.T) {
 	}
 	for _, tc := range []struct{ doc, want string }{
 		{"apiVersion: v1\nkind: List\nitems: []\n", "the file holds a list"},
-		{"apiVersion: v1\nkind: Secret\ndata: {}\n", `it is apiVersion "v1", kind "Secret"`},
+		{"apiVersion: v1\nkind: ConfigMap\ndata: {}\n", `it is apiVersion "v1", kind "ConfigMap"`},
 		{"apiVersion: rke-machine-config.cattle.io/v1\nkind: Amazonec2Config\n", "must be apiVersion rke-machine-config.cattle.io/v1, kind HarvesterConfig"},
 		{"apiVersion: rke-machine-config.cattle.io/v1\nkind: harvesterConfig\n", "kind HarvesterConfig"},
 		{"- a\n- b\n", "not a YAML or JSON object"},
-		{"cpuCount: \"1\"\ncpuCount: \"2\"\n", "not a YAML or JSON object"},
+		{"cpuCount: \"1\"\ncpuCount: \"2\"\n", "field cpuCount is given twice"},
+		{poolYAML + "sshPassword: a\nsshPassword: b\n", "field sshPassword is given twice"},
+		{poolYAML + "metadata: {}\n", "field metadata is given twice"},
+		{poolYAML + "---\nsshPassword: b\n", "holds more than one YAML document"},
 	} {
 		if _, err := machineConfigArgs([]byte(tc.doc), self); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.doc, err, tc.want)
 		}
 	}
+}
+
+// A key that is no field's name is not echoed (a secret pasted by mistake would be): only one a typo away from a
+// field, told with the field meant. Nor is what the YAML parser quotes of a key it cannot read, or a key given
+// twice that is no field.
+func TestMachineConfigKeysAreNotEchoed(t *testing.T) {
+	for _, tc := range []struct{ doc, want, hidden string }{
+		{poolYAML + "hunter2x: a\n", "a field that is not a field of HarvesterConfig (its name is not shown", "hunter2x"},
+		{poolYAML + "hunter2x: a\nPLANTEDk8sTokenQ9xw2Lr7Vb4Nc1Zt6Hy3Mp0Ks5Df8Gj: b\n", "2 fields that are not fields of HarvesterConfig (their names are not shown",
+			"PLANTEDk8sTokenQ9xw2Lr7Vb4Nc1Zt6Hy3Mp0Ks5Df8Gj"},
+		{poolYAML + "sshPasword: hunter2x\n", `field "sshPasword" is not a field of HarvesterConfig: did you mean sshPassword?`, "hunter2x"},
+		{poolYAML + "hunter2x: a\nhunter2x: b\n", "field (a key not shown) is given twice", "hunter2x"},
+		{poolYAML + "? [hunter2x]\n: b\n", "not a YAML or JSON object", "hunter2x"},
+		{strings.Replace(poolYAML, "kind: HarvesterConfig", "kind: PLANTEDk8sTokenQ9xw2Lr7Vb4Nc1Zt6Hy3Mp0Ks5Df8Gj", 1), "must be apiVersion",
+			"PLANTEDk8sTokenQ9xw2Lr7Vb4Nc1Zt6Hy3Mp0Ks5Df8Gj"},
+	} {
+		_, err := machineConfigFlags(writeTemp(t, tc.doc), "", "")
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), tc.hidden) {
+			t.Errorf("want %q and no %q, got %v", tc.want, tc.hidden, err)
+		}
+	}
+}
+
+// writeTemp writes content to a new file of the test and returns its path.
+func writeTemp(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // The file is read only if it is a regular file of at most 3 MiB, or that much of stdin: nothing blocks or grows.

@@ -13,6 +13,7 @@ import (
 	"github.com/rancher/machine/libmachine/drivers/plugin/localbinary"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/internal/version"
 )
 
@@ -62,7 +63,7 @@ func run(cmd string, args []string, lookupEnv func(string) (string, bool), stdou
 		usage(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "unknown command %q\n\n", cmd)
+		fmt.Fprintf(stderr, "%s\n\n", config.Redact(fmt.Sprintf("unknown command %q", cmd)))
 		usage(stderr)
 		return 2
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rancher/machine/libmachine/drivers"
+	"github.com/rancher/machine/libmachine/drivers/plugin/localbinary"
 	rpcdriver "github.com/rancher/machine/libmachine/drivers/rpc"
 	"github.com/rancher/machine/libmachine/mcnflag"
 
@@ -114,8 +115,18 @@ func savedState(t *testing.T, d *rpcdriver.RPCClientDriver) ([]byte, map[string]
 
 func startPlugin(t *testing.T, machine string) *rpcdriver.RPCClientDriver {
 	t.Helper()
-	t.Setenv("PATH", filepath.Dir(pluginBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	raw, _ := json.Marshal(&drivers.BaseDriver{MachineName: machine, StorePath: t.TempDir()})
+	return startPluginWith(t, raw)
+}
+
+// startPluginWith is startPlugin for a machine of the saved state raw.
+func startPluginWith(t *testing.T, raw []byte) *rpcdriver.RPCClientDriver {
+	t.Helper()
+	t.Setenv("PATH", filepath.Dir(pluginBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// rancher-machine's launcher sets its plugin token in this process's environment, where every binary the
+	// later tests run would inherit it and start as a plugin: it goes with the test.
+	t.Setenv(localbinary.PluginEnvKey, "")
+	t.Setenv(localbinary.PluginEnvDriverName, "")
 	factory := rpcdriver.NewRPCClientDriverFactory()
 	t.Cleanup(func() { factory.Close() })
 	d, err := factory.NewRPCClientDriver(harvester.DriverName, raw)

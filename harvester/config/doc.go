@@ -14,6 +14,9 @@
 // (objects.Rules checks the user data merged with the driver's own parts, as a create builds it; config can read
 // each part only on its own).
 //
+// A kubeconfig given as content is read as client-go reads it, and its context, user and cluster chosen as
+// client-go chooses them, before the inline-only rule judges them (kubeconfig_content.go, inline_credential.go).
+//
 // It also holds the names Harvester reads on what the driver creates (keys.go) and the guest distributions'
 // cloud-provider paths (guestfiles.go). It builds nothing: what goes into the guest, the user data and the files
 // written there, is package objects'. It reads only the flags and the local files they name; it never contacts a

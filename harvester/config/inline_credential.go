@@ -3,8 +3,6 @@ package config
 import (
 	"fmt"
 	"strings"
-
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // A kubeconfig given as content — a Harvester cloud credential in Rancher, --harvester-kubeconfig-content or its
@@ -28,7 +26,7 @@ type RefusedField struct {
 // inline: an exec or auth-provider plugin, or a file on this machine. It names the user and cluster, never a
 // value: a command line or a path may hold a secret.
 type InlineCredentialError struct {
-	User, Cluster string // the current context's user and cluster
+	User, Cluster string // the current context's user and cluster, as client-go chooses them
 	Fields        []RefusedField
 }
 
@@ -41,41 +39,33 @@ func (e *InlineCredentialError) Error() string {
 		}
 		parts = append(parts, fmt.Sprintf("its %s %q uses %s, which %s: give %s instead", f.Owner, name, f.Name, f.does, f.instead))
 	}
-	return "is refused: a kubeconfig given as content may carry its credential only inline (token, client-certificate-data " +
+	return Redact("is refused: a kubeconfig given as content may carry its credential only inline (token, client-certificate-data " +
 		"and client-key-data, username and password, certificate-authority-data), never a command to run or a file to " +
-		"read on this machine; " + strings.Join(parts, "; ")
+		"read on this machine; " + strings.Join(parts, "; "))
 }
 
-// CheckInlineCredential refuses a kubeconfig given as content whose current context's user or cluster uses
-// anything but inline data: exec, auth-provider, tokenFile, client-certificate, client-key or
-// certificate-authority (the file forms). Users and clusters the current context does not use are never read by
-// client-go and are ignored. It opens no file and runs nothing: it only looks at the parsed kubeconfig, so it
-// must run before anything hands cfg to client-go's client configuration (which reads the files).
-func CheckInlineCredential(cfg *clientcmdapi.Config) error {
-	if cfg == nil {
-		return nil
-	}
-	ctx := cfg.Contexts[cfg.CurrentContext]
-	if ctx == nil {
-		return nil // client-go refuses a missing context before reading any file
-	}
-	e := &InlineCredentialError{User: ctx.AuthInfo, Cluster: ctx.Cluster}
+// checkInlineCredential refuses a kubeconfig given as content whose chosen user or cluster (the ones client-go
+// authenticates with: see chooseAsClientGo) uses anything but inline data: exec, auth-provider, tokenFile,
+// client-certificate, client-key or certificate-authority (the file forms). Users and clusters the current
+// context does not name are never given to client-go (ContentKubeconfig.Chosen) and are ignored. It opens no
+// file and runs nothing: it looks at the parsed kubeconfig only, before client-go's client configuration, which
+// reads the files and runs the plugin of the user it is given.
+func checkInlineCredential(k *ContentKubeconfig) error {
+	e := &InlineCredentialError{User: k.User, Cluster: k.Cluster}
 	refuse := func(used bool, owner, name, does, instead string) {
 		if used {
 			e.Fields = append(e.Fields, RefusedField{Owner: owner, Name: name, does: does, instead: instead})
 		}
 	}
 	const runs, reads = "runs a command on this machine", "reads a file on this machine"
-	if u := cfg.AuthInfos[ctx.AuthInfo]; u != nil {
-		refuse(u.Exec != nil, "user", "exec", runs, "the token it prints, as token")
-		refuse(u.AuthProvider != nil, "user", "auth-provider", "runs an authentication plugin on this machine", "a token, as token")
-		refuse(u.TokenFile != "", "user", "tokenFile", reads, "the token itself, as token")
-		refuse(u.ClientCertificate != "", "user", "client-certificate", reads, "the certificate as client-certificate-data")
-		refuse(u.ClientKey != "", "user", "client-key", reads, "the key as client-key-data")
-	}
-	if c := cfg.Clusters[ctx.Cluster]; c != nil {
-		refuse(c.CertificateAuthority != "", "cluster", "certificate-authority", reads, "the CA certificate as certificate-authority-data")
-	}
+	u := k.Chosen.AuthInfos[k.User]
+	refuse(u.Exec != nil, "user", "exec", runs, "the token it prints, as token")
+	refuse(u.AuthProvider != nil, "user", "auth-provider", "runs an authentication plugin on this machine", "a token, as token")
+	refuse(u.TokenFile != "", "user", "tokenFile", reads, "the token itself, as token")
+	refuse(u.ClientCertificate != "", "user", "client-certificate", reads, "the certificate as client-certificate-data")
+	refuse(u.ClientKey != "", "user", "client-key", reads, "the key as client-key-data")
+	c := k.Chosen.Clusters[k.Cluster]
+	refuse(c.CertificateAuthority != "", "cluster", "certificate-authority", reads, "the CA certificate as certificate-authority-data")
 	if len(e.Fields) == 0 {
 		return nil
 	}

@@ -1,10 +1,6 @@
 package config
 
 import (
-	"fmt"
-
-	"k8s.io/client-go/tools/clientcmd"
-
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
@@ -20,8 +16,8 @@ func ParseKubeconfig(p *Problems, raw string) []byte {
 }
 
 // DecodeKubeconfig reads a Harvester kubeconfig given as YAML or base64 of YAML, the form of
-// --harvester-kubeconfig-content and its environment variable, and checks it offline. Empty gives nil. The
-// error never quotes the content: it holds credentials.
+// --harvester-kubeconfig-content and its environment variable, and checks it offline (checkKubeconfig). Empty
+// gives nil. The error never quotes the content: it holds credentials.
 func DecodeKubeconfig(raw string) ([]byte, error) {
 	if raw == "" {
 		return nil, nil
@@ -33,25 +29,21 @@ func DecodeKubeconfig(raw string) ([]byte, error) {
 	return data, nil
 }
 
-// isKubeconfig reports whether b parses as a kubeconfig with at least one cluster.
+// isKubeconfig reports whether b decodes as a kubeconfig with at least one cluster (whatever is wrong with it:
+// that is for checkKubeconfig to tell).
 func isKubeconfig(b []byte) bool {
-	cfg, err := clientcmd.Load(b)
+	cfg, err := decodeV1(b)
 	return err == nil && len(cfg.Clusters) > 0
 }
 
-// checkKubeconfig validates a kubeconfig given as content without contacting its server: it must carry its
-// credential inline (CheckInlineCredential), which is checked before client-go's client configuration, which
-// would read the files it names.
+// checkKubeconfig reads a kubeconfig given as content (LoadContentKubeconfig: as client-go reads it, refusing
+// what is ambiguous or not inline) and checks its chosen context with client-go's client configuration, without
+// contacting the server.
 func checkKubeconfig(data []byte) error {
-	cfg, err := clientcmd.Load(data)
+	k, err := LoadContentKubeconfig(data)
 	if err != nil {
-		return fmt.Errorf("is not a kubeconfig (YAML or base64 of YAML): %v", err)
-	}
-	if err := CheckInlineCredential(cfg); err != nil {
 		return err
 	}
-	if _, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig(); err != nil {
-		return fmt.Errorf("is not a usable kubeconfig: %v", err)
-	}
-	return nil
+	_, err = k.RESTConfig()
+	return err
 }

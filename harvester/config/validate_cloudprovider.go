@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
@@ -23,17 +22,21 @@ func guestKubeconfigIsScoped(p *Problems, cfg *Config) {
 	if len(guest) == 0 {
 		return
 	}
-	parsed, _ := clientcmd.Load(guest)
+	parsed, err := LoadContentKubeconfig(guest) // as parseCloudProvider read it
+	if err != nil {
+		p.Addf(FlagCloudProviderConfig, "%v", err)
+		return
+	}
 	if len(cfg.Kubeconfig) > 0 {
-		if own, err := clientcmd.Load(cfg.Kubeconfig); err == nil {
-			if user, what := sharedCredential(parsed, own); user != "" {
+		if own, err := LoadContentKubeconfig(cfg.Kubeconfig); err == nil {
+			if user, what := sharedCredential(parsed.All, own.All); user != "" {
 				p.Addf(FlagCloudProviderConfig, "is the Harvester credential of the driver itself (its user %q holds the same %s); give the guest a scoped kubeconfig (docker-machine-driver-harvester cloud-provider-config makes one) or use --%s",
 					user, what, FlagGenerateCloudProviderConfig)
 				return
 			}
 		}
 	}
-	rest, err := clientcmd.NewDefaultClientConfig(*parsed, nil).ClientConfig()
+	rest, err := parsed.RESTConfig()
 	if err != nil {
 		p.Addf(FlagCloudProviderConfig, "%v", err)
 		return

@@ -14,7 +14,6 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
@@ -75,9 +74,12 @@ func restConfig(cred Credential) (*rest.Config, error) {
 		if cred.Path != "" {
 			rules.ExplicitPath, where = cred.Path, cred.Path
 		}
+		if err := config.CheckKubeconfigFiles(rules.GetLoadingPrecedence()); err != nil {
+			return nil, err
+		}
 		raw, loadErr := rules.Load()
 		if loadErr != nil {
-			return nil, fmt.Errorf("cannot read the kubeconfig from %s: %v", where, kube.ScrubNotFound(loadErr))
+			return nil, errors.New(config.Redact(fmt.Sprintf("cannot read the kubeconfig from %s: %v", where, kube.ScrubNotFound(loadErr))))
 		}
 		if len(raw.Clusters) == 0 {
 			return nil, fmt.Errorf("no Harvester credential: pass --%s (or set $%s), or point $KUBECONFIG at a Harvester kubeconfig",
@@ -86,11 +88,12 @@ func restConfig(cred Credential) (*rest.Config, error) {
 		cfg, err = clientcmd.NewDefaultClientConfig(*raw, nil).ClientConfig()
 	}
 	var inline *config.InlineCredentialError
+	var refused *config.KubeconfigError
 	switch {
-	case errors.As(err, &inline):
+	case errors.As(err, &inline), errors.As(err, &refused):
 		return nil, fmt.Errorf("the Harvester kubeconfig %w", err)
 	case err != nil:
-		return nil, fmt.Errorf("the Harvester kubeconfig is not usable: %v", kube.ScrubNotFound(err))
+		return nil, fmt.Errorf("the Harvester kubeconfig is not usable: %s", config.Redact(kube.ScrubNotFound(err).Error()))
 	}
 	cfg.UserAgent = "docker-machine-driver-harvester/" + version.Version
 	// One plugin process serves one machine; a create makes a few dozen requests at most, in bursts.
@@ -98,30 +101,13 @@ func restConfig(cred Credential) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// contentRESTConfig is the REST config of a kubeconfig given as content: data someone else wrote, which may
-// authenticate only with what it carries inline (config.CheckInlineCredential, checked before client-go reads any
-// file it names). Behind that check, client-go is told to refuse any exec plugin all the same.
+// contentRESTConfig is the REST config of a kubeconfig given as content: data someone else wrote, read as
+// client-go reads it, whose context, user and cluster are chosen as client-go chooses them and may authenticate
+// only with what they carry inline (config.LoadContentKubeconfig); client-go is given those three alone.
 func contentRESTConfig(kubeconfig []byte) (*rest.Config, error) {
-	raw, err := clientcmd.Load(kubeconfig)
+	k, err := config.LoadContentKubeconfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	if err := config.CheckInlineCredential(raw); err != nil {
-		return nil, err
-	}
-	cfg, err := clientcmd.NewDefaultClientConfig(*raw, nil).ClientConfig()
-	if err != nil {
-		return nil, err
-	}
-	denyPlugins(cfg)
-	return cfg, nil
-}
-
-// denyPlugins makes client-go refuse to run cfg's exec plugin (its DenyAll policy) and drops its auth-provider
-// plugin: a credential given as content never runs code, even past a check that let one through.
-func denyPlugins(cfg *rest.Config) {
-	if cfg.ExecProvider != nil {
-		cfg.ExecProvider.PluginPolicy = clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyDenyAll}
-	}
-	cfg.AuthProvider = nil
+	return k.RESTConfig()
 }

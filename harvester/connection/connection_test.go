@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
@@ -46,11 +47,16 @@ func TestContentCredentialNeverRunsExec(t *testing.T) {
 func TestContentRESTConfigDeniesExecPlugins(t *testing.T) {
 	srv := configtest.NewRecorder(t)
 	marker := filepath.Join(t.TempDir(), "marker")
-	cfg, err := restConfig(Credential{Path: writeFile(t, configtest.ExecKubeconfig(srv.URL, marker))})
+	raw, err := clientcmd.Load([]byte(configtest.ExecKubeconfig(srv.URL, marker)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	denyPlugins(cfg)
+	// As if config.LoadContentKubeconfig had chosen the exec user.
+	past := &config.ContentKubeconfig{Context: raw.CurrentContext, Chosen: raw}
+	cfg, err := past.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if cfg.ExecProvider.PluginPolicy.PolicyType != clientcmdapi.PluginPolicyDenyAll {
 		t.Fatalf("policy %q", cfg.ExecProvider.PluginPolicy.PolicyType)
 	}
@@ -98,4 +104,28 @@ func writeFile(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// The user's own kubeconfig file is read as kubectl reads it, a key given twice included; one client-go would
+// refuse with a message printing its entries (two users of one name) is refused naming the file and the list,
+// without the entries' credentials.
+func TestOwnKubeconfigFileErrorsQuoteNoCredential(t *testing.T) {
+	srv := configtest.NewRecorder(t)
+	twice := writeFile(t, strings.Replace(configtest.ExecKubeconfig(srv.URL, filepath.Join(t.TempDir(), "marker")),
+		"current-context: h", "current-context: x\ncurrent-context: h", 1))
+	if err := getNode(t, Credential{Path: twice}); !apierrors.IsNotFound(err) {
+		t.Errorf("a key given twice: want the server's 404, got %v", err)
+	}
+	dup := writeFile(t, `apiVersion: v1
+kind: Config
+clusters: [{name: h, cluster: {server: "`+srv.URL+`"}}]
+users: [{name: u, user: {token: tok-a}}, {name: u, user: {username: admin, password: hunter2x}}]
+contexts: [{name: h, context: {cluster: h, user: u}}]
+current-context: h
+`)
+	err := getNode(t, Credential{Path: dup})
+	if err == nil || !strings.Contains(err.Error(), "the kubeconfig "+dup+" is refused: two of its users are named \"u\"") ||
+		strings.Contains(err.Error(), "hunter2x") || strings.Contains(err.Error(), "tok-a") {
+		t.Errorf("want the file refused without its credentials, got %v", err)
+	}
 }

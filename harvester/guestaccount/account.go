@@ -80,7 +80,7 @@ func (a Account) check() error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("cloud provider account: %s", strings.Join(errs, "; "))
+		return fmt.Errorf("cloud provider account: %s", config.Redact(strings.Join(errs, "; ")))
 	}
 	return nil
 }
