@@ -49,6 +49,19 @@ func (fc *fakeCluster) instantKubeVirt(ip string) {
 	})
 }
 
+// createdOnInstantKubeVirt is machine m1, created on a fake Harvester with instantKubeVirt running it at 10.0.0.5.
+func createdOnInstantKubeVirt(t *testing.T) (*fakeCluster, *Driver) {
+	t.Helper()
+	fc := newFakeCluster(t)
+	fc.instantKubeVirt("10.0.0.5")
+	kubefake.CaptureLog(t)
+	d := newTestDriver(t, fc, "m1", createOptions())
+	if err := d.Create(); err != nil {
+		t.Fatal(err)
+	}
+	return fc, d
+}
+
 // requests returns the requests made since the last call, as "verb resource" → count (a subresource after a
 // slash; a list or watch of a field-selected name counts as the list or watch it is).
 func (fc *fakeCluster) requests() map[string]int {
@@ -165,13 +178,7 @@ func TestMachineLifeRequests(t *testing.T) {
 // GetIP in a later command reads the VMI alone when it belongs to the machine's recorded VM; without a VMI, with
 // another VM's, or without a recorded UID it reads the VM as well and answers as before.
 func TestGetIPReadsTheVMIAlone(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.instantKubeVirt("10.0.0.5")
-	kubefake.CaptureLog(t)
-	d := newTestDriver(t, fc, "m1", createOptions())
-	if err := d.Create(); err != nil {
-		t.Fatal(err)
-	}
+	fc, d := createdOnInstantKubeVirt(t)
 	fc.requests()
 	if ip, err := savedAndLoaded(t, fc, d).GetIP(); err != nil || ip != "10.0.0.5" {
 		t.Fatalf("GetIP = %q, %v", ip, err)

@@ -290,16 +290,10 @@ func TestRemoveRereadsTheVMOnlyOnAConflict(t *testing.T) {
 }
 
 // A finished create's Secret is its VM's: when Remove deletes that VM, the garbage collector takes the Secret and
-// Remove does not read it. When the VM went some other way (deleted by hand, orphaning its Secret), Remove reads
-// the Secret and deletes it, since the machine's VM owned it.
+// Remove does not read it (TestMachineLifeRequests pins that). When the VM went some other way (deleted by hand,
+// orphaning its Secret), Remove reads the Secret and deletes it, since the machine's VM owned it.
 func TestRemoveLeavesAFinishedCreatesSecretToTheGarbageCollector(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.instantKubeVirt("10.0.0.5")
-	kubefake.CaptureLog(t)
-	d := newTestDriver(t, fc, "m1", createOptions())
-	if err := d.Create(); err != nil {
-		t.Fatal(err)
-	}
+	fc, d := createdOnInstantKubeVirt(t)
 	if _, secret := fc.machineObjects("m1"); secret == nil || len(secret.OwnerReferences) != 1 {
 		t.Fatalf("the create did not hand its Secret to the VM: %+v", secret)
 	}

@@ -167,13 +167,9 @@ func (d *Driver) ownVMI(ctx context.Context) (*kubevirtv1.VirtualMachineInstance
 	if err != nil {
 		return nil, err
 	}
-	ns, name := d.namespace(), d.MachineName
-	vmi, err := c.VirtualMachineInstances(ns).Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case kube.IsGone(err, "virtualmachineinstances", name):
-		return nil, nil
-	case err != nil:
-		return nil, c.Explain("read VMI", ns+"/"+name, err)
+	vmi, err := getNamed(ctx, c, d, "virtualmachineinstances", "VMI", c.VirtualMachineInstances(d.namespace()).Get)
+	if vmi == nil || err != nil {
+		return nil, err
 	}
 	if owner := metav1.GetControllerOf(vmi); owner == nil || string(owner.UID) != d.VMUID {
 		return nil, nil
