@@ -254,8 +254,8 @@ func annotateRemovedClaims(ctx context.Context, c kube.Interface, read *kubevirt
 
 // deleteCloudInitSecret deletes the machine's cloud-init Secret if it is the machine's own (see ownsSecret;
 // vmUID is the machine's VM's, when known). Remove calls it when the garbage collector may not take the Secret
-// with the VM: after a create that died before the handover, it has not. The delete carries the UID and resourceVersion read, so a
-// Secret replaced or handed to another VM since is left alone.
+// with the VM (after a create that died before the handover, it does not). The delete carries the UID and
+// resourceVersion read, so a Secret replaced or handed to another VM since is left alone.
 func (d *Driver) deleteCloudInitSecret(ctx context.Context, c kube.Interface, vmUID types.UID) error {
 	ns, name := d.namespace(), objects.CloudInitSecretName(d.MachineName)
 	secret, err := kube.Get(ctx, c, kube.Secrets, ns, name)
