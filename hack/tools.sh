@@ -14,7 +14,17 @@
 # it has any) and of the build recipe (packages, ldflags), so changing a pinned version or the wrapper's code
 # rebuilds and nothing else does. Override the cache root with DMDH_CACHE.
 # Concurrent runs (parallel test packages) take a lock: one builds, the others wait and reuse the result.
+#
+#   hack/tools.sh --if-built <name> prints the directory only when the tool is built, and otherwise says so and
+#   exits 1 without building: the unit tests use it (internal/testenv), so none waits minutes for a build inside
+#   go test's own time limit. `make quick` and `make deps` build the tools first.
 set -euo pipefail
+
+if_built=false
+if [ "${1:-}" = --if-built ]; then
+	if_built=true
+	shift
+fi
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache_root=${DMDH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/docker-machine-driver-harvester}
@@ -74,6 +84,10 @@ ensure() { # ensure <name> <wrapper dir> <ldflags> <package=binary>...: print th
 	local key out
 	key=$({ cat "$src/go.mod" "$src/go.sum"; sources "$src"; printf '%s\n' "$ldflags" "$@"; } | sha256sum | cut -c1-16)
 	out=$cache_root/$name-$key
+	if ! complete "$out" "$@" && $if_built; then
+		echo "tools.sh: $name is not built (run hack/tools.sh $name; a first build takes minutes)" >&2
+		exit 1
+	fi
 	if ! complete "$out" "$@"; then
 		mkdir -p "$cache_root"
 		exec 9>"$cache_root/.lock-$name"
@@ -114,6 +128,7 @@ rancher-machine)
 	;;
 guest-image)
 	# not a Go build: the Debian guest the real-guest e2e mode boots (see the script)
+	$if_built && { echo "tools.sh: --if-built does not apply to guest-image (hack/guest-image.sh --check)" >&2; exit 2; }
 	exec "$here/hack/guest-image.sh"
 	;;
 goreleaser)
@@ -134,7 +149,7 @@ helm)
 	ensure helm "$here/hack/tools/helm" "$helm_ldflags" helm.sh/helm/v3/cmd/helm=helm
 	;;
 *)
-	echo "usage: $0 controlplane|rancher-machine|goreleaser|goimports|kubevirt|harvester|helm|guest-image" >&2
+	echo "usage: $0 [--if-built] controlplane|rancher-machine|goreleaser|goimports|kubevirt|harvester|helm|guest-image" >&2
 	exit 2
 	;;
 esac

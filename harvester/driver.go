@@ -72,7 +72,7 @@ type Driver struct {
 	credentialExpiry time.Time
 	looked           *lookups // facts found by PreCreateCheck, reused by Create
 	// created is the machine's VM and VMI as the create's wait last saw them (running with an address), and when:
-	// the first GetState after the create answers from it (see GetState).
+	// the first GetState and the first address asked after the create answer from it (see fromCreate).
 	created *seenAt
 	// machines is how many machines of this configuration the pre-flight checks at once (PreflightPool, a
 	// pool's quantity); 0 means one.
@@ -82,7 +82,8 @@ type Driver struct {
 // seenAt is a snapshot and the time it was current.
 type seenAt struct {
 	snapshot
-	at time.Time
+	at    time.Time
+	asked uint8 // the questions it has answered (see fromCreate)
 }
 
 // NewDriver returns a driver for machine hostName whose store lives under storePath.

@@ -149,7 +149,10 @@ func (fc *fakeCluster) reconcile(ctx context.Context, vm *kubevirtv1.VirtualMach
 	if rs == kubevirtv1.RunStrategyHalted {
 		_ = vmis.Delete(ctx, vm.Name, metav1.DeleteOptions{})
 	} else {
-		vmi := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: vm.Name, Namespace: vm.Namespace, Labels: vm.Spec.Template.ObjectMeta.Labels}}
+		// Owned by its VM as KubeVirt makes it (kubevirt.io/kubevirt v1.9.0 pkg/virt-controller/watch/vm/vm.go,
+		// setupVMIFromVM: a controller reference that blocks the VM's deletion).
+		vmi := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: vm.Name, Namespace: vm.Namespace, Labels: vm.Spec.Template.ObjectMeta.Labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vm, kubevirtv1.VirtualMachineGroupVersionKind)}}}
 		if shape == nil {
 			shape = healthy("10.0.0.5")
 		}

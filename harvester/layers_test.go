@@ -50,7 +50,7 @@ var layers = []layer{
 		tests: []string{"harvester/internal/configtest", "harvester/internal/logging", "harvester/internal/readmetest", "internal/hostile", "internal/rancher"}, noClient: true},
 
 	{pkg: "harvester/objects", may: []string{"harvester/config", "cloudinit", "cloudinit/networkconfig", "userdata"},
-		tests: []string{"harvester/internal/configtest", "internal/golden", "internal/hostile"}, noClient: true, pure: true},
+		tests: []string{"harvester/internal/configtest", "internal/golden", "internal/hostile", "internal/testenv"}, noClient: true, pure: true},
 	{pkg: "harvester/connection", may: []string{"harvester/config", "harvester/internal/kube", "internal/version"},
 		tests: []string{"harvester/internal/configtest"}},
 

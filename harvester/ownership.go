@@ -120,13 +120,19 @@ func (d *Driver) ownsSecret(s *corev1.Secret, vmUID types.UID) bool {
 
 // getVM reads the machine's VM by name: nil when there is none.
 func (d *Driver) getVM(ctx context.Context, c kube.Interface) (*kubevirtv1.VirtualMachine, error) {
-	ns, name := d.namespace(), d.MachineName
-	vm, err := c.VirtualMachines(ns).Get(ctx, name, metav1.GetOptions{})
+	return getNamed(ctx, c, d, "virtualmachines", "VM", c.VirtualMachines(d.namespace()).Get)
+}
+
+// getNamed reads the object of the machine's name through get (the typed client of resource, which messages
+// call what): nil when there is none.
+func getNamed[T any](ctx context.Context, c kube.Interface, d *Driver, resource, what string,
+	get func(context.Context, string, metav1.GetOptions) (*T, error)) (*T, error) {
+	obj, err := get(ctx, d.MachineName, metav1.GetOptions{})
 	switch {
-	case kube.IsGone(err, "virtualmachines", name):
+	case kube.IsGone(err, resource, d.MachineName):
 		return nil, nil
 	case err != nil:
-		return nil, c.Explain("read VM", ns+"/"+name, err)
+		return nil, c.Explain("read "+what, d.namespace()+"/"+d.MachineName, err)
 	}
-	return vm, nil
+	return obj, nil
 }

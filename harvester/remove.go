@@ -32,6 +32,15 @@ const removeTimeout = 10 * time.Minute
 // namespace, cluster name, create id), so it also cleans up after a create that died. It is idempotent: with the
 // VM and the Secret already gone it succeeds.
 //
+// The Secret of a machine whose create finished is its VM's dependent: the create hands it to the VM (an owner
+// reference) before it returns, and rancher-machine records the VM's UID (d.VMUID) only after Create returned.
+// When this remove deleted that VM itself, in the foreground, Kubernetes' garbage collector deletes the Secret
+// with it (kubernetes v1.36.3 pkg/controller/garbagecollector: graph_builder.go processTransitions queues every
+// dependent of an owner that starts deleting its dependents, and garbagecollector.go attemptToDeleteItem deletes
+// one whose owners are all gone or being deleted so), so Remove does not read it. Otherwise — a create that died
+// before the handover, a VM already gone or being deleted by someone else, a machine without a recorded UID —
+// it reads the Secret and deletes it if it is the machine's own.
+//
 // It touches only what is the machine's own (see ownership.go): a VM of the machine's name that another create
 // made — the machine's store entry outlived its own VM — is left alone with its Secret and address, and Remove
 // succeeds, so rancher-machine drops the stale entry; it says so at Info. A machine without ownership records
@@ -53,6 +62,7 @@ func (d *Driver) Remove() (err error) {
 		return kube.ScrubNotFound(err)
 	}
 	vmUID := types.UID(d.VMUID) // the machine's VM, when known
+	secretWentWithVM := false
 	switch notOurs := (*notOursError)(nil); {
 	case vm == nil:
 		logging.Infof("VM %s/%s is already gone", d.namespace(), d.MachineName)
@@ -63,9 +73,13 @@ func (d *Driver) Remove() (err error) {
 			vm.Namespace, vm.Name, config.LabelCreator, vm.Labels[config.LabelCreator], config.CreatorName)
 	default:
 		vmUID = vm.UID
+		deletes := vm.DeletionTimestamp == nil // else someone else deletes it, with a propagation this remove did not choose
 		err = d.removeVM(ctx, c, vm)
+		secretWentWithVM = err == nil && deletes && d.VMUID != ""
 	}
-	err = errors.Join(err, d.deleteCloudInitSecret(ctx, c, vmUID))
+	if !secretWentWithVM {
+		err = errors.Join(err, d.deleteCloudInitSecret(ctx, c, vmUID))
+	}
 	if err == nil { // an address goes only once its VM has
 		err = d.releaseAddress(ctx, c, vmUID)
 	}
@@ -109,7 +123,7 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, vm *kubevirtv1.
 			logging.Infof("Keeping volume %s of VM %s/%s (\"autoDelete\": false in --%s); delete it when it is no longer needed: kubectl -n %s delete pvc %s",
 				claim, ns, name, d.id.Flag(config.FlagDiskInfo), ns, claim)
 		}
-		if err := annotateRemovedClaims(ctx, c, ns, name, vm.UID, claims); err != nil {
+		if err := annotateRemovedClaims(ctx, c, vm, claims); err != nil {
 			return err
 		}
 		// The UID precondition makes a retried delete safe: once the VM is being deleted, a retry changes nothing.
@@ -123,10 +137,12 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, vm *kubevirtv1.
 			return c.Explain("delete VM", ns+"/"+name, err)
 		}
 	}
-	last, err := waitFor(ctx, c, ns, name, 0, func(s snapshot) (bool, error) { return s.VM == nil || s.VM.UID != vm.UID, nil })
+	// The VM alone is watched: deleted in the foreground, it goes only after its VMI (see kube.Client.WatchVM).
+	m, err := c.WatchVM(ctx, ns, name, func(m kube.Machine) (bool, error) { return m.VM == nil || m.VM.UID != vm.UID, nil })
 	if err != nil {
-		return fmt.Errorf("VM %s/%s is still being deleted after %s (%s; finalizers %v): %w. Check the VM in Harvester",
-			ns, name, removeTimeout, describe(last), finalizers(last), err)
+		last := snapshot(m)
+		return fmt.Errorf("VM %s/%s is still being deleted after %s (VM %s; finalizers %v): %w. Check the VM in Harvester",
+			ns, name, removeTimeout, orUnknown(string(last.printableStatus())), finalizers(last), err)
 	}
 	logging.Infof("VM %s/%s is gone", ns, name)
 	return nil
@@ -196,18 +212,25 @@ func vmClaims(vm *kubevirtv1.VirtualMachine, all bool) []string {
 	return names
 }
 
-// annotateRemovedClaims records the claims in the VM's removedPersistentVolumeClaims annotation (joined with any
+// annotateRemovedClaims records the claims in read's removedPersistentVolumeClaims annotation (joined with any
 // already there), retrying at once on update conflicts (but not once the VM is found replaced), and after a pause
-// on transient failures (a read and an update of the VM's resourceVersion: a retry never applies twice).
-func annotateRemovedClaims(ctx context.Context, c kube.Interface, ns, name string, uid types.UID, claims []string) error {
+// on transient failures. The first update is of read, the VM as Remove read it; each retry reads the VM again.
+// Every update carries the resourceVersion read, so a retry never applies twice.
+func annotateRemovedClaims(ctx context.Context, c kube.Interface, read *kubevirtv1.VirtualMachine, claims []string) error {
+	ns, name, uid := read.Namespace, read.Name, read.UID
 	vms := c.VirtualMachines(ns)
 	replaced := false
 	conflict := func(err error) bool { return apierrors.IsConflict(err) && !replaced }
+	first := true
 	update := func() error {
-		vm, err := vms.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
+		vm := read.DeepCopy()
+		if !first {
+			var err error
+			if vm, err = vms.Get(ctx, name, metav1.GetOptions{}); err != nil {
+				return err
+			}
 		}
+		first = false
 		if vm.UID != uid {
 			replaced = true
 			return apierrors.NewConflict(kubevirtv1.Resource("virtualmachines"), name, errors.New("the VM was replaced"))
@@ -219,7 +242,7 @@ func annotateRemovedClaims(ctx context.Context, c kube.Interface, ns, name strin
 			vm.Annotations = map[string]string{}
 		}
 		vm.Annotations[config.AnnotationRemovedPVCs] = strings.Join(claims, ",")
-		_, err = vms.Update(ctx, vm, metav1.UpdateOptions{})
+		_, err := vms.Update(ctx, vm, metav1.UpdateOptions{})
 		return err
 	}
 	err := kube.RetryTransient(func() error { return retry.OnError(retry.DefaultBackoff, conflict, update) })
@@ -230,9 +253,9 @@ func annotateRemovedClaims(ctx context.Context, c kube.Interface, ns, name strin
 }
 
 // deleteCloudInitSecret deletes the machine's cloud-init Secret if it is the machine's own (see ownsSecret;
-// vmUID is the machine's VM's, when known). Normally the garbage collector has removed it with the VM; after a
-// create that died before the VM existed it has not. The delete carries the UID and resourceVersion read, so a
-// Secret replaced or handed to another VM since is left alone.
+// vmUID is the machine's VM's, when known). Remove calls it when the garbage collector may not take the Secret
+// with the VM (after a create that died before the handover, it does not). The delete carries the UID and
+// resourceVersion read, so a Secret replaced or handed to another VM since is left alone.
 func (d *Driver) deleteCloudInitSecret(ctx context.Context, c kube.Interface, vmUID types.UID) error {
 	ns, name := d.namespace(), objects.CloudInitSecretName(d.MachineName)
 	secret, err := kube.Get(ctx, c, kube.Secrets, ns, name)

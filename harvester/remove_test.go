@@ -266,3 +266,49 @@ func TestRemoveRetriesWebhookTimeouts(t *testing.T) {
 		t.Errorf("the VM must still exist after a failed remove")
 	}
 }
+
+// The claims annotation is written on the VM as Remove read it; an update conflict reads the VM again (and only
+// then), and the retry lands.
+func TestRemoveRereadsTheVMOnlyOnAConflict(t *testing.T) {
+	fc := newFakeCluster(t)
+	kubefake.CaptureLog(t)
+	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false}, nil)
+	removed := fc.recordRemovedClaims()
+	conflict := fc.FailOn("update", "virtualmachines", apierrors.NewConflict(kubevirtv1.Resource("virtualmachines"), "m1", errors.New("the object has been modified")))
+	fc.requests()
+	if err := rmDriver(fc, "m1", "").Remove(); err != nil {
+		t.Fatal(err)
+	}
+	got := fc.requests()
+	if conflict.Load() != 1 || got["get virtualmachines"] != 2 || got["update virtualmachines"] != 2 {
+		t.Errorf("after %d conflict: %s; want the VM read twice (before the first update and after the conflict), updated twice", conflict.Load(), formatRequests(got))
+	}
+	if *removed != "m1-disk-0-abcde" {
+		t.Errorf("removedPersistentVolumeClaims = %q after the conflict", *removed)
+	}
+	fc.nothingLeft(t)
+}
+
+// A finished create's Secret is its VM's: when Remove deletes that VM, the garbage collector takes the Secret and
+// Remove does not read it (TestMachineLifeRequests pins that). When the VM went some other way (deleted by hand,
+// orphaning its Secret), Remove reads the Secret and deletes it, since the machine's VM owned it.
+func TestRemoveLeavesAFinishedCreatesSecretToTheGarbageCollector(t *testing.T) {
+	fc, d := createdOnInstantKubeVirt(t)
+	if _, secret := fc.machineObjects("m1"); secret == nil || len(secret.OwnerReferences) != 1 {
+		t.Fatalf("the create did not hand its Secret to the VM: %+v", secret)
+	}
+	// Deleted by hand with --cascade=orphan: the VM goes, the Secret stays (the tracker, past the collector).
+	for _, resource := range []string{"virtualmachineinstances", "virtualmachines"} {
+		if err := fc.KV.Tracker().Delete(kubevirtv1.SchemeGroupVersion.WithResource(resource), "default", "m1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fc.requests()
+	if err := savedAndLoaded(t, fc, d).Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if got := fc.requests(); got["get secrets"] != 1 || got["delete secrets"] != 1 {
+		t.Errorf("Remove of a machine whose VM is already gone made %s; want the Secret read and deleted", formatRequests(got))
+	}
+	fc.nothingLeft(t)
+}

@@ -8,31 +8,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
+
+	"github.com/harvester/docker-machine-driver-harvester/internal/testenv"
 )
 
-// upstreamTool returns the tool of hack/tools/<name> (kubevirt, harvester): from $DMDH_<NAME>_BIN, else as
-// `hack/tools.sh <name>` provides it (building it on a first run, which takes minutes). Without it the tests
-// that need it fail when DMDH_REQUIRE_TOOLS=1 (make test, CI) and are skipped otherwise.
+// upstreamTool returns the tool of hack/tools/<name> (kubevirt, harvester), built by `hack/tools.sh <name>`
+// (make quick and make deps run it first). Without it the tests that need it fail when DMDH_REQUIRE_TOOLS=1 (make
+// test, CI) and are skipped otherwise, saying the command that builds it (testenv.Tool).
 func upstreamTool(t *testing.T, name string) string {
 	t.Helper()
-	dir := os.Getenv("DMDH_" + strings.ToUpper(name) + "_BIN")
-	if dir == "" {
-		var stderr bytes.Buffer
-		cmd := exec.Command(filepath.Join("..", "..", "hack", "tools.sh"), name)
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			msg := "the " + name + " tool is not available: hack/tools.sh " + name + ": " + err.Error() + "\n" + stderr.String()
-			if os.Getenv("DMDH_REQUIRE_TOOLS") == "1" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-		dir = strings.TrimSpace(string(out))
-	}
-	return filepath.Join(dir, name)
+	return filepath.Join(testenv.Tool(t, name), name)
 }
 
 // admitVerdict is one line of `kubevirt admit` and `harvester admit`.

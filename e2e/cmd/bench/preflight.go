@@ -10,6 +10,8 @@ import (
 
 	"github.com/rancher/machine/libmachine/drivers"
 	rpcdriver "github.com/rancher/machine/libmachine/drivers/rpc"
+
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/countproxy"
 )
 
 // preflightRun is what the pre-flights of one plugin took: times and requests, one entry per run.
@@ -61,7 +63,7 @@ func (s preflightSet) print(out io.Writer) {
 // SetConfigFromFlags with every flag at its default and the machine's values (what rancher-machine sends,
 // commands/create.go getDriverOpts), then PreCreateCheck — only that call is timed, and its requests counted by
 // the proxy, which counts both drivers' (their User-Agent is the binary's name).
-func measurePreflight(pluginDirs []string, proxy *countingProxy, kubeconfig []byte, values map[string]any, n int) ([]preflightRun, error) {
+func measurePreflight(pluginDirs []string, proxy *countproxy.Proxy, kubeconfig []byte, values map[string]any, n int) ([]preflightRun, error) {
 	runs := make([]preflightRun, len(pluginDirs))
 	for i := range n {
 		for k, dir := range pluginDirs {
@@ -77,16 +79,36 @@ func measurePreflight(pluginDirs []string, proxy *countingProxy, kubeconfig []by
 }
 
 // preflightOnce starts the plugin in pluginDir for machine, configures it and times its PreCreateCheck.
-func preflightOnce(pluginDir string, proxy *countingProxy, kubeconfig []byte, values map[string]any, machine string) (time.Duration, map[string]int, error) {
+func preflightOnce(pluginDir string, proxy *countproxy.Proxy, kubeconfig []byte, values map[string]any, machine string) (time.Duration, map[string]int, error) {
+	d, stop, err := configuredPlugin(pluginDir, kubeconfig, values, machine, os.TempDir())
+	if err != nil {
+		return 0, nil, err
+	}
+	defer stop()
+	proxy.Take()
+	start := time.Now()
+	err = d.PreCreateCheck()
+	took := time.Since(start)
+	requests := proxy.Take()
+	if err != nil {
+		return 0, nil, fmt.Errorf("PreCreateCheck (plugin in %s): %w", pluginDir, err)
+	}
+	return took, requests, nil
+}
+
+// configuredPlugin starts the plugin in pluginDir over rancher/machine's RPC client, for machine with its store
+// under store, and sets its flags as rancher-machine's create does (commands/create.go getDriverOpts): every flag
+// at its default, then the machine's values and the credential. stop closes the plugin.
+func configuredPlugin(pluginDir string, kubeconfig []byte, values map[string]any, machine, store string) (d *rpcdriver.RPCClientDriver, stop func(), err error) {
 	oldPath := os.Getenv("PATH")
 	os.Setenv("PATH", pluginDir+string(os.PathListSeparator)+oldPath)
 	defer os.Setenv("PATH", oldPath)
-	raw, _ := json.Marshal(&drivers.BaseDriver{MachineName: machine, StorePath: os.TempDir()})
+	raw, _ := json.Marshal(&drivers.BaseDriver{MachineName: machine, StorePath: store})
 	factory := rpcdriver.NewRPCClientDriverFactory()
-	defer factory.Close()
-	d, err := factory.NewRPCClientDriver("harvester", raw)
+	d, err = factory.NewRPCClientDriver("harvester", raw)
 	if err != nil {
-		return 0, nil, fmt.Errorf("starting the plugin in %s: %w", pluginDir, err)
+		factory.Close()
+		return nil, nil, fmt.Errorf("starting the plugin in %s: %w", pluginDir, err)
 	}
 	opts := &rpcdriver.RPCFlags{Values: map[string]any{}}
 	for _, f := range d.GetCreateFlags() {
@@ -99,15 +121,8 @@ func preflightOnce(pluginDir string, proxy *countingProxy, kubeconfig []byte, va
 	}
 	opts.Values["harvester-kubeconfig-content"] = base64.StdEncoding.EncodeToString(kubeconfig)
 	if err := d.SetConfigFromFlags(opts); err != nil {
-		return 0, nil, fmt.Errorf("SetConfigFromFlags (plugin in %s): %w", pluginDir, err)
+		factory.Close()
+		return nil, nil, fmt.Errorf("SetConfigFromFlags (plugin in %s): %w", pluginDir, err)
 	}
-	proxy.take()
-	start := time.Now()
-	err = d.PreCreateCheck()
-	took := time.Since(start)
-	requests := proxy.take()
-	if err != nil {
-		return 0, nil, fmt.Errorf("PreCreateCheck (plugin in %s): %w", pluginDir, err)
-	}
-	return took, requests, nil
+	return d, func() { factory.Close() }, nil
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/countproxy"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/ownedtemp"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
@@ -28,6 +29,8 @@ type options struct {
 	plugin, referencePlugin                                string
 	cycles, concurrent, handshakes, preflights, bootCycles int
 	preflightLatency                                       time.Duration
+	// livesOnly measures the machine lives' requests alone (-lives-only).
+	livesOnly bool
 }
 
 // The stand-in's imitated latencies during the benchmark: a VM is "booted" (Running with an IP) after
@@ -68,12 +71,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if _, err := bed.Kube.CoreV1().Namespaces().Create(ctx, slow, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	proxy, err := startProxy(bed.AdminConfig())
+	proxy, err := countproxy.Start(bed.AdminConfig())
 	if err != nil {
 		return err
 	}
-	defer proxy.close()
-	kubeconfig, err := proxy.kubeconfig()
+	defer proxy.Close()
+	kubeconfig, err := proxy.Kubeconfig()
 	if err != nil {
 		return err
 	}
@@ -99,10 +102,14 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	createArgs := createArgsIn(namespace)
 
 	var rep report
-	if err := measureCycles(ctx, bed, proxy, newCLI("cycles"), createArgs, o.cycles, &rep); err != nil {
+	if err := measureLives(ctx, proxy, newCLI("lives"), pluginDir, kubeconfig, createArgsIn(bootNamespace), bootNamespace, work, o.bootCycles, &rep); err != nil {
 		return err
 	}
-	if err := measureLifecycles(ctx, proxy, newCLI("lifecycles"), createArgsIn(bootNamespace), o.bootCycles, &rep); err != nil {
+	if o.livesOnly {
+		rep.printLives(out)
+		return nil
+	}
+	if err := measureCycles(ctx, bed, proxy, newCLI("cycles"), createArgs, o.cycles, &rep); err != nil {
 		return err
 	}
 	// The pre-flight of the same machine as the cycles', by the plugin and (when given) by the reference driver.
@@ -122,9 +129,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	for _, latency := range latencies {
 		fmt.Fprintf(os.Stderr, "bench: %d pre-flights of each of %d plugins, taking turns, %s added to each request\n", o.preflights, len(dirs), latency)
-		proxy.setLatency(latency)
+		proxy.SetLatency(latency)
 		runs, err := measurePreflight(dirs, proxy, kubeconfig, machine, o.preflights)
-		proxy.setLatency(0)
+		proxy.SetLatency(0)
 		if err != nil {
 			return err
 		}
@@ -144,13 +151,13 @@ func run(ctx context.Context, o options, out io.Writer) error {
 }
 
 // measureCycles creates and removes machines one after the other, timing ready detection and counting requests.
-func measureCycles(ctx context.Context, bed *testbed.Bed, proxy *countingProxy, cli *rmachine.CLI,
+func measureCycles(ctx context.Context, bed *testbed.Bed, proxy *countproxy.Proxy, cli *rmachine.CLI,
 	createArgs func(string) []string, cycles int, rep *report) error {
 	fmt.Fprintf(os.Stderr, "bench: %d create + remove cycles\n", cycles)
 	ipSeen := watchIPs(ctx, bed)
 	for i := range cycles {
 		name := fmt.Sprintf("cycle-%d", i)
-		proxy.take()
+		proxy.Take()
 		var ready time.Time
 		r := cli.Run(ctx, func(line string, at time.Time) bool {
 			if ready.IsZero() && strings.Contains(line, "is running at") {
@@ -161,11 +168,11 @@ func measureCycles(ctx context.Context, bed *testbed.Bed, proxy *countingProxy, 
 		if r.Err != nil {
 			return fmt.Errorf("%s", r)
 		}
-		creates := proxy.take()
+		creates := proxy.Take()
 		if r := cli.Run(ctx, nil, "rm", "-y", name); r.Err != nil {
 			return fmt.Errorf("%s", r)
 		}
-		removes := proxy.take()
+		removes := proxy.Take()
 		ip, ok := ipSeen(name)
 		if !ok || ready.IsZero() {
 			return fmt.Errorf("cycle %d: IP seen %v, ready line seen %v", i, ok, !ready.IsZero())
@@ -173,34 +180,6 @@ func measureCycles(ctx context.Context, bed *testbed.Bed, proxy *countingProxy, 
 		rep.readyLatency = append(rep.readyLatency, ready.Sub(ip))
 		rep.createRequests = append(rep.createRequests, creates)
 		rep.removeRequests = append(rep.removeRequests, removes)
-	}
-	return nil
-}
-
-// measureLifecycles creates and removes machines whose VMs take bootTime to boot, counting the requests of each
-// whole life (create + rm through rancher-machine, which drives the plugin over RPC).
-func measureLifecycles(ctx context.Context, proxy *countingProxy, cli *rmachine.CLI, createArgs func(string) []string, n int, rep *report) error {
-	fmt.Fprintf(os.Stderr, "bench: %d create + remove cycles with a %s boot\n", n, bootTime)
-	for i := range n {
-		name := fmt.Sprintf("slow-%d", i)
-		proxy.take()
-		if r := cli.Run(ctx, nil, createArgs(name)...); r.Err != nil {
-			return fmt.Errorf("%s", r)
-		} else if r.Duration < bootTime {
-			return fmt.Errorf("create %s took %s, less than the %s boot: the ip-delay knob did not apply", name, r.Duration, bootTime)
-		}
-		creates := proxy.take()
-		if r := cli.Run(ctx, nil, "rm", "-y", name); r.Err != nil {
-			return fmt.Errorf("%s", r)
-		}
-		removes := proxy.take()
-		life := map[string]int{}
-		for _, c := range []map[string]int{creates, removes} {
-			for v, k := range c {
-				life[v] += k
-			}
-		}
-		rep.lifecycleRequests = append(rep.lifecycleRequests, life)
 	}
 	return nil
 }
@@ -285,7 +264,7 @@ func measureConcurrent(ctx context.Context, bed *testbed.Bed, newCLI func(string
 type report struct {
 	readyLatency                               []time.Duration
 	createRequests, removeRequests             []map[string]int
-	lifecycleRequests                          []map[string]int
+	lives                                      []lifeSet
 	preflights                                 []preflightSet
 	handshake                                  []time.Duration
 	rssMB                                      []float64
@@ -298,17 +277,15 @@ type report struct {
 }
 
 func (r *report) print(out io.Writer, o options) {
-	fmt.Fprintf(out, "Measured %s on %s (%d CPUs), %s; the stand-in boots a VM in %s.\n\n",
-		time.Now().Format("2006-01-02"), cpuModel(), runtime.NumCPU(), runtime.Version(), simulatedBoot())
-	fmt.Fprintln(out, "| Measure | This driver | Reference driver (by its design, or measured where a figure is given) |")
-	fmt.Fprintln(out, "|---|---|---|")
+	r.header(out)
 	fmt.Fprintf(out, "| Ready detection: VMI reports its IP → driver reports the machine running (%d creates) | median %s, p95 %s | polls every 5 s: 2.5 s on average, up to 5 s |\n",
 		len(r.readyLatency), ms(percentile(r.readyLatency, 50)), ms(percentile(r.readyLatency, 95)))
 	fmt.Fprintf(out, "| API requests per create (median; by verb) | %d (%s) | a GET of the VM and of the VMI every 5 s while it boots |\n",
 		medianTotal(r.createRequests), verbs(r.createRequests))
 	fmt.Fprintf(out, "| API requests per remove (median; by verb) | %d (%s) | |\n", medianTotal(r.removeRequests), verbs(r.removeRequests))
-	fmt.Fprintf(out, "| API requests of a machine's life over RPC, create + rm, with a %s boot (%d lives; median, by verb) | %d (%s) | |\n",
-		bootTime.Round(time.Second), len(r.lifecycleRequests), medianTotal(r.lifecycleRequests), verbs(r.lifecycleRequests))
+	for _, set := range r.lives {
+		set.print(out)
+	}
 	for _, set := range r.preflights {
 		set.print(out)
 	}
@@ -325,6 +302,22 @@ func (r *report) print(out io.Writer, o options) {
 	}
 	if len(r.leftBehind) > 0 {
 		fmt.Fprintf(out, "\nleft behind 30 s after the last rm: %s\n", strings.Join(r.leftBehind, ", "))
+	}
+}
+
+// header writes the line that says where and when, and the table's head.
+func (r *report) header(out io.Writer) {
+	fmt.Fprintf(out, "Measured %s on %s (%d CPUs), %s; the stand-in boots a VM in %s.\n\n",
+		time.Now().Format("2006-01-02"), cpuModel(), runtime.NumCPU(), runtime.Version(), simulatedBoot())
+	fmt.Fprintln(out, "| Measure | This driver | Reference driver (by its design, or measured where a figure is given) |")
+	fmt.Fprintln(out, "|---|---|---|")
+}
+
+// printLives writes the table of the machine lives alone (-lives-only).
+func (r *report) printLives(out io.Writer) {
+	r.header(out)
+	for _, set := range r.lives {
+		set.print(out)
 	}
 }
 
@@ -349,7 +342,7 @@ func medianFloat(fs []float64) float64 {
 func medianTotal(counts []map[string]int) int {
 	ds := make([]time.Duration, len(counts))
 	for i, c := range counts {
-		ds[i] = time.Duration(total(c))
+		ds[i] = time.Duration(countproxy.Total(c))
 	}
 	return int(percentile(ds, 50))
 }

@@ -37,6 +37,8 @@ type Interface interface {
 	Denied(ctx context.Context, namespace string, needed []Access) ([]Access, error)
 	// WatchMachine follows the VM and the VMI named name until check is done (see Client.WatchMachine).
 	WatchMachine(ctx context.Context, namespace, name string, recheck time.Duration, check MachineCheck) (Machine, error)
+	// WatchVM follows the VM named name alone until check is done (see Client.WatchVM).
+	WatchVM(ctx context.Context, namespace, name string, check MachineCheck) (Machine, error)
 	// WaitForSecret waits until the Secret named name exists and satisfies done (see Client.WaitForSecret).
 	WaitForSecret(ctx context.Context, namespace, name string, done func(*corev1.Secret) bool) (*corev1.Secret, error)
 }

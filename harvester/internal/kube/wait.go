@@ -37,24 +37,41 @@ var WatchMachineAccess = []Access{
 //
 // With recheck > 0 check also runs again when that long passes without a change (for conditions on time).
 func (c *Client) WatchMachine(ctx context.Context, ns, name string, recheck time.Duration, check MachineCheck) (Machine, error) {
+	return c.watch(ctx, ns, name, true, recheck, check)
+}
+
+// WatchVM is WatchMachine for the VM alone: one list and one watch, and Machine.VMI is always nil. It is for a
+// wait that the VM answers by itself, such as its deletion: deleted in the foreground, a VM goes only after its
+// VMI, which KubeVirt's VM controller makes with a blocking controller reference to it
+// (kubevirt.io/kubevirt v1.9.0 pkg/virt-controller/watch/vm/vm.go, setupVMIFromVM: metav1.NewControllerRef).
+func (c *Client) WatchVM(ctx context.Context, ns, name string, check MachineCheck) (Machine, error) {
+	return c.watch(ctx, ns, name, false, 0, check)
+}
+
+// watch is WatchMachine, following the VMI too when withVMI is set.
+func (c *Client) watch(ctx context.Context, ns, name string, withVMI bool, recheck time.Duration, check MachineCheck) (Machine, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	w := &machineWatch{changed: make(chan struct{}, 1)}
 	vms := c.kubevirt.VirtualMachines(ns)
-	vmis := c.kubevirt.VirtualMachineInstances(ns)
-	vmInformer := w.informer(&kubevirtv1.VirtualMachine{}, listWatchByName(name, vms.List, vms.Watch),
-		func(obj any) { w.last.VM, _ = obj.(*kubevirtv1.VirtualMachine) }, name)
-	vmiInformer := w.informer(&kubevirtv1.VirtualMachineInstance{}, listWatchByName(name, vmis.List, vmis.Watch),
-		func(obj any) { w.last.VMI, _ = obj.(*kubevirtv1.VirtualMachineInstance) }, name)
+	informers := []cache.Controller{w.informer(&kubevirtv1.VirtualMachine{}, listWatchByName(name, vms.List, vms.Watch),
+		func(obj any) { w.last.VM, _ = obj.(*kubevirtv1.VirtualMachine) }, name)}
+	if withVMI {
+		vmis := c.kubevirt.VirtualMachineInstances(ns)
+		informers = append(informers, w.informer(&kubevirtv1.VirtualMachineInstance{}, listWatchByName(name, vmis.List, vmis.Watch),
+			func(obj any) { w.last.VMI, _ = obj.(*kubevirtv1.VirtualMachineInstance) }, name))
+	}
 
 	var running sync.WaitGroup
-	for _, inf := range []cache.Controller{vmInformer, vmiInformer} {
+	synced := make([]cache.InformerSynced, len(informers))
+	for i, inf := range informers {
+		synced[i] = inf.HasSynced
 		running.Add(1)
 		go func() { defer running.Done(); inf.RunWithContext(ctx) }()
 	}
 	defer func() { cancel(); running.Wait() }() // no informer outlives the call
-	if !cache.WaitForCacheSync(ctx.Done(), vmInformer.HasSynced, vmiInformer.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return w.current(), fmt.Errorf("could not list VM %s/%s: %w", ns, name, context.Cause(ctx))
 	}
 	for {

@@ -86,6 +86,8 @@ func New(t *testing.T, renew string) *Cluster {
 	}
 	fc.KV.PrependReactor("create", "*", stampUID)
 	fc.Dyn.PrependReactor("create", "*", stampUID)
+	// Prepended before the UID precondition below, so it runs after it: only a delete that is allowed collects.
+	fc.KV.PrependReactor("delete", "virtualmachines", fc.collectGarbage)
 	// The fakes ignore a delete's UID precondition; the API server refuses a delete of another object.
 	for _, f := range []*k8stesting.Fake{&fc.KV.Fake, &fc.Dyn.Fake} {
 		tracker := fc.KV.Tracker()
@@ -116,6 +118,49 @@ func New(t *testing.T, renew string) *Cluster {
 	installListThenWatch(fc.KV)
 	fc.C = kube.New(fc.KV.KubevirtV1(), fc.Dyn, "harvester.test:6443", renew)
 	return fc
+}
+
+// collectGarbage deletes a VM and then, as Kubernetes' garbage collector does once a VM is deleted (whatever the
+// propagation but orphan, which the driver never asks for), the Secrets in its namespace that it owns: the part of
+// the collector the driver relies on (Remove leaves a finished create's cloud-init Secret to it). The VM's VMI is
+// the tests' imitation of KubeVirt's to delete. It answers for the tracker, under the fake's lock, so a test sees
+// both gone once the delete returns; the real collector follows a moment later (kubernetes v1.36.3
+// pkg/controller/garbagecollector, attemptToDeleteItem).
+func (fc *Cluster) collectGarbage(a k8stesting.Action) (bool, runtime.Object, error) {
+	d := a.(k8stesting.DeleteAction)
+	vms := fc.KV.Tracker()
+	obj, err := vms.Get(d.GetResource(), d.GetNamespace(), d.GetName())
+	if err != nil {
+		return false, nil, nil // the tracker answers: not found
+	}
+	if err := vms.Delete(d.GetResource(), d.GetNamespace(), d.GetName()); err != nil {
+		return true, nil, err
+	}
+	vm, err := meta.Accessor(obj)
+	if err != nil {
+		return true, nil, nil
+	}
+	secrets := fc.Dyn.Tracker()
+	gvr := corev1.SchemeGroupVersion.WithResource("secrets")
+	list, err := secrets.List(gvr, corev1.SchemeGroupVersion.WithKind("Secret"), d.GetNamespace())
+	if err != nil {
+		fc.T.Errorf("kubefake: the garbage collector cannot list Secrets: %v", err)
+		return true, nil, nil
+	}
+	items, _ := meta.ExtractList(list)
+	for _, item := range items {
+		s, err := meta.Accessor(item)
+		if err != nil {
+			continue
+		}
+		for _, o := range s.GetOwnerReferences() {
+			if o.UID == vm.GetUID() {
+				_ = secrets.Delete(gvr, s.GetNamespace(), s.GetName())
+				break
+			}
+		}
+	}
+	return true, nil, nil
 }
 
 // answer makes the creates of a review resource (of kind k) return the review as fill completes it.

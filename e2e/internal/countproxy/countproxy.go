@@ -1,4 +1,6 @@
-package main
+// Package countproxy is a proxy in front of the simulated Harvester's API server that counts the plugin's
+// requests by verb, for the benchmarks (make bench) and the scenario that holds a machine's life to its budget.
+package countproxy
 
 import (
 	"net"
@@ -15,18 +17,19 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// countingProxy forwards plain-HTTP requests to the API server with the admin credential and counts the
-// plugin's requests (recognised by its User-Agent) by verb.
-type countingProxy struct {
+// Proxy forwards plain-HTTP requests to the API server with the admin credential and counts the plugin's
+// requests (recognised by its User-Agent: client-go names the binary, docker-machine-driver-harvester/…) by verb.
+type Proxy struct {
 	mu     sync.Mutex
 	counts map[string]int
 	server *http.Server
 	url    string
-	// latency is added before each plugin request is forwarded (see setLatency).
+	// latency is added before each plugin request is forwarded (see SetLatency).
 	latency atomic.Int64
 }
 
-func startProxy(admin *rest.Config) (*countingProxy, error) {
+// Start starts a proxy to the API server admin reaches, on a loopback port.
+func Start(admin *rest.Config) (*Proxy, error) {
 	target, err := url.Parse(admin.Host)
 	if err != nil {
 		return nil, err
@@ -35,7 +38,7 @@ func startProxy(admin *rest.Config) (*countingProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &countingProxy{counts: map[string]int{}}
+	p := &Proxy{counts: map[string]int{}}
 	rp := &httputil.ReverseProxy{
 		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Host = target.Host },
 		Transport:     transport,
@@ -69,18 +72,18 @@ func verb(r *http.Request) string {
 	return strings.ToLower(r.Method)
 }
 
-func (p *countingProxy) count(v string) {
+func (p *Proxy) count(v string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.counts[v]++
 }
 
-// setLatency delays each plugin request by d before it is forwarded: a Harvester reached over a network, where
+// SetLatency delays each plugin request by d before it is forwarded: a Harvester reached over a network, where
 // every request waits at least a round trip whatever the API server's load (0: loopback, no delay).
-func (p *countingProxy) setLatency(d time.Duration) { p.latency.Store(int64(d)) }
+func (p *Proxy) SetLatency(d time.Duration) { p.latency.Store(int64(d)) }
 
-// take returns the counts since the last take and starts over.
-func (p *countingProxy) take() map[string]int {
+// Take returns the counts since the last Take and starts over.
+func (p *Proxy) Take() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.counts
@@ -88,10 +91,11 @@ func (p *countingProxy) take() map[string]int {
 	return c
 }
 
-func (p *countingProxy) close() { p.server.Close() }
+// Close stops the proxy.
+func (p *Proxy) Close() { p.server.Close() }
 
-// kubeconfig is a credential for the plugin that points at the proxy (which adds the real one).
-func (p *countingProxy) kubeconfig() ([]byte, error) {
+// Kubeconfig is a credential for the plugin that points at the proxy (which adds the real one).
+func (p *Proxy) Kubeconfig() ([]byte, error) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["bench"] = &clientcmdapi.Cluster{Server: p.url}
 	cfg.AuthInfos["bench"] = &clientcmdapi.AuthInfo{}
@@ -100,7 +104,8 @@ func (p *countingProxy) kubeconfig() ([]byte, error) {
 	return clientcmd.Write(*cfg)
 }
 
-func total(counts map[string]int) int {
+// Total is the number of requests counts holds.
+func Total(counts map[string]int) int {
 	n := 0
 	for _, c := range counts {
 		n += c
