@@ -249,14 +249,16 @@ func (d *Driver) deleteCloudInitSecret(ctx context.Context, c kube.Interface, vm
 }
 
 // deleteSecret deletes secret, on the condition that it is still the very object read: its UID, and its
-// resourceVersion when set. One changed or gone since is left alone.
+// resourceVersion when set. One changed or gone since is left alone. The preconditions make a retried delete safe.
 func deleteSecret(ctx context.Context, c kube.Interface, secret *corev1.Secret) error {
 	ns, name := secret.Namespace, secret.Name
 	pre := &metav1.Preconditions{UID: &secret.UID}
 	if secret.ResourceVersion != "" {
 		pre.ResourceVersion = &secret.ResourceVersion
 	}
-	err := kube.Delete(ctx, c, kube.Secrets, ns, name, metav1.DeleteOptions{Preconditions: pre})
+	err := kube.RetryTransient(func() error {
+		return kube.Delete(ctx, c, kube.Secrets, ns, name, metav1.DeleteOptions{Preconditions: pre})
+	})
 	switch {
 	case err == nil:
 		logging.Debugf("Deleted Secret %s/%s (uid %s)", ns, name, secret.UID)
