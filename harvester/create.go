@@ -74,7 +74,7 @@ func (d *Driver) Create() (err error) {
 	}
 	made := &created{}
 	facts := looked.facts
-	if made.addresses, err = ippool.Allocate(ctx, c, cfg); err != nil {
+	if made.addresses, err = ippool.Allocate(ctx, c, cfg, d.CreateID); err != nil {
 		return d.rollBack(c, made, err) // the IPv4 address of a dual-stack pool, when the IPv6 one failed
 	}
 	if a := made.addresses; len(a) > 0 {
