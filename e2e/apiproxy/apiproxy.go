@@ -104,17 +104,18 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 
 // Fault is what the proxy does to the requests a matcher selects, up to a number of them.
 type Fault struct {
-	match   func(*http.Request) bool
-	act     func(p *Proxy, w http.ResponseWriter, r *http.Request)
-	limit   atomic.Int64 // how many more requests it takes; < 0: no limit
-	taken   atomic.Int64
-	once    sync.Once
-	arrived chan struct{}
+	match func(*http.Request) bool
+	act   func(p *Proxy, w http.ResponseWriter, r *http.Request)
+	limit atomic.Int64 // how many more requests it takes; < 0: no limit
+
+	mu      sync.Mutex
+	taken   int
+	waiters map[int]chan struct{} // closed once taken reaches the key
 }
 
 // add installs a fault (after those added before: the first that matches takes a request).
 func (p *Proxy) add(match func(*http.Request) bool, act func(*Proxy, http.ResponseWriter, *http.Request)) *Fault {
-	f := &Fault{match: match, act: act, arrived: make(chan struct{})}
+	f := &Fault{match: match, act: act, waiters: map[int]chan struct{}{}}
 	f.limit.Store(-1)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -134,8 +135,12 @@ func (f *Fault) takes(r *http.Request) bool {
 }
 
 func (f *Fault) arrive() {
-	f.taken.Add(1)
-	f.once.Do(func() { close(f.arrived) })
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.taken++
+	if c, ok := f.waiters[f.taken]; ok {
+		close(c)
+	}
 }
 
 // Times limits f to the next n requests it matches; it returns f.
@@ -148,10 +153,29 @@ func (f *Fault) Times(n int) *Fault {
 func (f *Fault) Stop() { f.limit.Store(0) }
 
 // Arrived is closed when the first request the fault takes arrives.
-func (f *Fault) Arrived() <-chan struct{} { return f.arrived }
+func (f *Fault) Arrived() <-chan struct{} { return f.Arrivals(1) }
+
+// Arrivals is closed once n requests have arrived that the fault took.
+func (f *Fault) Arrivals(n int) <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.waiters[n]
+	if !ok {
+		c = make(chan struct{})
+		f.waiters[n] = c
+		if f.taken >= n {
+			close(c)
+		}
+	}
+	return c
+}
 
 // Taken is how many requests the fault has taken.
-func (f *Fault) Taken() int { return int(f.taken.Load()) }
+func (f *Fault) Taken() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.taken
+}
 
 // Hold holds the requests match selects until gate is closed, then forwards them; a client that goes away
 // meanwhile ends its request. A nil gate holds them until their client goes away.
@@ -164,6 +188,11 @@ func (p *Proxy) Hold(match func(*http.Request) bool, gate <-chan struct{}) *Faul
 		}
 		p.forward.ServeHTTP(w, r)
 	})
+}
+
+// Observe forwards the requests match selects unchanged, and counts them (Arrived, Taken).
+func (p *Proxy) Observe(match func(*http.Request) bool) *Fault {
+	return p.add(match, func(p *Proxy, w http.ResponseWriter, r *http.Request) { p.forward.ServeHTTP(w, r) })
 }
 
 // LoseAnswer forwards the requests match selects and waits for the API server's answer, then resets the
