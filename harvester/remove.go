@@ -212,8 +212,12 @@ func annotateRemovedClaims(ctx context.Context, c kube.Interface, ns, name strin
 			replaced = true
 			return apierrors.NewConflict(kubevirtv1.Resource("virtualmachines"), name, errors.New("the VM was replaced"))
 		}
-		if old := vm.Annotations[config.AnnotationRemovedPVCs]; old != "" {
+		old := vm.Annotations[config.AnnotationRemovedPVCs]
+		if old != "" {
 			claims = lists.SortedUnique(append(claims, strings.Split(old, ",")...))
+		}
+		if old == strings.Join(claims, ",") {
+			return nil // already marked: by a remove of the same machine running beside this one, say
 		}
 		if vm.Annotations == nil {
 			vm.Annotations = map[string]string{}

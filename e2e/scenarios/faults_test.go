@@ -152,6 +152,7 @@ func (f *faulted) rmLeavesNothing(cli *machineCLI) rmachine.Result {
 	if r.Err != nil {
 		f.t.Fatalf("rm after the fault: %s", r)
 	}
+	f.t.Logf("rm:\n%s", r.Output)
 	f.nothingOfTheMachineLeft()
 	return r
 }
@@ -468,12 +469,12 @@ func throttledAndUnavailable(t *testing.T, f *faulted) {
 }
 
 // The guest agent connects but the guest never gets an address: the create fails at its timeout, saying what
-// it waited for and what it last saw.
+// it waited for and what it last saw. (20 s: the VM runs long before, even with the other scenarios beside it.)
 func neverAnAddress(t *testing.T, f *faulted) {
 	annotateNamespace(t, f.b, f.ns, standin.AnnotationInject, standin.InjectNoIP)
 	cli := newCLI(t, f.b.AdminKubeconfig())
-	r := cli.run(f.args("--harvester-create-timeout", "5")...)
-	f.failedWith(r, "timed out after 5s waiting for VM "+f.ns+"/"+machine+" to run and report an IP", "guest agent connected, nic-0 has no IP")
+	r := cli.run(f.args("--harvester-create-timeout", "20")...)
+	f.failedWith(r, "timed out after 20s waiting for VM "+f.ns+"/"+machine+" to run and report an IP", "guest agent connected, nic-0 has no IP")
 	f.rmLeavesNothing(cli)
 }
 
