@@ -379,25 +379,35 @@ func manyMachinesWhileTheAPIServerPauses(t *testing.T, f *faulted) {
 }
 
 // rancher-machine and the plugin are killed (SIGKILL, as when Rancher's provisioning pod is deleted) once the VM
-// exists and the create waits for it, and again while rm removes it: the next rm finds the VM by the create's id
-// (the killed create never recorded its UID) and removes everything.
+// exists and the create waits for it, and again while rm removes it, its volumes marked for removal and its delete
+// on the way: the next rm finds the VM by the create's id (the killed create never recorded its UID) and removes
+// everything.
 func pluginKilled(t *testing.T, f *faulted) {
 	annotateNamespace(t, f.b, f.ns, standin.AnnotationIPDelay, "60s")
-	cli := newCLI(t, f.b.AdminKubeconfig())
+	p := f.proxy()
+	cli := newCLI(t, p.Kubeconfig())
 	waiting := "Waiting for VM " + f.ns + "/" + machine + " to run"
 	if r := cli.runUntil(waiting, f.args()...); !strings.Contains(r.Output, waiting) {
 		t.Fatalf("the create did not come to its wait: %s", r)
 	}
-	vm, err := f.b.Virt.KubevirtV1().VirtualMachines(f.ns).Get(context.Background(), machine, metav1.GetOptions{})
-	if err != nil {
+	if _, err := f.b.Virt.KubevirtV1().VirtualMachines(f.ns).Get(context.Background(), machine, metav1.GetOptions{}); err != nil {
 		t.Fatalf("the killed create's VM: %v", err)
 	}
-	if savedVMUID(t, cli) != "" {
-		t.Fatalf("the killed create recorded its VM's UID %s: the scenario needs one that did not", vm.UID)
+	if uid := savedVMUID(t, cli); uid != "" {
+		t.Fatalf("the killed create recorded its VM's UID %s: the scenario needs one that did not", uid)
 	}
-	removing := "Removing VM " + f.ns + "/" + machine
-	if r := cli.runUntil(removing, "rm", "-y", machine); !strings.Contains(r.Output, removing) {
-		t.Fatalf("the first rm did not come to removing the VM: %s", r)
+
+	deletes := p.Hold(apiproxy.Method(http.MethodDelete, f.vmPath()+"/"+machine), nil)
+	ctx, kill := context.WithCancel(context.Background())
+	killed := make(chan rmachine.Result, 1)
+	go func() { killed <- cli.Run(ctx, nil, "rm", "-y", machine) }()
+	f.arrives(deletes, "the first rm's delete of the VM")
+	kill()
+	<-killed
+	deletes.Stop()
+	vm, err := f.b.Virt.KubevirtV1().VirtualMachines(f.ns).Get(context.Background(), machine, metav1.GetOptions{})
+	if err != nil || vm.DeletionTimestamp != nil || vm.Annotations["harvesterhci.io/removedPersistentVolumeClaims"] == "" {
+		t.Fatalf("the killed rm must have marked the VM's volumes and not deleted it: %v %+v", err, vm)
 	}
 	if _, err := os.Stat(filepath.Join(cli.Store, "machines", machine)); err != nil {
 		t.Fatalf("the killed rm dropped the machine: %v", err)
