@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
@@ -75,7 +74,7 @@ func (d *Driver) Create() (err error) {
 	}
 	made := &created{}
 	facts := looked.facts
-	if made.addresses, err = ippool.Allocate(ctx, c, cfg); err != nil {
+	if made.addresses, err = ippool.Allocate(ctx, c, cfg, d.CreateID); err != nil {
 		return d.rollBack(c, made, err) // the IPv4 address of a dual-stack pool, when the IPv6 one failed
 	}
 	if a := made.addresses; len(a) > 0 {
@@ -153,6 +152,14 @@ type created struct {
 	addresses []*ippool.Allocation // from --harvester-ip-pool: one, or two for a dual-stack pool
 	secret    *corev1.Secret       // as created
 	vm        *kubevirtv1.VirtualMachine
+	// The Secret's or the VM's create failed in a way that may have made it all the same (kube.MayHaveApplied):
+	// its answer was lost. The rollback looks for it by the create's id.
+	secretUnanswered, vmUnanswered bool
+}
+
+// empty reports whether the create has made nothing that the rollback must look for.
+func (m *created) empty() bool {
+	return m.vm == nil && m.secret == nil && len(m.addresses) == 0 && !m.secretUnanswered && !m.vmUnanswered
 }
 
 // createAccess is what createObjects needs.
@@ -174,6 +181,7 @@ func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *co
 		return secretExists(ctx, c, ns, secret.Name, d.MachineName)
 	}
 	if err != nil {
+		made.secretUnanswered = kube.MayHaveApplied(err)
 		return c.Explain("create cloud-init Secret", ns+"/"+secret.Name, err)
 	}
 	made.secret = got
@@ -181,6 +189,7 @@ func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *co
 
 	gotVM, err := c.VirtualMachines(ns).Create(ctx, vm, metav1.CreateOptions{})
 	if err != nil {
+		made.vmUnanswered = kube.MayHaveApplied(err)
 		return c.Explain("create VirtualMachine", ns+"/"+vm.Name, err)
 	}
 	made.vm = gotVM
@@ -223,51 +232,135 @@ func secretInTheWay(ns, name, machine string, s *corev1.Secret) string {
 	return fmt.Sprintf("a Secret named %s already exists in namespace %s and is not a leftover of this driver; remove it or choose another machine name", name, ns)
 }
 
-// rollBack removes what a failed create made and returns the create's error, joined with any cleanup failure.
+// rollBack removes what a failed create made and returns the create's error, joined with what it could not
+// remove. It acts on the objects this create made and no others: those whose answer arrived by their UIDs, those
+// whose answer was lost (created.vmUnanswered, secretUnanswered) by the create's id on the object of their name —
+// the API server may have carried out a request whose answer never came back. Each request is retried on
+// transient failures as rm's are (kube.RetryTransient), and what is left all the same is named object by object.
 func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
-	if made.vm == nil && made.secret == nil && len(made.addresses) == 0 {
+	if made.empty() {
 		return cause
 	}
 	logging.Infof("Create failed; removing what it made: %v", d.id.Err(cause))
 	ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
 	defer cancel()
-	var cleanup error
-	if made.vm != nil {
-		cleanup = d.removeMadeVM(ctx, c, made.vm.UID)
-	}
-	if made.secret != nil { // by its UID: never a Secret this create did not make
-		cleanup = errors.Join(cleanup, deleteSecretUID(ctx, c, made.secret))
-	}
-	if cleanup == nil { // the addresses go only once their VM has
-		for _, a := range made.addresses {
-			cleanup = errors.Join(cleanup, ippool.Release(ctx, c, a.Static.Allocation, a.UID, d.machine()))
+	var left []string // what could not be removed, and why
+	vmLeft := false
+	if made.vm != nil || made.vmUnanswered {
+		if l := d.removeMadeVM(ctx, c, made); l != "" {
+			left, vmLeft = append(left, l), true
 		}
 	}
-	if cleanup != nil {
-		return fmt.Errorf("%w\nthe cleanup after it also failed, so objects may be left in Harvester namespace %s: %v", cause, d.cfg.Namespace, cleanup)
+	// The Secret and the addresses go only once the VM has: a VM left behind keeps its cloud-init and its address,
+	// and rm removes them with it.
+	const kept = "kept while the VM may exist"
+	if made.secret != nil || made.secretUnanswered {
+		if vmLeft {
+			left = append(left, madeSecretName(d, made)+" ("+kept+")")
+		} else if l := d.removeMadeSecret(ctx, c, made); l != "" {
+			left = append(left, l)
+		}
 	}
-	return cause
+	for _, a := range made.addresses {
+		what := fmt.Sprintf("address allocation %s (%s)", a.Static.Allocation, a.Static.Address.Addr())
+		if vmLeft {
+			left = append(left, what+" ("+kept+")")
+		} else if err := ippool.Release(ctx, c, a.Static.Allocation, a.UID, d.machine()); err != nil {
+			left = append(left, what+" ("+err.Error()+")")
+		}
+	}
+	if len(left) == 0 {
+		return cause
+	}
+	return fmt.Errorf("%w\nthe cleanup after it also failed and left in Harvester: %s. Removing the machine (rancher-machine rm %s; in Rancher, deleting it) "+
+		"removes them once Harvester answers", cause, strings.Join(left, "; "), d.MachineName)
 }
 
-// removeMadeVM removes the VM a create made, by its UID: a VM of the same name made since is left alone.
-func (d *Driver) removeMadeVM(ctx context.Context, c kube.Interface, uid types.UID) error {
-	vm, err := d.getVM(ctx, c)
+// removeMadeVM removes the VM this create made: the one whose answer arrived, by its UID, or else the VM of its
+// name that carries this create's id. A VM of the same name made by someone else is left alone.
+// It returns what it could not remove, and why, or "".
+func (d *Driver) removeMadeVM(ctx context.Context, c kube.Interface, made *created) string {
+	ns, name := d.namespace(), d.MachineName
+	vm, err := readMade(func() (*kubevirtv1.VirtualMachine, error) {
+		return c.VirtualMachines(ns).Get(ctx, name, metav1.GetOptions{})
+	}, "virtualmachines", name)
+	if err != nil {
+		what := "VM " + ns + "/" + name + ", which the create's lost answer may have made"
+		if made.vm != nil {
+			what = vmAndVolumes(made.vm)
+		}
+		return what + " (" + c.Explain("read VM", ns+"/"+name, err).Error() + ")"
+	}
 	switch {
-	case err != nil:
-		return err
-	case vm == nil || vm.UID != uid:
-		logging.Debugf("VM %s/%s (uid %s) is already gone", d.namespace(), d.MachineName, uid)
-		return nil
+	case vm == nil:
+		logging.Debugf("VM %s/%s of this create is already gone", ns, name)
+		return ""
+	case made.vm != nil && vm.UID != made.vm.UID, made.vm == nil && vm.Annotations[config.AnnotationCreateID] != d.CreateID:
+		logging.Debugf("VM %s/%s (uid %s) is not this create's; left alone", ns, name, vm.UID)
+		return ""
+	case made.vm == nil:
+		logging.Infof("The answer to the VM's create was lost, but the API server made it: VM %s/%s (uid %s, create id %s)", ns, name, vm.UID, d.CreateID)
 	}
-	return d.removeVM(ctx, c, vm)
+	if err := d.removeVM(ctx, c, vm); err != nil {
+		return vmAndVolumes(vm) + " (" + err.Error() + ")"
+	}
+	return ""
 }
 
-// deleteSecretUID deletes the Secret a create made, on the condition of its UID (its resourceVersion changed
-// when the VM became its owner).
-func deleteSecretUID(ctx context.Context, c kube.Interface, made *corev1.Secret) error {
-	s := made.DeepCopy()
+// vmAndVolumes names a VM and the volumes removing it removes.
+func vmAndVolumes(vm *kubevirtv1.VirtualMachine) string {
+	s := fmt.Sprintf("VM %s/%s (uid %s)", vm.Namespace, vm.Name, vm.UID)
+	if claims := vmClaims(vm, false); len(claims) > 0 {
+		s += " with its volumes " + strings.Join(claims, ", ")
+	}
+	return s
+}
+
+// removeMadeSecret deletes the cloud-init Secret this create made: the one whose answer arrived, by its UID (its
+// resourceVersion changed when the VM became its owner), or else the Secret of its name that carries this
+// create's id. The garbage collector may have deleted it with the VM already. It returns what it could not
+// remove, and why, or "".
+func (d *Driver) removeMadeSecret(ctx context.Context, c kube.Interface, made *created) string {
+	ns, name := d.namespace(), objects.CloudInitSecretName(d.MachineName)
+	s := made.secret
+	if s == nil {
+		found, err := readMade(func() (*corev1.Secret, error) { return kube.Get(ctx, c, kube.Secrets, ns, name) }, "secrets", name)
+		switch {
+		case err != nil:
+			return madeSecretName(d, made) + " (" + c.Explain("read Secret", ns+"/"+name, err).Error() + ")"
+		case found == nil || found.Annotations[config.AnnotationCreateID] != d.CreateID:
+			return ""
+		}
+		s = found
+	}
+	s = s.DeepCopy()
 	s.ResourceVersion = ""
-	return deleteSecret(ctx, c, s)
+	if err := deleteSecret(ctx, c, s); err != nil {
+		return fmt.Sprintf("Secret %s/%s (uid %s) (%v)", ns, name, s.UID, err)
+	}
+	return ""
+}
+
+// madeSecretName names the cloud-init Secret a create made, or whose create's answer was lost.
+func madeSecretName(d *Driver, made *created) string {
+	ns, name := d.namespace(), objects.CloudInitSecretName(d.MachineName)
+	if made.secret == nil {
+		return "Secret " + ns + "/" + name + ", which the create's lost answer may have made"
+	}
+	return fmt.Sprintf("Secret %s/%s (uid %s)", ns, name, made.secret.UID)
+}
+
+// readMade reads an object a create made with get, retrying transient failures; nil when there is none.
+func readMade[T any](get func() (*T, error), resource, name string) (*T, error) {
+	var obj *T
+	err := kube.RetryTransient(func() (err error) {
+		obj, err = get()
+		return err
+	})
+	if kube.IsGone(err, resource, name) {
+		return nil, nil
+	}
+	return obj, err
 }
 
 // randomSuffix returns five random lowercase letters or digits, for claim names.

@@ -201,4 +201,24 @@ func TestIPPoolReleasedOnRollback(t *testing.T) {
 			}
 		})
 	}
+	// The answer to the allocation's create is lost: the create goes on with the allocation it finds by its id,
+	// and its rollback releases it.
+	t.Run("lost answer", func(t *testing.T) {
+		fc := newFakeCluster(t)
+		fc.kubeVirt(fc.staticGuest())
+		kubefake.CaptureLog(t)
+		d := newTestDriver(t, fc, "m1", poolCreateOptions("10.0.0.10-10.0.0.11/24"))
+		lost := fc.LoseAnswer("configmaps")
+		fc.FailOn("create", "virtualmachines", apierrors.NewBadRequest("injected failure"))
+		if err := d.Create(); err == nil || !strings.Contains(err.Error(), "injected failure") || strings.Contains(err.Error(), "cleanup") {
+			t.Fatalf("Create: %v", err)
+		}
+		if lost.Load() != 1 {
+			t.Fatalf("the answer was lost %d times", lost.Load())
+		}
+		fc.nothingLeft(t)
+		if got := fc.allocations(); len(got) != 0 {
+			t.Errorf("the address is still allocated: %v", allocationNames(got))
+		}
+	})
 }

@@ -185,7 +185,7 @@ func TestCreateReportsFailedCleanup(t *testing.T) {
 	fc.FailOn("delete", "virtualmachines", apierrors.NewBadRequest("injected delete failure")) // not transient: a 500 would be retried
 	err := d.Create()
 	if err == nil || !strings.Contains(err.Error(), "injected patch failure") || !strings.Contains(err.Error(), "injected delete failure") ||
-		!strings.Contains(err.Error(), "objects may be left in Harvester namespace default") {
+		!strings.Contains(err.Error(), "the cleanup after it also failed and left in Harvester: VM default/m1") {
 		t.Fatalf("the error must carry the cause and the cleanup failure: %v", err)
 	}
 }

@@ -235,8 +235,12 @@ func annotateRemovedClaims(ctx context.Context, c kube.Interface, read *kubevirt
 			replaced = true
 			return apierrors.NewConflict(kubevirtv1.Resource("virtualmachines"), name, errors.New("the VM was replaced"))
 		}
-		if old := vm.Annotations[config.AnnotationRemovedPVCs]; old != "" {
+		old := vm.Annotations[config.AnnotationRemovedPVCs]
+		if old != "" {
 			claims = lists.SortedUnique(append(claims, strings.Split(old, ",")...))
+		}
+		if old == strings.Join(claims, ",") {
+			return nil // already marked: by a remove of the same machine running beside this one, say
 		}
 		if vm.Annotations == nil {
 			vm.Annotations = map[string]string{}
@@ -272,14 +276,16 @@ func (d *Driver) deleteCloudInitSecret(ctx context.Context, c kube.Interface, vm
 }
 
 // deleteSecret deletes secret, on the condition that it is still the very object read: its UID, and its
-// resourceVersion when set. One changed or gone since is left alone.
+// resourceVersion when set. One changed or gone since is left alone. The preconditions make a retried delete safe.
 func deleteSecret(ctx context.Context, c kube.Interface, secret *corev1.Secret) error {
 	ns, name := secret.Namespace, secret.Name
 	pre := &metav1.Preconditions{UID: &secret.UID}
 	if secret.ResourceVersion != "" {
 		pre.ResourceVersion = &secret.ResourceVersion
 	}
-	err := kube.Delete(ctx, c, kube.Secrets, ns, name, metav1.DeleteOptions{Preconditions: pre})
+	err := kube.RetryTransient(func() error {
+		return kube.Delete(ctx, c, kube.Secrets, ns, name, metav1.DeleteOptions{Preconditions: pre})
+	})
 	switch {
 	case err == nil:
 		logging.Debugf("Deleted Secret %s/%s (uid %s)", ns, name, secret.UID)

@@ -312,3 +312,23 @@ func TestRemoveLeavesAFinishedCreatesSecretToTheGarbageCollector(t *testing.T) {
 	}
 	fc.nothingLeft(t)
 }
+
+// Two rm of one machine at once (two copies of its state): the VM already carries the volumes the other marked,
+// and while the other deletes it every update of the VM conflicts. This rm writes nothing more and succeeds.
+func TestRemoveBesideAnotherRemove(t *testing.T) {
+	fc := newFakeCluster(t)
+	kubefake.CaptureLog(t)
+	fc.vmWithVolumes("m1", map[string]bool{"m1-disk-0-abcde": false}, map[string]string{config.AnnotationRemovedPVCs: "m1-disk-0-abcde"})
+	updates := 0
+	fc.KV.PrependReactor("update", "virtualmachines", func(k8stesting.Action) (bool, runtime.Object, error) {
+		updates++
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "kubevirt.io", Resource: "virtualmachines"}, "m1", errors.New("the object has been modified"))
+	})
+	if err := rmDriver(fc, "m1", "").Remove(); err != nil {
+		t.Fatalf("Remove: %v", err)
+	}
+	if updates != 0 {
+		t.Errorf("the VM was updated %d times; its volumes were marked already", updates)
+	}
+	fc.nothingLeft(t)
+}

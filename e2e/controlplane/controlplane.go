@@ -248,6 +248,28 @@ func (cp *ControlPlane) StartAPIServer(ctx context.Context) error {
 	return waitReady(ctx, p, cp.AdminConfig())
 }
 
+// The servers Pause can pause.
+const (
+	Etcd      = "etcd"
+	APIServer = "kube-apiserver"
+)
+
+// Pause stops server (Etcd or APIServer) in its tracks (SIGSTOP), as a host that swaps, a stop-the-world pause
+// or a frozen VM does: its connections stay open and it answers nothing until resume is called (SIGCONT), which
+// is safe to call more than once. Do not restart a paused API server.
+func (cp *ControlPlane) Pause(server string) (resume func(), err error) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	p := map[string]*process{Etcd: cp.etcd, APIServer: cp.apiserver}[server]
+	if p == nil {
+		return nil, fmt.Errorf("%s is not running", server)
+	}
+	if err := p.Pause(); err != nil {
+		return nil, err
+	}
+	return sync.OnceFunc(func() { _ = p.Resume() }), nil
+}
+
 // RestartAPIServer stops and starts kube-apiserver (StopAPIServer, then StartAPIServer).
 func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
 	cp.StopAPIServer()

@@ -66,6 +66,25 @@ func TestControlPlane(t *testing.T) {
 		t.Errorf("unknown token: got %v, want 401 Unauthorized", err)
 	}
 
+	// A paused server answers nothing, and once resumed answers again with nothing lost.
+	for _, server := range []string{controlplane.APIServer, controlplane.Etcd} {
+		resume, err := cp.Pause(server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		short, cancelShort := context.WithTimeout(ctx, time.Second)
+		_, err = cs.CoreV1().ConfigMaps("default").Update(short, cm, metav1.UpdateOptions{})
+		cancelShort()
+		resume()
+		resume() // a second resume does nothing
+		if err == nil {
+			t.Errorf("an update went through while %s was paused", server)
+		}
+		if _, err := cs.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{}); err != nil {
+			t.Errorf("after %s was resumed: %v", server, err)
+		}
+	}
+
 	url := cp.URL()
 	t0 := time.Now()
 	cp.StopAPIServer()

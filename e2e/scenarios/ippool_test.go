@@ -3,11 +3,8 @@ package scenarios
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/netip"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -20,9 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/harvester/docker-machine-driver-harvester/e2e/apiproxy"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
@@ -211,48 +207,19 @@ func holdingProxy(t *testing.T, admin *rest.Config, hold func(*http.Request) boo
 // gatedProxy is holdingProxy whose held requests go on to the API server once gate is closed (never when nil).
 func gatedProxy(t *testing.T, admin *rest.Config, hold func(*http.Request) bool, gate <-chan struct{}) (kubeconfig []byte, held <-chan struct{}) {
 	t.Helper()
-	target, err := url.Parse(admin.Host)
+	p := startProxy(t, admin)
+	return p.Kubeconfig(), p.Hold(hold, gate).Arrived()
+}
+
+// startProxy starts a proxy to the API server (package apiproxy) for the test.
+func startProxy(t *testing.T, admin *rest.Config) *apiproxy.Proxy {
+	t.Helper()
+	p, err := apiproxy.Start(admin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	transport, err := rest.TransportFor(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := &httputil.ReverseProxy{
-		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Host = target.Host },
-		Transport:     transport,
-		FlushInterval: -1, // watches stream
-	}
-	arrived := make(chan struct{})
-	var once sync.Once
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	server := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if hold(r) {
-			once.Do(func() { close(arrived) })
-			select {
-			case <-r.Context().Done():
-				return
-			case <-gate:
-			}
-		}
-		rp.ServeHTTP(w, r)
-	})}
-	go server.Serve(l)
-	t.Cleanup(func() { server.Close() })
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["proxy"] = &clientcmdapi.Cluster{Server: "http://" + l.Addr().String()}
-	cfg.AuthInfos["proxy"] = &clientcmdapi.AuthInfo{}
-	cfg.Contexts["proxy"] = &clientcmdapi.Context{Cluster: "proxy", AuthInfo: "proxy"}
-	cfg.CurrentContext = "proxy"
-	out, err := clientcmd.Write(*cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out, arrived
+	t.Cleanup(p.Close)
+	return p
 }
 
 // createVMNetwork creates a VM network (a NetworkAttachmentDefinition) in namespace ns.

@@ -20,7 +20,6 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/credential"
-	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 )
@@ -299,35 +298,6 @@ func TestRemoveAfterCredentialRotation(t *testing.T) {
 	cli.setCredential(renewed.Kubeconfig)
 	cli.must("rm", "-y", "--update-config", "m1")
 	nothingLeft(t, b, ns)
-}
-
-// The API server restarts while Create waits for the IP: the watch resumes and Create completes.
-func TestCreateSurvivesAPIServerRestart(t *testing.T) {
-	b := testbed.StartT(t, testbed.Options{})
-	ns := b.Namespace(t)
-	annotateNamespace(t, b, ns, standin.AnnotationIPDelay, "8s")
-	cli := newCLI(t, b.AdminKubeconfig())
-	done := make(chan rmachine.Result, 1)
-	args := createArgs(t, ns)
-	go func() { done <- cli.run(append(args, "m1")...) }()
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := b.WaitVMI(ctx, ns, "m1", "running", func(vmi *kubevirtv1.VirtualMachineInstance, exists bool) bool {
-		return exists && vmi.Status.Phase == kubevirtv1.Running
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.ControlPlane.RestartAPIServer(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.Err != nil {
-		t.Fatalf("create did not survive the restart: %s", r)
-	}
-	if !strings.Contains(r.Output, "is running at") {
-		t.Errorf("create finished without reporting the IP:\n%s", r.Output)
-	}
 }
 
 // 20 machines created and removed at once: all succeed, nothing is left.

@@ -81,10 +81,11 @@ const (
 	AnnotationIPAllocation = ipLabelPrefix + "ip-allocation"
 )
 
-// AnnotationCreateID, on a VM and its cloud-init Secret, is the random id of the create that made them, saved
-// with the machine (Driver.CreateID) before Create runs. It tells a machine's own VM from a later one of the
-// same name when the machine's state lacks the VM's UID (a create that was killed before the state was saved
-// again). This driver's own; nothing in Harvester reads it.
+// AnnotationCreateID, on a VM, its cloud-init Secret and its address allocations, is the random id of the create
+// that made them, saved with the machine (Driver.CreateID) before Create runs. It tells a machine's own VM from a
+// later one of the same name when the machine's state lacks the VM's UID (a create that was killed before the
+// state was saved again), and a create's own objects when the answer to their create was lost. This driver's
+// own; nothing in Harvester reads it.
 const AnnotationCreateID = "node-driver.harvesterhci.io/create-id"
 
 // AnnotationKeptVolumes, on the VM, lists (comma-separated) the volumes whose claims Remove leaves in Harvester:

@@ -65,9 +65,10 @@ type Allocation struct {
 }
 
 // Allocate takes, from each range of cfg's pool (one, or one per family for a dual-stack pool, IPv4 first), the
-// first address that is free or reclaimable for cfg's machine. Without a pool it returns nil. On an error it
-// returns what it took before it together with the error, for the create's rollback to release.
-func Allocate(ctx context.Context, c kube.Interface, cfg *config.Config) ([]*Allocation, error) {
+// first address that is free or reclaimable for cfg's machine; createID, the create's id, goes on each allocation.
+// Without a pool it returns nil. On an error it returns what it took before it together with the error, for the
+// create's rollback to release.
+func Allocate(ctx context.Context, c kube.Interface, cfg *config.Config, createID string) ([]*Allocation, error) {
 	if cfg.IPPool == nil {
 		return nil, nil
 	}
@@ -75,6 +76,7 @@ func Allocate(ctx context.Context, c kube.Interface, cfg *config.Config) ([]*All
 	if err != nil {
 		return nil, err
 	}
+	scan.createID = createID
 	var taken []*Allocation
 	for _, pool := range cfg.IPPools() {
 		a, err := scan.allocate(ctx, pool, taken)
@@ -111,11 +113,17 @@ func (s *poolScan) allocate(ctx context.Context, pool *config.IPPool, before []*
 			}
 			logging.Infof("Reclaimed address %s from %s, whose machine is gone", addr, stale.Annotations[config.AnnotationIPVM])
 		}
-		got, err := kube.Create(ctx, c, kube.ConfigMaps, ref.Namespace, objects.Allocation(cfg, static, lifetime))
+		got, err := kube.Create(ctx, c, kube.ConfigMaps, ref.Namespace, objects.Allocation(cfg, static, lifetime, s.createID))
+		if err != nil && kube.MayHaveApplied(err) {
+			got, err = s.madeAnyway(ctx, ref, lifetime, err)
+		}
 		switch {
 		case apierrors.IsAlreadyExists(err):
 			logging.Debugf("Address %s was taken a moment ago; trying the next", addr)
 			return true
+		case errors.As(err, new(*mayBeLeft)):
+			failed = err
+			return false
 		case err != nil:
 			failed = c.Explain("allocate address "+addr.String()+" as ConfigMap", ref.String(), err)
 			return false
@@ -136,6 +144,40 @@ func (s *poolScan) allocate(ctx context.Context, pool *config.IPPool, before []*
 	static := taken.Static
 	logging.Infof("Allocated address %s on network %s for VM %s/%s (ConfigMap %s)", static.Address, cfg.NICs[0].Network, cfg.Namespace, cfg.MachineName, static.Allocation)
 	return taken, nil
+}
+
+// madeAnyway looks for the allocation whose create failed with createErr in a way that may have made it all the
+// same (kube.MayHaveApplied: its answer was lost): it is this create's when it carries the create's id. It returns
+// that allocation; an AlreadyExists error when the name is someone else's (the next address is tried); createErr
+// when there is none; or a *mayBeLeft when it cannot tell.
+func (s *poolScan) madeAnyway(ctx context.Context, ref config.Ref, lifetime time.Duration, createErr error) (*corev1.ConfigMap, error) {
+	var cm *corev1.ConfigMap
+	err := kube.RetryTransient(func() (err error) {
+		cm, err = kube.Get(ctx, s.c, kube.ConfigMaps, ref.Namespace, ref.Name)
+		return err
+	})
+	switch {
+	case kube.IsGone(err, "configmaps", ref.Name):
+		return nil, createErr
+	case err != nil:
+		return nil, &mayBeLeft{created: s.c.Explain("allocate address as ConfigMap", ref.String(), createErr),
+			read: s.c.Explain("read", ref.String(), err), lifetime: lifetime}
+	case cm.Annotations[config.AnnotationCreateID] != s.createID || s.createID == "":
+		return nil, apierrors.NewAlreadyExists(corev1.Resource("configmaps"), ref.Name)
+	}
+	logging.Infof("The answer to the create of address allocation %s was lost, but the API server made it", ref)
+	return cm, nil
+}
+
+// mayBeLeft is an allocation whose create's answer was lost and that could not be read: it may exist.
+type mayBeLeft struct {
+	created, read error
+	lifetime      time.Duration
+}
+
+func (e *mayBeLeft) Error() string {
+	return fmt.Sprintf("%v; the allocation may have been made all the same and could not be read (%v): if it was, the next allocation of its address reclaims it %s after its creation",
+		e.created, e.read, e.lifetime)
 }
 
 // RecordVM writes the VM's UID into each allocation: from now on it is held as long as that VM (or its VMI)
@@ -160,6 +202,7 @@ func RecordVM(ctx context.Context, c kube.Interface, as []*Allocation, vm *kubev
 type poolScan struct {
 	c        kube.Interface
 	cfg      *config.Config
+	createID string // written on the allocations this scan makes
 	network  config.Ref
 	existing map[string]*corev1.ConfigMap // the network's allocations, by name
 	machines map[string]*machinesIn       // by namespace

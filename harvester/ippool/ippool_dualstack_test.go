@@ -29,7 +29,7 @@ func TestAllocateDualStack(t *testing.T) {
 	if got := fc.checkProblems(cfg, 1); !strings.Contains(got, want) || strings.Contains(got, "10.0.0.10-10.0.0.12/24 on network") {
 		t.Errorf("Check: %q\nwant %q alone", got, want)
 	}
-	second, err := Allocate(context.Background(), fc.C, cfg)
+	second, err := Allocate(context.Background(), fc.C, cfg, "this-create")
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Allocate: %v\nwant %q", err, want)
 	}

@@ -56,7 +56,7 @@ func poolConfig(t *testing.T, machine, pool string) *config.Config {
 // allocate takes machine's addresses from pool, failing the test when it cannot.
 func (fc *fakeCluster) allocate(machine, pool string) []*Allocation {
 	fc.T.Helper()
-	taken, err := Allocate(context.Background(), fc.C, poolConfig(fc.T, machine, pool))
+	taken, err := Allocate(context.Background(), fc.C, poolConfig(fc.T, machine, pool), "this-create")
 	if err != nil {
 		fc.T.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestExhausted(t *testing.T) {
 	if got := fc.checkProblems(cfg, 1); !strings.Contains(got, want) {
 		t.Errorf("Check: %q\nwant %q", got, want)
 	}
-	taken, err := Allocate(context.Background(), fc.C, cfg)
+	taken, err := Allocate(context.Background(), fc.C, cfg, "this-create")
 	if err == nil || !strings.Contains(err.Error(), want) || len(taken) != 0 {
 		t.Errorf("Allocate: %v %v\nwant %q", taken, err, want)
 	}
@@ -198,7 +198,7 @@ func TestReclaim(t *testing.T) {
 			if got != "" {
 				t.Fatalf("Check: %s", got)
 			}
-			taken, err := Allocate(context.Background(), fc.C, cfg)
+			taken, err := Allocate(context.Background(), fc.C, cfg, "this-create")
 			if err != nil {
 				t.Fatalf("Allocate: %v", err)
 			}
@@ -215,7 +215,7 @@ func TestReclaim(t *testing.T) {
 func (fc *fakeCluster) abandonedAllocation(addr, uid string, lifetime time.Duration) *corev1.ConfigMap {
 	fc.T.Helper()
 	cfg := poolConfig(fc.T, "old", addr+"-"+addr+"/24")
-	cm := objects.Allocation(cfg, objects.StaticAddressFor(cfg, netip.MustParseAddr(addr)), lifetime)
+	cm := objects.Allocation(cfg, objects.StaticAddressFor(cfg, netip.MustParseAddr(addr)), lifetime, "old-create")
 	if uid != "" {
 		cm.Annotations[config.AnnotationIPVMUID] = uid
 	}
@@ -313,5 +313,54 @@ func TestCheckAccess(t *testing.T) {
 	want := "--harvester-ip-pool: the credential may not create configmaps and delete configmaps in namespace default, where the addresses of network default/vlan1 are allocated"
 	if !strings.Contains(got, want) {
 		t.Fatalf("Check: %q\nwant %q", got, want)
+	}
+}
+
+// The API server makes an allocation but its answer is lost: the allocation that carries this create's id is
+// taken as made; one that carries another create's id is someone else's, and the next address is taken; one that
+// cannot be read is named as possibly left, with when it is reclaimed.
+func TestAllocateAfterALostAnswer(t *testing.T) {
+	saved := kube.TransientBackoff
+	kube.TransientBackoff.Duration = time.Millisecond
+	t.Cleanup(func() { kube.TransientBackoff = saved })
+
+	fc := newFakeCluster(t)
+	lost := fc.LoseAnswer("configmaps")
+	taken := fc.allocate("m1", "10.0.0.10-10.0.0.11/24")
+	cm := fc.allocations()["ip-vlan1-10-0-0-10"]
+	if lost.Load() != 1 || taken[0].UID != cm.UID || cm.Annotations[config.AnnotationCreateID] != "this-create" {
+		t.Fatalf("after a lost answer (%d): took %s (uid %s), the allocation %v (uid %s)", lost.Load(), taken[0].Static.Address, taken[0].UID, cm.Annotations, cm.UID)
+	}
+
+	fc = newFakeCluster(t)
+	fc.Dyn.PrependReactor("create", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if name := a.(k8stesting.CreateAction).GetObject().(metav1.Object).GetName(); name == "ip-vlan1-10-0-0-10" {
+			// Another create's allocation, made as this one's answer was lost (through the tracker: the fake is
+			// locked while its reactors run).
+			cfg := poolConfig(t, "m1", "10.0.0.10-10.0.0.10/24")
+			theirs, _ := kube.ToUnstructured(kube.ConfigMaps, objects.Allocation(cfg, objects.StaticAddressFor(cfg, netip.MustParseAddr("10.0.0.10")), time.Minute, "their-create"))
+			theirs.SetUID("uid-theirs")
+			if err := fc.Dyn.Tracker().Create(a.GetResource(), theirs, "default"); err != nil {
+				return true, nil, err
+			}
+			return true, nil, kubefake.ConnectionReset("Post", "/api/v1/namespaces/default/configmaps")
+		}
+		return false, nil, nil
+	})
+	if taken := fc.allocate("m1", "10.0.0.10-10.0.0.11/24"); taken[0].Static.Address.Addr() != netip.MustParseAddr("10.0.0.11") {
+		t.Fatalf("the lost address was another create's; allocated %s", taken[0].Static.Address)
+	}
+
+	fc = newFakeCluster(t)
+	fc.LoseAnswer("configmaps")
+	fc.Dyn.PrependReactor("get", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewServiceUnavailable("unavailable")
+	})
+	_, err := Allocate(context.Background(), fc.C, poolConfig(t, "m1", "10.0.0.10-10.0.0.11/24"), "this-create")
+	for _, want := range []string{"cannot allocate address as ConfigMap default/ip-vlan1-10-0-0-10: Harvester at harvester.test:6443 is unreachable",
+		"the allocation may have been made all the same and could not be read", "reclaims it 1m30s after its creation"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
 	}
 }

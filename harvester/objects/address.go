@@ -155,11 +155,12 @@ func renderNetworkData(cfg *config.Config, facts Facts) ([]byte, error) {
 }
 
 // Allocation returns the ConfigMap that holds address s for cfg's machine: created, never updated, to take
-// the address (the API server lets only one create of a name succeed). It records the machine and, for a create
-// in flight, how long it may take before its allocation counts as abandoned (lifetime, from the ConfigMap's
-// creationTimestamp).
-func Allocation(cfg *config.Config, s *StaticAddress, lifetime time.Duration) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
+// the address (the API server lets only one create of a name succeed). It records the machine, the id of the
+// create that makes it (createID; when that create's answer is lost, the id tells its allocation from another's)
+// and, for a create in flight, how long it may take before its allocation counts as abandoned (lifetime, from the
+// ConfigMap's creationTimestamp).
+func Allocation(cfg *config.Config, s *StaticAddress, lifetime time.Duration, createID string) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      s.Allocation.Name,
@@ -178,4 +179,8 @@ func Allocation(cfg *config.Config, s *StaticAddress, lifetime time.Duration) *c
 			},
 		},
 	}
+	if createID != "" {
+		cm.Annotations[config.AnnotationCreateID] = createID
+	}
+	return cm
 }

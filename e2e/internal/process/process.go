@@ -104,6 +104,20 @@ func (p *Process) Stop(grace time.Duration) {
 	<-p.done
 }
 
+// Pause stops the process group in its tracks (SIGSTOP): its connections stay open and it answers nothing until
+// Resume (SIGCONT). Stop ends a paused process too (SIGKILL).
+func (p *Process) Pause() error { return p.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process group.
+func (p *Process) Resume() error { return p.signal(syscall.SIGCONT) }
+
+func (p *Process) signal(sig syscall.Signal) error {
+	if done, _ := p.Exited(); done {
+		return fmt.Errorf("%s has exited", p.name)
+	}
+	return syscall.Kill(-p.cmd.Process.Pid, sig)
+}
+
 // PollReady asks probe every 100 ms until it succeeds, the process exits, or ctx ends (default deadline 60 s).
 // Polling is right here: a starting server offers nothing to watch.
 func (p *Process) PollReady(ctx context.Context, probe func(context.Context) error) error {

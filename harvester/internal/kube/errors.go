@@ -47,6 +47,18 @@ func IsTransient(err error) bool {
 		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err)
 }
 
+// MayHaveApplied reports whether a write that failed with err may have been carried out all the same: its answer
+// did not arrive (a connection reset or timed out after the request was sent) or the server failed after it
+// began (a 5xx: etcd's "request timed out" and the API server's own 504 come after the write may have landed).
+// A 4xx is a refusal: nothing was written. The create's rollback then looks for what such a write made.
+func MayHaveApplied(err error) bool {
+	var status apierrors.APIStatus
+	if err == nil || !errors.As(err, &status) {
+		return err != nil
+	}
+	return status.Status().Code >= 500 || status.Status().Code == 0
+}
+
 // TransientBackoff spaces the retries of a request that failed transiently (see IsTransient): 5 tries over about
 // 8 s, besides what each try itself takes (a webhook's timeout is 10 s).
 var TransientBackoff = wait.Backoff{Steps: 5, Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.1}

@@ -8,8 +8,11 @@ package kubefake
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"slices"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -76,12 +79,7 @@ func New(t *testing.T, renew string) *Cluster {
 	// The fakes do not assign UIDs or creation times; the driver relies on them (owner references, delete
 	// preconditions, the lifetime of an address allocation).
 	stampUID := func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if m, err := meta.Accessor(a.(k8stesting.CreateAction).GetObject()); err == nil && m.GetUID() == "" {
-			m.SetUID(types.UID(fmt.Sprintf("uid-%d", fc.uids.Add(1))))
-			if ts := m.GetCreationTimestamp(); ts.IsZero() {
-				m.SetCreationTimestamp(metav1.Now())
-			}
-		}
+		fc.stamp(a.(k8stesting.CreateAction).GetObject())
 		return false, nil, nil
 	}
 	fc.KV.PrependReactor("create", "*", stampUID)
@@ -163,6 +161,16 @@ func (fc *Cluster) collectGarbage(a k8stesting.Action) (bool, runtime.Object, er
 	return true, nil, nil
 }
 
+// stamp gives a new object its UID and creation time, as the API server does.
+func (fc *Cluster) stamp(obj runtime.Object) {
+	if m, err := meta.Accessor(obj); err == nil && m.GetUID() == "" {
+		m.SetUID(types.UID(fmt.Sprintf("uid-%d", fc.uids.Add(1))))
+		if ts := m.GetCreationTimestamp(); ts.IsZero() {
+			m.SetCreationTimestamp(metav1.Now())
+		}
+	}
+}
+
 // answer makes the creates of a review resource (of kind k) return the review as fill completes it.
 func answer[T any](dyn *dynamicfake.FakeDynamicClient, resource string, k kube.Kind[T], fill func(*T)) {
 	dyn.PrependReactor("create", resource, func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -226,6 +234,36 @@ func (fc *Cluster) FailOn(verb, resource string, err error) *atomic.Int32 {
 	}
 	fc.KV.PrependReactor(verb, resource, react)
 	fc.Dyn.PrependReactor(verb, resource, react)
+	return &fired
+}
+
+// ConnectionReset is the error client-go returns when the connection breaks before the answer arrives: the
+// request may or may not have been carried out.
+func ConnectionReset(method, path string) error {
+	return &url.Error{Op: method, URL: "https://harvester.test:6443" + path, Err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}
+}
+
+// LoseAnswer makes the first create of resource be carried out by the API server and its answer lost, as when
+// the connection breaks after the server wrote the object: the object exists, and the client gets
+// ConnectionReset. It returns a counter of the times it fired.
+func (fc *Cluster) LoseAnswer(resource string) *atomic.Int32 {
+	var fired atomic.Int32
+	for _, f := range []struct {
+		fake    *k8stesting.Fake
+		tracker k8stesting.ObjectTracker
+	}{{&fc.KV.Fake, fc.KV.Tracker()}, {&fc.Dyn.Fake, fc.Dyn.Tracker()}} {
+		f.fake.PrependReactor("create", resource, func(a k8stesting.Action) (bool, runtime.Object, error) {
+			if !fired.CompareAndSwap(0, 1) {
+				return false, nil, nil
+			}
+			obj := a.(k8stesting.CreateAction).GetObject()
+			fc.stamp(obj)
+			if err := f.tracker.Create(a.GetResource(), obj, a.GetNamespace()); err != nil {
+				return true, nil, err
+			}
+			return true, nil, ConnectionReset("Post", "/"+a.GetResource().Resource)
+		})
+	}
 	return &fired
 }
 
