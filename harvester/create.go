@@ -237,7 +237,13 @@ func secretInTheWay(ns, name, machine string, s *corev1.Secret) string {
 // whose answer was lost (created.vmUnanswered, secretUnanswered) by the create's id on the object of their name —
 // the API server may have carried out a request whose answer never came back. Each request is retried on
 // transient failures as rm's are (kube.RetryTransient), and what is left all the same is named object by object.
+//
+// It forgets the VM's UID (d.VMUID): rancher-machine does not save a machine whose Create failed, so its store keeps
+// the state of before Create, and a Remove in this process must see what a Remove in a later one sees. With VMUID
+// set, Remove would take the machine for a finished create whose Secret its VM owns; a VM left behind here may
+// have been made before the handover, so Remove finds it by the create id and reads its Secret.
 func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
+	d.VMUID = ""
 	if made.empty() {
 		return cause
 	}
