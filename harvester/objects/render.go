@@ -27,7 +27,7 @@ func Render(cfg *config.Config) ([]byte, error) {
 	}
 	guestKubeconfig := cfg.CloudProvider.Kubeconfig
 	if cfg.CloudProvider.Generate {
-		guestKubeconfig = []byte(fmt.Sprintf("<kubeconfig of service account %s/%s, made in Harvester at create>", cfg.Namespace, config.CloudProviderAccountName(cfg.ClusterName)))
+		guestKubeconfig = GeneratedKubeconfigPlaceholder(cfg)
 	}
 	userData, err := UserData(cfg, []string{placeholderSSHKey}, guestKubeconfig)
 	if err != nil {
@@ -46,6 +46,12 @@ func Render(cfg *config.Config) ([]byte, error) {
 		return nil, err
 	}
 	return toYAML(readableSecret(secret), vm)
+}
+
+// GeneratedKubeconfigPlaceholder stands for the kubeconfig of the guest cluster's cloud-provider account
+// (--harvester-generate-cloud-provider-config), which only a create makes in Harvester.
+func GeneratedKubeconfigPlaceholder(cfg *config.Config) []byte {
+	return fmt.Appendf(nil, "<kubeconfig of service account %s/%s, made in Harvester at create>", cfg.Namespace, config.CloudProviderAccountName(cfg.ClusterName))
 }
 
 // readableSecret moves a Secret's data to stringData, which the API accepts and which reads as text.
