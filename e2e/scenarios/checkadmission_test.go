@@ -23,16 +23,18 @@ import (
 // admitter — about the exact Secret and VM a create would send, as dry runs, and writes nothing: the namespace's
 // VMs, VMIs, Secrets, PVCs and Events, with their resourceVersions, are the same after as before, and every request
 // is a read, a review or a dry run. A VM the driver's own checks pass is refused there: its fixed MAC address is
-// already another VM's on the same cluster network, which only Harvester's validator knows.
+// already another VM's on the same cluster network, which only Harvester's validator knows. A VM name that is
+// taken is refused for it.
 func TestCheckVerbAsksAdmission(t *testing.T) {
 	b := testbed.Shared(t)
 	ns, elsewhere := b.Namespace(t), b.Namespace(t)
 	newCLI(t, b.AdminKubeconfig()) // builds the plugin
 	ctx := context.Background()
 
-	// Another namespace's VM holds the MAC address, on cluster network mgmt as the machine's network is.
+	// Another namespace's VM holds the MAC address, on cluster network mgmt as the machine's network is. It has
+	// the machine's name: a check in its namespace finds the name taken.
 	const mac = "02:00:5e:37:00:02"
-	holder := macHolder(elsewhere, "mac-holder", mac)
+	holder := macHolder(elsewhere, "checked", mac)
 	if _, err := b.Virt.KubevirtV1().VirtualMachines(elsewhere).Create(ctx, holder, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +64,23 @@ func TestCheckVerbAsksAdmission(t *testing.T) {
 		}
 	}
 
+	// The name a create would use is taken: the API server refuses the dry run as it would the create, once
+	// admission let it through.
+	out, code = runCheck(t, kubeconfig, checkArgs(elsewhere)...)
+	taken := "problem  admission             VM " + elsewhere + "/checked already exists: the cluster's admission lets the create through, " +
+		"and the API server refuses it for its name; choose another machine name or remove that VM\n"
+	if code != 1 || !strings.Contains(out, taken) {
+		t.Errorf("a machine whose VM name is taken: exit %d, want 1 and the line %q", code, taken)
+	}
+
 	after := namespaceObjects(t, b, ns)
 	if !maps.Equal(before, after) {
 		t.Errorf("check changed namespace %s:\nbefore %v\nafter  %v", ns, before, after)
 	}
 	_, dryRuns := onlyReadsAndDryRuns(t, recorded())
 	secrets, vms := "/api/v1/namespaces/"+ns+"/secrets", "/apis/kubevirt.io/v1/namespaces/"+ns+"/virtualmachines"
-	if want := []string{secrets, vms, secrets, vms}; !slices.Equal(dryRuns, want) {
+	secrets2, vms2 := "/api/v1/namespaces/"+elsewhere+"/secrets", "/apis/kubevirt.io/v1/namespaces/"+elsewhere+"/virtualmachines"
+	if want := []string{secrets, vms, secrets, vms, secrets2, vms2}; !slices.Equal(dryRuns, want) {
 		t.Errorf("dry runs %v, want each check's Secret, then its VM: %v", dryRuns, want)
 	}
 }
