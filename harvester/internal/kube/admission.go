@@ -15,7 +15,9 @@ import (
 // NoneOnDryRun, else the request fails), validation, and the name's uniqueness — and no object, no
 // resourceVersion, no watch event (k8s.io/apiserver pkg/registry/generic/registry: Store.create runs the
 // validating admission before DryRunnableStorage.Create, which with dryRun only checks that the key is free).
-func DryRunAll() metav1.CreateOptions { return metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}} }
+func DryRunAll() metav1.CreateOptions {
+	return metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+}
 
 // WebhookRefusal is an admission webhook's refusal of a request.
 type WebhookRefusal struct {
