@@ -70,7 +70,7 @@ func checkAdmission(ctx context.Context, r *checkRun) {
 	if len(assumed) > 0 {
 		assumptions = "assumed: " + strings.Join(assumed, "; ")
 	}
-	note := strings.TrimSuffix("dry run; "+assumptions, "; ") // what a refusal judged
+	note := strings.TrimSuffix("dry run; "+assumptions, "; ") // after a refusal: what was judged
 	var accepted []string
 	ask := func(kind string, name string, access kube.Access, create func() error) {
 		object := kind + " " + ns + "/" + name
