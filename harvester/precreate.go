@@ -107,12 +107,17 @@ const (
 	CheckHostDevices    = "host devices" // and their free capacity
 	CheckIPPool         = "IP pool"
 	CheckLBPools        = "load-balancer pools" // --harvester-ip-pool against Harvester's load-balancer IP pools
+	// CheckAdmission is the check verb's own, after the pre-flight's (checkVerbChecks): the cluster's admission
+	// judges the create's Secret and VM in a dry run.
+	CheckAdmission = "admission"
 )
 
 // Preflight runs a create's pre-flight (PreCreateCheck) for machine machineName configured by opts (the flags and
-// environment of a create, see config.ParseArgs) and returns every check, in order, creating and changing
-// nothing: it only reads, and asks the API server what the credential may do (SelfSubject*Reviews, which store
-// nothing). An invalid configuration is the error, a *config.ConfigError.
+// environment of a create, see config.ParseArgs), then asks the cluster's admission about the create's objects
+// (CheckAdmission, which PreCreateCheck does not), and returns every check, in order, creating and changing
+// nothing: it only reads, asks the API server what the credential may do (SelfSubject*Reviews, which store
+// nothing) and sends the Secret and the VM as dry runs (stored neither). An invalid configuration is the error, a
+// *config.ConfigError.
 func Preflight(ctx context.Context, machineName string, opts config.Options) ([]Check, error) {
 	return PreflightPool(ctx, machineName, opts, 1)
 }
@@ -134,7 +139,7 @@ func PreflightPool(ctx context.Context, machineName string, opts config.Options,
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	return d.preflight(ctx), nil
+	return d.preflight(ctx, checkVerbChecks...), nil
 }
 
 // failed is a check that ended the pre-flight with err.
@@ -160,15 +165,15 @@ var preflightChecks = []preflightCheck{
 	{name: CheckLBPools, flags: []string{config.FlagIPPool}, given: ipPoolGiven, run: checkLBPools},
 }
 
-// preflight makes the checks of PreCreateCheck (preflightChecks); a check with err set is the last. The images'
-// lookup is kept for Create.
-func (d *Driver) preflight(ctx context.Context) []Check {
+// preflight makes the checks of PreCreateCheck (preflightChecks), then those of more; a check with err set is
+// the last. The images' lookup is kept for Create.
+func (d *Driver) preflight(ctx context.Context, more ...preflightCheck) []Check {
 	c, err := d.api()
 	if err != nil {
 		return []Check{failed(CheckCredential, config.FlagKubeconfigContent, err)}
 	}
 	logging.Infof("Checking Harvester (%s) for VM %s/%s", c.Server(), d.cfg.Namespace, d.cfg.MachineName)
-	checks, found := runChecks(ctx, preflightChecks, d, c)
+	checks, found := runChecks(ctx, slices.Concat(preflightChecks, more), d, c)
 	if looked, ok := found[CheckImagesKeyPairs].(*lookups); ok {
 		d.looked = looked
 	}
@@ -178,8 +183,9 @@ func (d *Driver) preflight(ctx context.Context) []Check {
 func ipPoolGiven(cfg *config.Config) bool { return cfg.IPPool != nil }
 
 // checkIPPool makes sure the static-address pool has an address for each machine (ippool.Check).
+// What it finds are the addresses a create would take (nil for none), for the admission's dry run.
 func checkIPPool(ctx context.Context, r *checkRun) {
-	ippool.Check(ctx, r.c, r.cfg, r.machineCount(), &r.p)
+	r.findings = ippool.Check(ctx, r.c, r.cfg, r.machineCount(), &r.p)
 }
 
 // checkCredential reads the machine's namespace: the first read proves the credential. When it fails for any
@@ -272,8 +278,12 @@ func (d *Driver) neededAccess() []kube.Access {
 }
 
 // checkAccess asks the API server whether the credential may do what the machine's life needs in its namespace.
+// What it finds is what the credential may not do (accessDenied), nil when the review failed.
 func checkAccess(ctx context.Context, r *checkRun) {
 	denied, err := r.c.Denied(ctx, r.cfg.Namespace, r.neededAccess())
+	if err == nil {
+		r.findings = accessDenied(denied)
+	}
 	switch {
 	case err != nil:
 		r.p.Addf(config.FlagKubeconfigContent, "%v", r.c.Explain("check the credential's permissions in namespace", r.cfg.Namespace, err))

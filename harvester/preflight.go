@@ -73,6 +73,19 @@ func (r *checkRun) findingsOf(name string) any {
 	return need.findings
 }
 
+// blocked waits for the needed checks to end and returns why one of them blocks its dependents, "" for none: a
+// check that is skipped for it need not make its requests in vain. Only a need's own finding counts here (the
+// blocks a need inherits is known once every check has ended).
+func (r *checkRun) blocked() string {
+	for _, need := range r.needs {
+		<-need.done
+		if need.blocks != "" {
+			return need.blocks
+		}
+	}
+	return ""
+}
+
 // check is what the check verb reports of r. A check with nothing to check says so; one that depends on a check
 // that blocks its dependents is skipped with that one's reason, and blocks its own dependents for the same.
 func (r *checkRun) check(name string, needs []string) Check {

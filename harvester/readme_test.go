@@ -65,9 +65,9 @@ func checkLines(checks []Check) string {
 	return b.String()
 }
 
-// The README's check sample is what the pre-flight's table prints for the README's command line against a
-// Harvester that has neither its image nor its network: every check's line, in the table's order, with its skip
-// reason. go test ./harvester -run README -update-readme rewrites it.
+// The README's check sample is what the check verb's table (the pre-flight's, then checkVerbChecks) prints for
+// the README's command line against a Harvester that has neither its image nor its network: every check's line,
+// in the table's order, with its skip reason. go test ./harvester -run README -update-readme rewrites it.
 func TestREADMECheckSample(t *testing.T) {
 	raw, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -87,7 +87,7 @@ func TestREADMECheckSample(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
 	fc.OK(nil, kube.Delete(context.Background(), fc.C, kube.Networks, "default", "vlan1", metav1.DeleteOptions{}))
-	got := checkLines(newTestDriver(t, fc, machineName, opts).preflight(context.Background()))
+	got := checkLines(newTestDriver(t, fc, machineName, opts).preflight(context.Background(), checkVerbChecks...))
 	if *updateREADME {
 		if err := os.WriteFile("../README.md", []byte(readme[:start]+got+readme[end:]), 0o644); err != nil {
 			t.Fatal(err)
@@ -95,6 +95,6 @@ func TestREADMECheckSample(t *testing.T) {
 		return
 	}
 	if want := readme[start:end]; got != want {
-		t.Errorf("README.md's check sample is not what the pre-flight prints (go test ./harvester -run README -update-readme); it shows:\n%sthe pre-flight prints:\n%s", want, got)
+		t.Errorf("README.md's check sample is not what check prints (go test ./harvester -run README -update-readme); it shows:\n%scheck prints:\n%s", want, got)
 	}
 }

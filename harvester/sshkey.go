@@ -21,26 +21,10 @@ import (
 // every image's sshd accepts). Its public half is derived from the private key, so a user key needs no .pub file.
 func (d *Driver) prepareSSHKey() (string, error) {
 	path := d.GetSSHKeyPath()
-	var (
-		pemBytes []byte
-		err      error
-	)
-	if src := d.cfg.SSH.PrivateKeyPath; src != "" {
-		if pemBytes, err = config.ReadPrivateKey(src); err != nil {
-			return "", fmt.Errorf("--%s: %v", config.FlagSSHPrivateKeyPath, err)
-		}
-	} else {
-		key, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			return "", fmt.Errorf("cannot generate an SSH key: %w", err)
-		}
-		pemBytes = pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	}
-	signer, err := ssh.ParsePrivateKey(pemBytes)
+	pemBytes, public, err := d.machineKey()
 	if err != nil {
-		return "", fmt.Errorf("--%s: %s is not a usable SSH private key: %v", config.FlagSSHPrivateKeyPath, d.cfg.SSH.PrivateKeyPath, err)
+		return "", err
 	}
-	public := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey())))
 	if err := writeFileAtomic(path, pemBytes, 0o600); err != nil {
 		return "", fmt.Errorf("cannot store the machine's SSH key: %w", err)
 	}
@@ -79,4 +63,25 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// machineKey returns the machine's private key (PEM) and its public key in authorized_keys form, as
+// prepareSSHKey describes them, without storing anything.
+func (d *Driver) machineKey() (pemBytes []byte, public string, err error) {
+	if src := d.cfg.SSH.PrivateKeyPath; src != "" {
+		if pemBytes, err = config.ReadPrivateKey(src); err != nil {
+			return nil, "", fmt.Errorf("--%s: %v", config.FlagSSHPrivateKeyPath, err)
+		}
+	} else {
+		key, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			return nil, "", fmt.Errorf("cannot generate an SSH key: %w", err)
+		}
+		pemBytes = pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	}
+	signer, err := ssh.ParsePrivateKey(pemBytes)
+	if err != nil {
+		return nil, "", fmt.Errorf("--%s: %s is not a usable SSH private key: %v", config.FlagSSHPrivateKeyPath, d.cfg.SSH.PrivateKeyPath, err)
+	}
+	return pemBytes, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey()))), nil
 }

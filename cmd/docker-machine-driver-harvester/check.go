@@ -21,8 +21,9 @@ var stdin io.Reader = os.Stdin
 // check runs `docker-machine-driver-harvester check --machine-name NAME [--machine-config FILE [--cluster FILE
 // [--pool NAME]]] [--count N] [--harvester-… flags]`: the pre-flight of a create with these flags and environment
 // against the cluster (harvester.PreflightPool), one line per check — "ok", "problem" (a line per problem) or
-// "skipped" (with why: not configured, or a read the credential may not make) — creating and changing nothing;
-// only the credential's line when the credential cannot be used at all (Harvester unreachable, the token
+// "skipped" (with why: not configured, or a read the credential may not make) —, then the "admission" line: what
+// the cluster's admission webhooks say of the create's Secret and VM, sent as dry runs. It creates and changes
+// nothing; only the credential's line when the credential cannot be used at all (Harvester unreachable, the token
 // refused), which ends the pre-flight. The exit code is 1 when a check found a problem or the flags are invalid,
 // 2 for a malformed command line.
 //

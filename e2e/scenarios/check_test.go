@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,13 +25,65 @@ import (
 
 // The check verb runs a create's whole pre-flight against the real API server and writes nothing: every request
 // goes through a proxy that records it, and the only ones that are not reads are the SelfSubjectRulesReview and
-// SelfSubjectAccessReview creates, which the API server answers without storing anything (reads in effect). Every
-// read asks for the API server's watch cache (resourceVersion=0): the pre-flight spares etcd.
+// SelfSubjectAccessReview creates, which the API server answers without storing anything (reads in effect), and
+// the admission's dry runs of the Secret, then the VM (dryRun=All, stored neither). Every read asks for the API
+// server's watch cache (resourceVersion=0): the pre-flight spares etcd.
 func TestCheckVerbWritesNothing(t *testing.T) {
 	b := testbed.Shared(t)
 	ns := b.Namespace(t)
 	newCLI(t, b.AdminKubeconfig()) // builds the plugin
+	kubeconfig, recorded := recordingProxy(t, b)
 
+	verb := func(args ...string) (string, int) {
+		t.Helper()
+		return runCheck(t, kubeconfig, args...)
+	}
+	good := checkArgs(ns)
+
+	out, code := verb(good...)
+	if code != 0 {
+		t.Errorf("a good configuration: exit %d, want 0", code)
+	}
+	for _, want := range []string{"ok       credential", "ok       namespace", "ok       permissions", "ok       machine name",
+		"ok       images and key pairs", "ok       networks", "skipped  IP pool", "ok       admission             Secret " + ns + "/checked-cloudinit and VM " + ns + "/checked accepted"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("a good configuration: no line %q", want)
+		}
+	}
+
+	bad := append(good[:len(good):len(good)], "--harvester-image-name", "default/no-such-image", "--harvester-network-name", "default/no-such-network")
+	out, code = verb(bad...)
+	if code != 1 {
+		t.Errorf("a bad configuration: exit %d, want 1", code)
+	}
+	for _, want := range []string{"problem  images and key pairs  --harvester-image-name: image default/no-such-image does not exist", "problem  networks", "no-such-network", "ok       permissions",
+		"skipped  admission             the VM cannot be built as a create builds it"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("a bad configuration: no %q", want)
+		}
+	}
+	if _, code := verb("--harvester-cpu-count"); code != 2 {
+		t.Errorf("a malformed command line: exit %d, want 2", code)
+	}
+
+	requests := recorded()
+	reviews, dryRuns := onlyReadsAndDryRuns(t, requests)
+	if want := []string{"/api/v1/namespaces/" + ns + "/secrets", "/apis/kubevirt.io/v1/namespaces/" + ns + "/virtualmachines"}; !slices.Equal(dryRuns, want) {
+		t.Errorf("dry runs %v, want the good configuration's Secret, then its VM: %v", dryRuns, want)
+	}
+	if strings.Contains(out, "Checking Harvester") {
+		t.Errorf("progress lines on stdout")
+	}
+	if len(requests) == 0 || reviews == 0 {
+		t.Errorf("the proxy saw %d requests, %d reviews: %v", len(requests), reviews, requests)
+	}
+	t.Logf("%d requests through the proxy (%d reviews, %d dry runs) for two checks", len(requests), reviews, len(dryRuns))
+}
+
+// recordingProxy serves the bed's API server to a kubeconfig it returns, with the admin's credential, and records
+// each request ("METHOD path?query"); recorded returns them so far.
+func recordingProxy(t *testing.T, b *testbed.Bed) (kubeconfig []byte, recorded func() []string) {
+	t.Helper()
 	apiServer, err := url.Parse(b.AdminConfig().Host)
 	if err != nil {
 		t.Fatal(err)
@@ -51,44 +104,21 @@ func TestCheckVerbWritesNothing(t *testing.T) {
 		mu.Unlock()
 		proxy.ServeHTTP(w, r)
 	}))
-	defer srv.Close()
-	kubeconfig := "apiVersion: v1\nkind: Config\nclusters:\n- name: h\n  cluster:\n    server: " + srv.URL +
-		"\ncontexts:\n- name: h\n  context:\n    cluster: h\n    user: u\nusers:\n- name: u\n  user: {}\ncurrent-context: h\n"
+	t.Cleanup(srv.Close)
+	kubeconfig = []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: h\n  cluster:\n    server: " + srv.URL +
+		"\ncontexts:\n- name: h\n  context:\n    cluster: h\n    user: u\nusers:\n- name: u\n  user: {}\ncurrent-context: h\n")
+	return kubeconfig, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(requests)
+	}
+}
 
-	verb := func(args ...string) (string, int) {
-		t.Helper()
-		return runCheck(t, []byte(kubeconfig), args...)
-	}
-	good := checkArgs(ns)
-
-	out, code := verb(good...)
-	if code != 0 {
-		t.Errorf("a good configuration: exit %d, want 0", code)
-	}
-	for _, want := range []string{"ok       credential", "ok       namespace", "ok       permissions", "ok       machine name",
-		"ok       images and key pairs", "ok       networks", "skipped  IP pool"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("a good configuration: no line %q", want)
-		}
-	}
-
-	bad := append(good[:len(good):len(good)], "--harvester-image-name", "default/no-such-image", "--harvester-network-name", "default/no-such-network")
-	out, code = verb(bad...)
-	if code != 1 {
-		t.Errorf("a bad configuration: exit %d, want 1", code)
-	}
-	for _, want := range []string{"problem  images and key pairs  --harvester-image-name: image default/no-such-image does not exist", "problem  networks", "no-such-network", "ok       permissions"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("a bad configuration: no %q", want)
-		}
-	}
-	if _, code := verb("--harvester-cpu-count"); code != 2 {
-		t.Errorf("a malformed command line: exit %d, want 2", code)
-	}
-
-	mu.Lock()
-	defer mu.Unlock()
-	reviews := 0
+// onlyReadsAndDryRuns fails t for a request that may write: anything but a read from the API server's cache, an
+// access or rules review, or a dry-run create of a Secret or a VM. It returns the number of reviews and the paths
+// of the dry runs, in order.
+func onlyReadsAndDryRuns(t *testing.T, requests []string) (reviews int, dryRuns []string) {
+	t.Helper()
 	for _, r := range requests {
 		method, target, _ := strings.Cut(r, " ")
 		path, rawQuery, _ := strings.Cut(target, "?")
@@ -103,17 +133,14 @@ func TestCheckVerbWritesNothing(t *testing.T) {
 			}
 		case method == http.MethodPost && (strings.HasSuffix(path, "/selfsubjectrulesreviews") || strings.HasSuffix(path, "/selfsubjectaccessreviews")):
 			reviews++
+		case method == http.MethodPost && slices.Equal(query["dryRun"], []string{"All"}) &&
+			(strings.HasSuffix(path, "/secrets") || strings.HasSuffix(path, "/virtualmachines")):
+			dryRuns = append(dryRuns, path)
 		default:
 			t.Errorf("check wrote: %s", r)
 		}
 	}
-	if strings.Contains(out, "Checking Harvester") {
-		t.Errorf("progress lines on stdout")
-	}
-	if len(requests) == 0 || reviews == 0 {
-		t.Errorf("the proxy saw %d requests, %d reviews: %v", len(requests), reviews, requests)
-	}
-	t.Logf("%d requests through the proxy (%d reviews) for two checks", len(requests), reviews)
+	return reviews, dryRuns
 }
 
 // checkArgs are a good small machine's flags in namespace ns.
@@ -158,6 +185,11 @@ func TestCheckVerbPermissions(t *testing.T) {
 	out, code := runCheck(t, viewer.Kubeconfig, checkArgs(ns)...)
 	if code != 1 || !regexp.MustCompile(`problem  permissions +--harvester-kubeconfig-content: the credential may not create secrets`).MatchString(out) {
 		t.Errorf("a viewer: exit %d, want 1 and the permissions problem", code)
+	}
+	// What it may not create is not sent as a dry run either: the admission line says why.
+	if want := "skipped  admission             the credential may not create secrets and virtualmachines in namespace " + ns +
+		", which a create needs: neither the Secret nor the VM was sent\n"; !strings.Contains(out, want) {
+		t.Errorf("a viewer: no line %q", want)
 	}
 	owner, err := b.Credential(ctx, credential.Spec{Namespace: ns, Name: "owner", NamespaceRoles: []string{"cluster-admin"}})
 	if err != nil {

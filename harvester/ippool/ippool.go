@@ -96,10 +96,11 @@ func (s *poolScan) allocate(ctx context.Context, pool *config.IPPool, before []*
 	var failed error
 	var taken *Allocation
 	s.candidates(ctx, pool, func(addr netip.Addr, stale *corev1.ConfigMap) bool {
-		static := objects.StaticAddressFor(cfg, addr)
+		var v4 *objects.StaticAddress
 		if len(before) > 0 {
-			static = objects.DualStatic(cfg, before[0].Static, addr)
+			v4 = before[0].Static
 		}
+		static := staticAddress(cfg, addr, v4)
 		ref := static.Allocation
 		if stale != nil {
 			err := kube.Delete(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, metav1.DeleteOptions{
@@ -357,19 +358,29 @@ func (s *poolScan) tooFew(pool *config.IPPool, found, machines int) string {
 		pool, s.network, found, pool.Size(), machines, allocationSelector(s.network), s.network.Namespace)
 }
 
+// staticAddress is the StaticAddress of addr from cfg's pool: the IPv6 address of a dual-stack pool beside v4,
+// the IPv4 one this create takes (nil for the first).
+func staticAddress(cfg *config.Config, addr netip.Addr, v4 *objects.StaticAddress) *objects.StaticAddress {
+	if v4 != nil {
+		return objects.DualStatic(cfg, v4, addr)
+	}
+	return objects.StaticAddressFor(cfg, addr)
+}
+
 // Check is the pre-flight of a pool: the credential may allocate in the network's namespace, and each range
 // (both of a dual-stack pool) has an address free or reclaimable for each of machines machines (a machine pool's
-// quantity; 1 for one). It creates nothing.
-func Check(ctx context.Context, c kube.Interface, cfg *config.Config, machines int, p *config.Problems) {
+// quantity; 1 for one). It creates nothing. It returns the addresses a create would take now, as Allocate takes
+// them (each range's first free or reclaimable one, IPv4 first), or nil when it found a problem.
+func Check(ctx context.Context, c kube.Interface, cfg *config.Config, machines int, p *config.Problems) []*objects.StaticAddress {
 	if cfg.IPPool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
-		return
+		return nil
 	}
 	ns := cfg.NICs[0].Network.Namespace
 	denied, err := c.Denied(ctx, ns, Access)
 	switch {
 	case err != nil:
 		p.Addf(config.FlagIPPool, "%v", c.Explain("check the credential's permissions in namespace", ns, err))
-		return
+		return nil
 	case len(denied) > 0:
 		what := make([]string, len(denied))
 		for i, a := range denied {
@@ -377,26 +388,49 @@ func Check(ctx context.Context, c kube.Interface, cfg *config.Config, machines i
 		}
 		p.Addf(config.FlagIPPool, "the credential may not %s in namespace %s, where the addresses of network %s are allocated; ask for a role that allows managing ConfigMaps there",
 			lists.Join(what, "and"), ns, cfg.NICs[0].Network)
-		return
+		return nil
 	}
 	scan, err := newPoolScan(ctx, c, cfg)
 	if err != nil {
 		p.Addf(config.FlagIPPool, "%v", err)
-		return
+		return nil
 	}
+	var (
+		first []*objects.StaticAddress
+		ok    = true
+	)
 	for _, pool := range cfg.IPPools() {
 		found := 0
-		scan.candidates(ctx, pool, func(netip.Addr, *corev1.ConfigMap) bool { found++; return found < machines })
+		var took netip.Addr
+		scan.candidates(ctx, pool, func(addr netip.Addr, _ *corev1.ConfigMap) bool {
+			if found == 0 {
+				took = addr
+			}
+			found++
+			return found < machines
+		})
 		switch {
 		case scan.err != nil:
 			p.Addf(config.FlagIPPool, "%v", scan.err)
-			return
+			return nil
 		case found == 0:
 			p.Addf(config.FlagIPPool, "%s", scan.exhausted(pool))
+			ok = false
 		case found < machines:
 			p.Addf(config.FlagIPPool, "%s", scan.tooFew(pool, found, machines))
+			ok = false
+		case ok:
+			var v4 *objects.StaticAddress
+			if len(first) > 0 {
+				v4 = first[0]
+			}
+			first = append(first, staticAddress(cfg, took, v4))
 		}
 	}
+	if !ok {
+		return nil
+	}
+	return first
 }
 
 // ReleaseMachine releases the allocations of machine vm on its pool's network (namespace/name, as

@@ -22,7 +22,7 @@ func Render(cfg *config.Config) ([]byte, error) {
 	facts := renderFacts(cfg)
 	guestKubeconfig := cfg.CloudProvider.Kubeconfig
 	if cfg.CloudProvider.Generate {
-		guestKubeconfig = []byte(fmt.Sprintf("<kubeconfig of service account %s/%s, made in Harvester at create>", cfg.Namespace, config.CloudProviderAccountName(cfg.ClusterName)))
+		guestKubeconfig = GeneratedKubeconfigPlaceholder(cfg)
 	}
 	userData, err := UserData(cfg, []string{placeholderSSHKey}, guestKubeconfig)
 	if err != nil {
@@ -59,6 +59,12 @@ func renderFacts(cfg *config.Config) Facts {
 		}
 	}
 	return facts
+}
+
+// GeneratedKubeconfigPlaceholder stands for the kubeconfig of the guest cluster's cloud-provider account
+// (--harvester-generate-cloud-provider-config), which only a create makes in Harvester.
+func GeneratedKubeconfigPlaceholder(cfg *config.Config) []byte {
+	return fmt.Appendf(nil, "<kubeconfig of service account %s/%s, made in Harvester at create>", cfg.Namespace, config.CloudProviderAccountName(cfg.ClusterName))
 }
 
 // readableSecret moves a Secret's data to stringData, which the API accepts and which reads as text.

@@ -111,8 +111,18 @@ func List[T any](ctx context.Context, c Interface, k Kind[T], ns string, opts me
 
 // Create creates obj in namespace ns and returns it as the API server stored it.
 func Create[T any](ctx context.Context, c Interface, k Kind[T], ns string, obj *T) (*T, error) {
+	return create(ctx, c, k, ns, obj, metav1.CreateOptions{})
+}
+
+// DryRunCreate asks the API server to create obj in namespace ns as a dry run (DryRunAll) and returns what it
+// would have stored: the create is judged in full and nothing is written.
+func DryRunCreate[T any](ctx context.Context, c Interface, k Kind[T], ns string, obj *T) (*T, error) {
+	return create(ctx, c, k, ns, obj, DryRunAll())
+}
+
+func create[T any](ctx context.Context, c Interface, k Kind[T], ns string, obj *T, opts metav1.CreateOptions) (*T, error) {
 	return send(k, obj, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		return in(c, k, ns).Create(ctx, u, metav1.CreateOptions{})
+		return in(c, k, ns).Create(ctx, u, opts)
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"sync/atomic"
@@ -82,6 +83,10 @@ func New(t *testing.T, renew string) *Cluster {
 		fc.stamp(a.(k8stesting.CreateAction).GetObject())
 		return false, nil, nil
 	}
+	// A dry run is judged and answered as a create and not stored (k8s.io/apiserver pkg/registry/generic/registry
+	// DryRunnableStorage.Create); the fakes' tracker would store it.
+	fc.KV.PrependReactor("create", "*", dryRun(fc.KV.Tracker()))
+	fc.Dyn.PrependReactor("create", "*", dryRun(fc.Dyn.Tracker()))
 	fc.KV.PrependReactor("create", "*", stampUID)
 	fc.Dyn.PrependReactor("create", "*", stampUID)
 	// Prepended before the UID precondition below, so it runs after it: only a delete that is allowed collects.
@@ -169,6 +174,45 @@ func (fc *Cluster) stamp(obj runtime.Object) {
 			m.SetCreationTimestamp(metav1.Now())
 		}
 	}
+}
+
+// dryRun answers a create with dryRun=All as the API server does: AlreadyExists for a name that is taken, else
+// the object as it would be stored, which is not.
+func dryRun(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc {
+	return func(a k8stesting.Action) (bool, runtime.Object, error) {
+		create, ok := a.(k8stesting.CreateActionImpl)
+		if !ok || !slices.Contains(create.GetCreateOptions().DryRun, metav1.DryRunAll) || create.GetSubresource() != "" {
+			return false, nil, nil
+		}
+		obj := create.GetObject().DeepCopyObject()
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return true, nil, err
+		}
+		if _, err := tracker.Get(create.GetResource(), create.GetNamespace(), m.GetName()); err == nil {
+			return true, nil, apierrors.NewAlreadyExists(create.GetResource().GroupResource(), m.GetName())
+		}
+		return true, obj, nil
+	}
+}
+
+// WebhookDenial is the error the API server returns when admission webhook name refuses a request with result,
+// the Status the webhook answered (k8s.io/apiserver pkg/admission/plugin/webhook/errors ToStatusErr).
+func WebhookDenial(name string, result metav1.Status) *apierrors.StatusError {
+	denied := fmt.Sprintf("admission webhook %q denied the request", name)
+	result.Code = max(result.Code, http.StatusBadRequest)
+	if result.Status == "" || result.Status == metav1.StatusSuccess {
+		result.Status = metav1.StatusFailure
+	}
+	switch {
+	case result.Message != "":
+		result.Message = denied + ": " + result.Message
+	case result.Reason != "":
+		result.Message = denied + ": " + string(result.Reason)
+	default:
+		result.Message = denied + " without explanation"
+	}
+	return &apierrors.StatusError{ErrStatus: result}
 }
 
 // answer makes the creates of a review resource (of kind k) return the review as fill completes it.

@@ -1,0 +1,188 @@
+package harvester
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
+)
+
+// Harvester's VM validator (quota, duplicate MAC addresses, PVC rules, reserved memory) and KubeVirt's admitter
+// judge a VM only when it is written, and the pre-flight only reads. The check verb asks them too, without
+// writing: it sends the create's Secret and VM with dryRun=All (kube.DryRunAll), which runs every admission
+// plugin and webhook and stores nothing. A create does not: the API server judges its objects when it writes
+// them, and a dry run before would only add requests.
+
+// checkVerbChecks are the check verb's rows after the pre-flight's (Preflight), never PreCreateCheck's.
+var checkVerbChecks = []preflightCheck{
+	{name: CheckAdmission, needs: []string{CheckNamespace, CheckPermissions, CheckImagesKeyPairs, CheckIPPool}, run: checkAdmission},
+}
+
+// The creates the dry runs stand for: a credential needs them for a dry run as for a create (createAccess has
+// them, so the permission table shows them).
+var (
+	createSecretAccess = kube.Access{Resource: "secrets", Verb: "create"}
+	createVMAccess     = kube.Access{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachines", Verb: "create"}
+)
+
+// accessDenied is what the permissions check found the credential may not do.
+type accessDenied []kube.Access
+
+// checkAdmission builds the Secret and the VM exactly as a create would (buildObjects, with the lookups of the
+// images and key pairs, the address the IP pool check found, a create's id) and sends them, the Secret first, as
+// dry runs. What a create learns only when it runs is stood in for and named in the line: the SSH key it
+// generates (a new one of the same kind, made here and dropped), the cloud-provider account's kubeconfig it makes.
+// It is skipped when the objects cannot be built as a create would build them.
+func checkAdmission(ctx context.Context, r *checkRun) {
+	cfg, ns := r.cfg, r.cfg.Namespace
+	if r.blocked() != "" {
+		return // the line says why
+	}
+	denied, reviewed := r.findingsOf(CheckPermissions).(accessDenied)
+	if slices.Contains(denied, createSecretAccess) && slices.Contains(denied, createVMAccess) {
+		r.u.addf("the credential may not create secrets and virtualmachines in namespace %s, which a create needs: neither the Secret nor the VM was sent", ns)
+		return
+	}
+	looked := foundLookups(r)
+	if looked == nil {
+		r.u.addf("the VM cannot be built as a create builds it: an image or a key pair could not be used")
+		return
+	}
+	addresses, _ := r.findingsOf(CheckIPPool).([]*objects.StaticAddress)
+	if cfg.IPPool != nil && len(addresses) == 0 {
+		r.u.addf("the VM cannot be built as a create builds it: the IP pool check found no address for it")
+		return
+	}
+	secret, vm, assumed, err := r.admissionObjects(looked, addresses)
+	if err != nil {
+		r.p.Addf("", "%v", err)
+		return
+	}
+	var assumptions string
+	if len(assumed) > 0 {
+		assumptions = "assumed: " + strings.Join(assumed, "; ")
+	}
+	note := strings.TrimSuffix("dry run; "+assumptions, "; ") // after a refusal: what was judged
+	var accepted []string
+	ask := func(kind string, name string, access kube.Access, create func() error) {
+		object := kind + " " + ns + "/" + name
+		if slices.Contains(denied, access) {
+			r.u.addf("the credential may not %s in namespace %s, which a create needs: %s was not sent", access, ns, object)
+			return
+		}
+		err := create()
+		switch refusal, refused := kube.AsWebhookRefusal(err); {
+		case err == nil:
+			accepted = append(accepted, object)
+		case refused:
+			r.p.Addf("", "%s: %s (%s)", object, refusedBy(refusal, kind == "Secret" && quotesSecret(refusal.Message, secret)), note)
+		case apierrors.IsAlreadyExists(err):
+			r.p.Addf("", "%s already exists: the cluster's admission lets the create through, and the API server refuses it for its name; "+
+				"choose another machine name or remove that %s", object, kind)
+		case apierrors.IsForbidden(err) && reviewed:
+			r.p.Addf("", "%s: forbidden although the credential's role allows the create: an admission plugin or policy of Harvester refuses it (%s)",
+				object, kube.ServerMessage(err))
+		case apierrors.IsForbidden(err):
+			r.p.Addf("", "the credential may not %s in namespace %s, which a create needs (403 Forbidden: %s)", access, ns, kube.ServerMessage(err))
+		case apierrors.IsInvalid(err):
+			r.p.Addf("", "%s: the API server refuses it as invalid: %s (%s)", object, kube.ServerMessage(err), note)
+		default:
+			if webhook, ok := kube.DryRunUnsupportedBy(err); ok {
+				r.u.addf("admission webhook %s does not support dry runs (its sideEffects is neither None nor NoneOnDryRun): it cannot judge %s without a real create",
+					webhook, object)
+				return
+			}
+			r.p.Addf("", "%v", r.c.Explain("ask the cluster's admission about", object, err))
+		}
+	}
+	ask("Secret", secret.Name, createSecretAccess, func() error {
+		_, err := kube.DryRunCreate(ctx, r.c, kube.Secrets, ns, secret)
+		return err
+	})
+	ask("VM", vm.Name, createVMAccess, func() error {
+		_, err := r.c.VirtualMachines(ns).Create(ctx, vm, kube.DryRunAll())
+		return err
+	})
+	if len(r.p.List) == 0 && len(r.u) == 0 {
+		r.detail = lists.Join(accepted, "and") + " accepted in a dry run, nothing written"
+		if assumptions != "" {
+			r.detail += " (" + assumptions + ")"
+		}
+	}
+}
+
+// admissionObjects builds the Secret and the VM a create would send (Create, createObjects) and says what it
+// assumed for the facts only a create learns.
+func (r *checkRun) admissionObjects(looked *lookups, addresses []*objects.StaticAddress) (*corev1.Secret, *kubevirtv1.VirtualMachine, []string, error) {
+	cfg := r.cfg
+	var assumed []string
+	_, public, err := r.machineKey()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if cfg.SSH.PrivateKeyPath == "" {
+		assumed = append(assumed, "a new SSH key, as a create makes one")
+	}
+	guestKubeconfig := cfg.CloudProvider.Kubeconfig
+	if cfg.CloudProvider.Generate {
+		guestKubeconfig = objects.GeneratedKubeconfigPlaceholder(cfg)
+		assumed = append(assumed, "a stand-in for the kubeconfig of the cloud-provider account a create makes")
+	}
+	userData, err := objects.UserData(cfg, authorizedKeys(public, looked), guestKubeconfig)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	facts := looked.facts
+	for i, a := range addresses {
+		if i == 0 {
+			facts.StaticAddress = a
+		} else {
+			facts.StaticAddress6 = a
+		}
+		assumed = append(assumed, fmt.Sprintf("address %s, the pool's first free", a.Address.Addr()))
+	}
+	secret, vm, err := buildObjects(cfg, facts, userData)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// A create's id, on a driver of its own: the checks only read the machine's driver.
+	create := &Driver{}
+	create.ensureCreateID()
+	create.markCreate(&secret.ObjectMeta)
+	create.markCreate(&vm.ObjectMeta)
+	return secret, vm, assumed, nil
+}
+
+// refusedBy words a webhook's refusal; a message that repeats the Secret's content is not shown (withhold).
+func refusedBy(refusal kube.WebhookRefusal, withhold bool) string {
+	switch {
+	case withhold:
+		return fmt.Sprintf("admission webhook %s refuses it, with a message that repeats the cloud-init data and is not shown here", refusal.Webhook)
+	case refusal.Message == "":
+		return fmt.Sprintf("admission webhook %s refuses it without a reason", refusal.Webhook)
+	}
+	return fmt.Sprintf("admission webhook %s refuses it: %s", refusal.Webhook, refusal.Message)
+}
+
+// quotesSecret reports whether msg repeats a line of the Secret's data: user data holds passwords and tokens.
+// The API server's own validation of a Secret names its keys and size, never its values (k8s.io/kubernetes
+// pkg/apis/core/validation ValidateSecret), and Harvester's Secret validator judges deletes only
+// (harvester/harvester pkg/webhook/resources/secret); a webhook of someone else's might say more.
+func quotesSecret(msg string, s *corev1.Secret) bool {
+	for _, v := range s.Data {
+		for line := range strings.Lines(string(v)) {
+			if l := strings.TrimSpace(line); len(l) >= 16 && strings.Contains(msg, l) {
+				return true
+			}
+		}
+	}
+	return false
+}
