@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/readmetest"
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
+	"github.com/harvester/docker-machine-driver-harvester/internal/readmetest"
 )
 
 var updateREADME = flag.Bool("update-readme", false, "rewrite the flag table in README.md from the flag table")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/readmetest"
+	"github.com/harvester/docker-machine-driver-harvester/internal/readmetest"
 )
 
 var updateREADME = flag.Bool("update-readme", false, "rewrite the table of what the guest's account may do in README.md from the roles' grants")
