@@ -40,12 +40,18 @@ func Prose(md string) []string {
 	return lines
 }
 
-// withoutCode blanks a line's code spans (of one or more backticks), so that nothing quoted in them reads as a link.
-func withoutCode(line string) string {
-	var b strings.Builder
+// span is a code span of a line: where it starts and ends, its backticks included, and its text.
+type span struct {
+	from, to int
+	text     string
+}
+
+// spansOf returns line's code spans, each delimited by a run of backticks and the next run of as many
+// (CommonMark: one space trimmed from each end of the text when both have one).
+func spansOf(line string) []span {
+	var out []span
 	for i := 0; i < len(line); {
 		if line[i] != '`' {
-			b.WriteByte(line[i])
 			i++
 			continue
 		}
@@ -53,16 +59,29 @@ func withoutCode(line string) string {
 		for i+n < len(line) && line[i+n] == '`' {
 			n++
 		}
-		ticks := strings.Repeat("`", n)
-		end := strings.Index(line[i+n:], ticks)
+		end := strings.Index(line[i+n:], strings.Repeat("`", n))
 		if end < 0 {
-			b.WriteString(line[i:])
 			break
 		}
-		b.WriteString(strings.Repeat(" ", n+end+n))
+		text := line[i+n : i+n+end]
+		if len(text) > 2 && text[0] == ' ' && text[len(text)-1] == ' ' {
+			text = text[1 : len(text)-1]
+		}
+		out = append(out, span{from: i, to: i + n + end + n, text: text})
 		i += n + end + n
 	}
-	return b.String()
+	return out
+}
+
+// withoutCode blanks a line's code spans, so that nothing quoted in them reads as a link.
+func withoutCode(line string) string {
+	b := []byte(line)
+	for _, s := range spansOf(line) {
+		for k := s.from; k < s.to; k++ {
+			b[k] = ' '
+		}
+	}
+	return string(b)
 }
 
 var (
@@ -154,37 +173,9 @@ func Quotes(md string) []Quote {
 		if !strings.HasPrefix(t, "> `") {
 			continue
 		}
-		for _, span := range codeSpans(t) {
-			out = append(out, Quote{Text: Normalize(span), Line: i + 1})
+		for _, s := range spansOf(t) {
+			out = append(out, Quote{Text: Normalize(s.text), Line: i + 1})
 		}
-	}
-	return out
-}
-
-// codeSpans returns the text of line's code spans, each delimited by a run of backticks and the next run of as
-// many (CommonMark: one space trimmed from each end when both have one).
-func codeSpans(line string) []string {
-	var out []string
-	for i := 0; i < len(line); {
-		if line[i] != '`' {
-			i++
-			continue
-		}
-		n := 0
-		for i+n < len(line) && line[i+n] == '`' {
-			n++
-		}
-		ticks := strings.Repeat("`", n)
-		end := strings.Index(line[i+n:], ticks)
-		if end < 0 {
-			break
-		}
-		span := line[i+n : i+n+end]
-		if len(span) > 2 && span[0] == ' ' && span[len(span)-1] == ' ' {
-			span = span[1 : len(span)-1]
-		}
-		out = append(out, span)
-		i += n + end + n
 	}
 	return out
 }

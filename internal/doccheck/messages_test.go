@@ -23,6 +23,14 @@ func write(t *testing.T, files map[string]string) string {
 	return dir
 }
 
+func formatsOf(ms []Message) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Format
+	}
+	return out
+}
+
 // The messages of a package are what its sinks are given: literals, sums of them, constants; a function of
 // another package that takes a format counts; Debugf, a panic's text, a write to stdout and joiners do not.
 func TestGoMessages(t *testing.T) {
@@ -66,10 +74,7 @@ func Debugf(format string, args ...any) {}
 	if err != nil {
 		t.Fatal(err)
 	}
-	var formats []string
-	for _, m := range got {
-		formats = append(formats, m.Format)
-	}
+	formats := formatsOf(got)
 	want := []string{
 		"must be at most %d GiB, got %d",
 		"Creating VM %s/%s on Harvester",
@@ -127,10 +132,7 @@ func TestUIMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var formats []string
-	for _, m := range got {
-		formats = append(formats, m.Format)
-	}
+	formats := formatsOf(got)
 	want := []string{ // the l10n file's by key, then the code's by file and line
 		"No Harvester host runs the CPU manager, so pinning is off.",
 		"Volume {n}: choose an image.",
