@@ -1,9 +1,14 @@
 package config
 
 import (
+	"bytes"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/networkconfig"
+	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // SecretKeyRef names the Secret in the VM namespace whose key holds the user data or the network-config
@@ -88,6 +93,38 @@ func parseSecretKeyRef(p *Problems, flag, value, namespace string) *SecretKeyRef
 type SecretValue struct {
 	Key  string // the key read
 	Data []byte
+}
+
+// Size is how large the value is, as messages say it: "1.2 KiB".
+func (v *SecretValue) Size() string { return userdata.FormatSize(int64(len(v.Data))) }
+
+// CheckSecretData records under ref's flag what is wrong with data, the value of ref's key (ref names the key
+// read), that the inline flags' parse would refuse: it holds something, within userdata.MaxSize (the most the
+// cloud-init Secret holds, and the inline documents once decoded), and it is text — the user data may also be
+// gzip, which cloud-init inflates (what it inflates to is bounded where cloudinit reads it); the network-config
+// is checked as --harvester-network-data is. The value is taken as it is, as KubeVirt hands a cloud-init
+// Secret's value to the guest: the API has decoded the Secret's base64 already, and a value base64-encoded once
+// more would be a mistake (the user data's then fails as not a format cloud-init reads). What cloud-init makes
+// of the user data with the other parts is objects.CheckUserData's to check. No message quotes the value.
+func CheckSecretData(p *Problems, ref *SecretKeyRef, data []byte) {
+	user := ref.Flag == FlagUserDataSecret
+	switch err := userdata.NewBudget(userdata.MaxSize).Spend(int64(len(data)), "is"); {
+	case err != nil:
+		p.Addf(ref.Flag, "%s: %v", ref, err)
+	case len(bytes.TrimSpace(data)) == 0:
+		p.Addf(ref.Flag, "%s is empty; put the data there, or leave the flag empty", ref)
+	case user && userdata.IsGzip(data):
+	case !utf8.Valid(data):
+		what := "the text of a network-config (YAML or JSON)"
+		if user {
+			what = "user data as cloud-init reads it: text (cloud-config, a script, MIME multipart) or gzip of it"
+		}
+		p.Addf(ref.Flag, "%s holds binary data, not %s", ref, what)
+	case !user:
+		if err := networkconfig.Validate(data); err != nil {
+			p.Addf(ref.Flag, "%s: %v", ref, err)
+		}
+	}
 }
 
 // WithSecretData returns a copy of cfg whose user data and network data are the values read from the Secrets
