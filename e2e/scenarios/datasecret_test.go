@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/e2e/credential"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 )
 
@@ -20,8 +21,8 @@ import (
 // the driver's cloud-init Secret holds the Secret's user data merged with the guest agent, the driver's key and
 // Rancher's install script, and its network data as it is; rancher-machine's store holds none of it, nor does
 // the output, the plugin's debug lines included; the user's Secret is the same object, unchanged, after create
-// and rm. A machine whose Secret does not exist is refused before anything is made, naming the flag and the
-// Secret.
+// and rm. check reads the Secret as the pre-flight does, and tells a credential that may not. A machine whose
+// Secret does not exist is refused before anything is made, naming the flag and the Secret.
 func TestDataSecretsInHarvester(t *testing.T) {
 	b := testbed.Shared(t)
 	ns := b.Namespace(t)
@@ -39,6 +40,22 @@ func TestDataSecretsInHarvester(t *testing.T) {
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+
+	// check, the create's pre-flight: the admin reads the Secret; a viewer (Kubernetes' view role reads no
+	// Secrets) is refused by the API server, and the line says so, naming the flag and the Secret.
+	dataArgs := append(checkArgs(ns), "--harvester-user-data-secret", "pool1-cloud-init", "--harvester-network-data-secret", "pool1-cloud-init:networkdata")
+	out, code := runCheck(t, b.AdminKubeconfig(), dataArgs...)
+	if want := "ok       data Secrets          user data from Secret " + ns + "/pool1-cloud-init, key userdata ("; code != 0 || !strings.Contains(out, want) || strings.Contains(out, token) {
+		t.Errorf("check: exit %d, want 0 and %q, without the Secret's content", code, want)
+	}
+	viewer, err := b.Credential(ctx, credential.Spec{Namespace: ns, Name: "viewer", NamespaceRoles: []string{"view"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code = runCheck(t, viewer.Kubeconfig, dataArgs...)
+	if want := "problem  data Secrets          --harvester-user-data-secret: the credential may not read Secret " + ns + "/pool1-cloud-init (403 Forbidden)"; code != 1 || !strings.Contains(out, want) {
+		t.Errorf("check with a viewer's credential: exit %d, want 1 and %q", code, want)
 	}
 
 	create := append(createArgs(t, ns, "--harvester-user-data-secret", "pool1-cloud-init",
@@ -78,9 +95,9 @@ func TestDataSecretsInHarvester(t *testing.T) {
 		t.Errorf("after rm, namespace %s holds %v; want the user's Secret alone", ns, left)
 	}
 
-	out := cli.run(append(createArgs(t, ns, "--harvester-user-data-secret", "absent"), "ud-absent")...)
-	if out.Err == nil || !strings.Contains(out.Output, "--harvester-user-data-secret: Secret "+ns+"/absent does not exist") {
-		t.Errorf("a create naming a Secret that does not exist: %s", out)
+	absent := cli.run(append(createArgs(t, ns, "--harvester-user-data-secret", "absent"), "ud-absent")...)
+	if absent.Err == nil || !strings.Contains(absent.Output, "--harvester-user-data-secret: Secret "+ns+"/absent does not exist") {
+		t.Errorf("a create naming a Secret that does not exist: %s", absent)
 	}
 	left, err = b.Leftovers(ctx, ns, 0)
 	if err != nil || !reflect.DeepEqual(left, []string{"Secret pool1-cloud-init"}) {
