@@ -59,6 +59,7 @@ var flagGroups = map[string]string{
 	config.FlagSSHUser: "access", config.FlagSSHPort: "access", config.FlagSSHPassword: "access",
 	config.FlagKeyPairName: "access", config.FlagSSHPrivateKeyPath: "access", config.FlagSSHKeyPairs: "access",
 	config.FlagUserData: "cloud-init", config.FlagNetworkData: "cloud-init", config.FlagSkipGuestAgent: "cloud-init",
+	config.FlagUserDataSecret: "cloud-init", config.FlagNetworkDataSecret: "cloud-init",
 	config.FlagCloudProviderConfig: "cloud-provider", config.FlagGenerateCloudProviderConfig: "cloud-provider",
 	config.FlagCloudProviderServer: "cloud-provider", config.FlagCloudProviderForRKE2: "cloud-provider",
 	config.FlagCloudProviderDistribution: "cloud-provider", config.FlagCloudProviderDropIn: "cloud-provider",

@@ -57,6 +57,8 @@ export const FORM_FIELDS = {
   sshKeypairs:                 { widget: 'multi', source: 'keypairs' },
   userData:                    { widget: 'textarea' },
   networkData:                 { widget: 'textarea' },
+  userDataSecret:              { widget: 'text' },
+  networkDataSecret:           { widget: 'text' },
   skipGuestAgent:              { widget: 'checkbox' },
   cloudProviderConfig:         { widget: 'textarea' },
   generateCloudProviderConfig: { widget: 'checkbox' },
