@@ -32,7 +32,8 @@ export const SECTIONS = [
 //   json (YamlEditor showing a JSON object, written back as JSON), keyValue (KeyValue, written key=value,…),
 //   disks, nics, vgpus, hostDevices (the list editors), rootDisk and nic (the single disk and NIC of a config
 //   without a disk or NIC list, edited inside the volumes and networks).
-// showIf: shown only while that other field is set. required: the form refuses the config without it.
+// showIf: shown only while that other field is set. required: the form refuses the config without it. titled: the
+// section's title is the field's label.
 export const FORM_FIELDS = {
   cpuCount:           { section: 'basics', control: 'unit', suffix: 'C', min: 1, required: true },
   memorySize:         { section: 'basics', control: 'unit', suffix: 'GiB', min: 1, required: true },
@@ -53,10 +54,10 @@ export const FORM_FIELDS = {
   vgpuInfo:       { section: 'devices', control: 'vgpus' },
   hostDeviceInfo: { section: 'devices', control: 'hostDevices' },
 
-  userData:       { section: 'userData', control: 'yaml', templates: 'userData' },
+  userData:       { section: 'userData', control: 'yaml', templates: 'userData', titled: true },
   skipGuestAgent: { section: 'userData', control: 'checkbox' },
 
-  networkData: { section: 'networkData', control: 'yaml', templates: 'networkData' },
+  networkData: { section: 'networkData', control: 'yaml', templates: 'networkData', titled: true },
 
   cpuPinning:            { section: 'instance', control: 'checkbox', needs: 'cpuManager' },
   isolateEmulatorThread: { section: 'instance', control: 'checkbox', showIf: 'cpuPinning' },
@@ -122,7 +123,8 @@ export const NOT_IN_FORM = {
   keyPairName:       'It names the key pair whose private key is at the private key path, which cannot be given inside Rancher; key pairs for people to log in with are the SSH key pairs field.',
 };
 
-// fieldsOf lists a section's fields in the flag table's order, each with its flags.json entry.
+// fieldsOf lists a section's fields in FORM_FIELDS' order, each with its flags.json entry.
 export function fieldsOf(section, flags) {
-  return flags.filter((f) => FORM_FIELDS[f.field]?.section === section).map((f) => ({ ...f, ...FORM_FIELDS[f.field] }));
+  return Object.entries(FORM_FIELDS).filter(([, row]) => row.section === section)
+    .map(([field, row]) => ({ field, ...flags.find((f) => f.field === field), ...row }));
 }
