@@ -164,7 +164,7 @@ export function choices(h, value = {}, parse = JSON.parse) {
         vlan = JSON.parse(n.spec?.config || '{}').vlan;
       } catch (e) {}
 
-      return { value: ref(n), label: vlan !== undefined ? `${ ref(n) } (VLAN ${ vlan })` : ref(n) };
+      return { value: ref(n), label: ref(n), vlan };
     }),
     storageClasses:      noBackingImage.map((s) => ({ value: s.metadata.name, label: s.metadata.name, isDefault: isDefault(s) })),
     defaultStorageClass: noBackingImage.find(isDefault)?.metadata?.name || '',
