@@ -71,7 +71,7 @@ quick-tools: ## build the tools make quick's tests run (hack/tools.sh kubevirt a
 unit: ## go test -race ./... (tools the tests need must be present: DMDH_REQUIRE_TOOLS=1)
 	DMDH_REQUIRE_TOOLS=1 $(TESTENV) $(GO) test $(TESTFLAGS) ./e2e/scenarios ./e2e/guest ./...
 
-ui-test: ## the UI extension's tests (ui/test: Jest with jsdom, then the form in headless Chromium); installs Debian's chromium and their Node modules from npm first (ui/scripts/deps.sh, cached)
+ui-test: ## the UI extension's tests, as `cd ui && npm test` runs them (ui/scripts/test.sh: Jest with the installed @rancher/shell, then the built extension with Rancher's styles in headless Chromium); installs Debian's chromium and the Node modules from npm first (ui/scripts/deps.sh, cached)
 	ui/scripts/test.sh
 
 ui-flags: ## rewrite ui/pkg/hcivm/flags.json, the flag table the UI extension is built from

@@ -59,6 +59,9 @@ func (d *Driver) Create() (err error) {
 	if err != nil {
 		return err
 	}
+	if cfg, err = d.withDataSecrets(ctx, c); err != nil { // the user data and network data kept in Secrets
+		return err
+	}
 	public, err := d.prepareSSHKey()
 	if err != nil {
 		return err

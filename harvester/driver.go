@@ -71,6 +71,9 @@ type Driver struct {
 	// credentialExpiry is when the credential's token expires, when it says (a JWT's exp); zero otherwise.
 	credentialExpiry time.Time
 	looked           *lookups // facts found by PreCreateCheck, reused by Create
+	// dataSecrets is what the Secrets of the user data and network data held when PreCreateCheck read them, for
+	// Create (see datasecrets.go). Secret: never logged or persisted.
+	dataSecrets *dataSecrets
 	// created is the machine's VM and VMI as the create's wait last saw them (running with an address), and when:
 	// the first GetState and the first address asked after the create answer from it (see fromCreate).
 	created *seenAt

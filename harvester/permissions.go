@@ -36,4 +36,6 @@ var permissionNeeds = []PermissionNeed{
 	{When: "host devices" + OptionalRead, Flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, Access: slices.Concat(hostDeviceAccess, deviceCapacityAccess)},
 	{When: "cloud-provider kubeconfig", Flags: []string{config.FlagGenerateCloudProviderConfig}, Where: "VM namespace",
 		Access: guestaccount.Access},
+	{When: "user or network data in a Secret", Flags: []string{config.FlagUserDataSecret, config.FlagNetworkDataSecret}, Where: "VM namespace",
+		Access: dataSecretAccess},
 }

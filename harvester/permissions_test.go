@@ -12,8 +12,9 @@ import (
 )
 
 // The permission table holds the driver's access lists and nothing else: what the access reviews ask for (the
-// pre-flight's, neededAccess, and the IP pool's, ippool.Check) in needs a credential is refused without, what
-// checks only read in needs marked OptionalRead; each need names real flags.
+// pre-flight's, neededAccess, and the IP pool's, ippool.Check) and what a check's own read is refused without (the
+// data Secrets') in needs a credential is refused without, what checks only read in needs marked OptionalRead;
+// each need names real flags.
 func TestPermissionsAreTheAccessLists(t *testing.T) {
 	var flags []string
 	for _, f := range config.CreateFlags() {
@@ -35,7 +36,7 @@ func TestPermissionsAreTheAccessLists(t *testing.T) {
 			t.Errorf("%s: flags %v", n.When, n.Flags)
 		}
 	}
-	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, ippool.Access, guestaccount.Access))
+	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, ippool.Access, guestaccount.Access, dataSecretAccess))
 	sameAccess(t, "only read", read, slices.Concat(quotaAccess, []kube.Access{lbPoolAccess}, hostDeviceAccess, deviceCapacityAccess))
 }
 

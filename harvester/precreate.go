@@ -102,6 +102,7 @@ const (
 	CheckImagesKeyPairs = "images and key pairs"
 	CheckStorageClasses = "storage classes"
 	CheckNetworks       = "networks"
+	CheckDataSecrets    = "data Secrets" // --harvester-user-data-secret, --harvester-network-data-secret
 	CheckQuota          = "quota"
 	CheckZones          = "zones and regions"
 	CheckHostDevices    = "host devices" // and their free capacity
@@ -158,6 +159,8 @@ var preflightChecks = []preflightCheck{
 	{name: CheckImagesKeyPairs, run: checkImagesKeyPairs},
 	{name: CheckStorageClasses, needs: []string{CheckImagesKeyPairs}, run: checkStorageClasses},
 	{name: CheckNetworks, run: checkNetworks},
+	{name: CheckDataSecrets, flags: []string{config.FlagUserDataSecret, config.FlagNetworkDataSecret}, given: dataSecretsGiven,
+		needs: []string{CheckNamespace}, run: checkDataSecrets},
 	{name: CheckQuota, needs: []string{CheckImagesKeyPairs}, run: checkQuota},
 	{name: CheckZones, flags: []string{config.FlagZone, config.FlagRegion}, given: zonesGiven, run: checkTopology},
 	{name: CheckHostDevices, flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, given: devicesGiven, run: checkDevices},
@@ -166,7 +169,7 @@ var preflightChecks = []preflightCheck{
 }
 
 // preflight makes the checks of PreCreateCheck (preflightChecks), then those of more; a check with err set is
-// the last. The images' lookup is kept for Create.
+// the last. The images' lookup and what the data Secrets hold are kept for Create.
 func (d *Driver) preflight(ctx context.Context, more ...preflightCheck) []Check {
 	c, err := d.api()
 	if err != nil {
@@ -176,6 +179,9 @@ func (d *Driver) preflight(ctx context.Context, more ...preflightCheck) []Check 
 	checks, found := runChecks(ctx, slices.Concat(preflightChecks, more), d, c)
 	if looked, ok := found[CheckImagesKeyPairs].(*lookups); ok {
 		d.looked = looked
+	}
+	if data, ok := found[CheckDataSecrets].(*dataSecrets); ok {
+		d.dataSecrets = data
 	}
 	return checks
 }

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
@@ -23,7 +24,7 @@ import (
 
 // checkVerbChecks are the check verb's rows after the pre-flight's (Preflight), never PreCreateCheck's.
 var checkVerbChecks = []preflightCheck{
-	{name: CheckAdmission, needs: []string{CheckNamespace, CheckPermissions, CheckImagesKeyPairs, CheckIPPool}, run: checkAdmission},
+	{name: CheckAdmission, needs: []string{CheckNamespace, CheckPermissions, CheckImagesKeyPairs, CheckDataSecrets, CheckIPPool}, run: checkAdmission},
 }
 
 // The creates the dry runs stand for: a credential needs them for a dry run as for a create (createAccess has
@@ -56,12 +57,20 @@ func checkAdmission(ctx context.Context, r *checkRun) {
 		r.u.addf("the VM cannot be built as a create builds it: an image or a key pair could not be used")
 		return
 	}
+	if dataSecretsGiven(cfg) {
+		found, _ := r.findingsOf(CheckDataSecrets).(*dataSecrets)
+		if found == nil {
+			r.u.addf("the VM cannot be built as a create builds it: the user data or network data kept in a Secret could not be used")
+			return
+		}
+		cfg = cfg.WithSecretData(found.user, found.network) // as the create builds from it (withDataSecrets)
+	}
 	addresses, _ := r.findingsOf(CheckIPPool).([]*objects.StaticAddress)
 	if cfg.IPPool != nil && len(addresses) == 0 {
 		r.u.addf("the VM cannot be built as a create builds it: the IP pool check found no address for it")
 		return
 	}
-	secret, vm, assumed, err := r.admissionObjects(looked, addresses)
+	secret, vm, assumed, err := r.admissionObjects(cfg, looked, addresses)
 	if err != nil {
 		r.p.Addf("", "%v", err)
 		return
@@ -119,10 +128,9 @@ func checkAdmission(ctx context.Context, r *checkRun) {
 	}
 }
 
-// admissionObjects builds the Secret and the VM a create would send (Create, createObjects) and says what it
+// admissionObjects builds the Secret and the VM a create of cfg would send (Create, createObjects) and says what it
 // assumed for the facts only a create learns.
-func (r *checkRun) admissionObjects(looked *lookups, addresses []*objects.StaticAddress) (*corev1.Secret, *kubevirtv1.VirtualMachine, []string, error) {
-	cfg := r.cfg
+func (r *checkRun) admissionObjects(cfg *config.Config, looked *lookups, addresses []*objects.StaticAddress) (*corev1.Secret, *kubevirtv1.VirtualMachine, []string, error) {
 	var assumed []string
 	_, public, err := r.machineKey()
 	if err != nil {

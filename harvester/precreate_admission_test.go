@@ -284,3 +284,36 @@ func TestCheckAdmissionNeedsTheCreatesAccess(t *testing.T) {
 		}
 	}
 }
+
+// With user data and network data kept in a Secret, the dry-run Secret holds them merged as the create merges them
+// (the create builds from withDataSecrets); when that Secret cannot be used, nothing is sent.
+func TestCheckAdmissionSendsTheDataSecretsContent(t *testing.T) {
+	fc := newFakeCluster(t)
+	kubefake.CaptureLog(t)
+	fc.userSecret("ud", map[string]string{"userdata": secretUser, "networkdata": secretNetwork}, nil)
+	lines, runs := checkAdmissionOf(t, fc, dataSecretOptions())
+	wantLines(t, lines, "ok       admission             Secret default/m1-cloudinit and VM default/m1 accepted in a dry run, nothing written ("+assumedKey+")")
+	if len(runs) != 2 {
+		t.Fatalf("%d dry runs, want the Secret's and the VM's", len(runs))
+	}
+	secret := &corev1.Secret{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(runs[0].GetObject().(runtime.Unstructured).UnstructuredContent(), secret); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{secretToken, "echo from-the-secret", "qemu-guest-agent"} {
+		if !strings.Contains(string(secret.Data[objects.SecretKeyUserData]), want) {
+			t.Errorf("the dry-run Secret's user data lacks %q", want)
+		}
+	}
+	if got := string(secret.Data[objects.SecretKeyNetworkData]); got != secretNetwork {
+		t.Errorf("the dry-run Secret's network data is %q, want the Secret's", got)
+	}
+
+	fc = newFakeCluster(t)
+	kubefake.CaptureLog(t)
+	lines, runs = checkAdmissionOf(t, fc, dataSecretOptions()) // Secret ud does not exist
+	wantLines(t, lines, "skipped  admission             the VM cannot be built as a create builds it: the user data or network data kept in a Secret could not be used")
+	if len(runs) != 0 {
+		t.Errorf("%d dry runs sent without the data Secret's content", len(runs))
+	}
+}

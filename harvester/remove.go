@@ -249,7 +249,7 @@ func annotateRemovedClaims(ctx context.Context, c kube.Interface, read *kubevirt
 		_, err := vms.Update(ctx, vm, metav1.UpdateOptions{})
 		return err
 	}
-	err := kube.RetryTransient(func() error { return retry.OnError(retry.DefaultBackoff, conflict, update) })
+	err := kube.RetryTransient(func() error { return retry.OnError(kube.ConflictBackoff, conflict, update) })
 	if err != nil {
 		return c.Explain("mark the volumes of VM", ns+"/"+name+" for removal", err)
 	}

@@ -59,6 +59,7 @@ var flagGroups = map[string]string{
 	config.FlagSSHUser: "access", config.FlagSSHPort: "access", config.FlagSSHPassword: "access",
 	config.FlagKeyPairName: "access", config.FlagSSHPrivateKeyPath: "access", config.FlagSSHKeyPairs: "access",
 	config.FlagUserData: "cloud-init", config.FlagNetworkData: "cloud-init", config.FlagSkipGuestAgent: "cloud-init",
+	config.FlagUserDataSecret: "cloud-init", config.FlagNetworkDataSecret: "cloud-init",
 	config.FlagCloudProviderConfig: "cloud-provider", config.FlagGenerateCloudProviderConfig: "cloud-provider",
 	config.FlagCloudProviderServer: "cloud-provider", config.FlagCloudProviderForRKE2: "cloud-provider",
 	config.FlagCloudProviderDistribution: "cloud-provider", config.FlagCloudProviderDropIn: "cloud-provider",
@@ -67,9 +68,9 @@ var flagGroups = map[string]string{
 	config.FlagVMPatch: "advanced",
 }
 
-// credentialFields are the fields the second name's NodeDriver moves into the cloud credential
-// (internal/nodedriver CredentialFields, which the shipped binary does not link).
-var credentialFields = map[string]bool{"kubeconfigContent": true}
+// credentialFields are the fields the second name's NodeDriver moves into the cloud credential, private and public
+// (internal/nodedriver CredentialFields and PublicCredentialFields, which the shipped binary does not link).
+var credentialFields = map[string]bool{"kubeconfigContent": true, "clusterType": true, "clusterId": true}
 
 // usageDefault is the value a usage text names as the default: "Default: 900." (config's tests hold every flag
 // the driver applies a default to to that sentence).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,6 +63,17 @@ func TestFlagsVerbUnderTheSecondName(t *testing.T) {
 	for _, f := range nodedriver.CredentialFields {
 		if e := byField[f]; !e.Credential || e.RancherType != "password" {
 			t.Errorf("%s: credential %v, Rancher type %q", f, e.Credential, e.RancherType)
+		}
+	}
+	// Public credential fields: Rancher's API returns them (not of type password).
+	for _, f := range nodedriver.PublicCredentialFields {
+		if e := byField[f]; !e.Credential || e.RancherType == "password" {
+			t.Errorf("%s: credential %v, Rancher type %q", f, e.Credential, e.RancherType)
+		}
+	}
+	for f, e := range byField {
+		if e.Credential != (slices.Contains(nodedriver.CredentialFields, f) || slices.Contains(nodedriver.PublicCredentialFields, f)) {
+			t.Errorf("%s: credential %v, but the NodeDriver's credential fields are %v and %v", f, e.Credential, nodedriver.CredentialFields, nodedriver.PublicCredentialFields)
 		}
 	}
 	if e := byField["sshUser"]; e.Credential || e.Kind != "string" || e.Group != "access" {

@@ -113,8 +113,8 @@ func checkChart(t *testing.T, root, dist string, sums map[string]string) {
 			if len(nd.Spec.WhitelistDomains) != 1 || nd.Spec.WhitelistDomains[0] != "github.com" {
 				t.Errorf("NodeDriver whitelistDomains %v", nd.Spec.WhitelistDomains)
 			}
-			if got, want := nd.Metadata.Annotations["privateCredentialFields"], strings.Join(nodedriver.CredentialFields, ","); got != want {
-				t.Errorf("NodeDriver privateCredentialFields %q, want %q", got, want)
+			if got, want := nd.Metadata.Annotations, nodedriver.CredentialAnnotations(); !reflect.DeepEqual(got, want) {
+				t.Errorf("NodeDriver annotations %v, want the credential type's %v", got, want)
 			}
 
 			p := plugin.Spec.Plugin

@@ -24,11 +24,12 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
 )
 
-// newOptionFields are the HarvesterConfig fields of the 23 flags beyond the reference driver's 32.
+// newOptionFields are the HarvesterConfig fields of the 25 flags beyond the reference driver's 32.
 var newOptionFields = []string{"skipGuestAgent", "createTimeout", "zone", "region", "cloudProviderConfig",
 	"generateCloudProviderConfig", "cloudProviderServer", "cloudProviderForRke2", "cloudProviderDistribution",
 	"cloudProviderDropIn", "hostDeviceInfo", "vmLabels", "evictionStrategy", "maintenanceStrategy", "ipPool",
-	"ipPoolGateway", "ipPoolDns", "sshKeypairs", "os", "persistentTpm", "machineType", "ipPoolDnsSearch", "vmPatch"}
+	"ipPoolGateway", "ipPoolDns", "sshKeypairs", "os", "persistentTpm", "machineType", "ipPoolDnsSearch", "vmPatch", "userDataSecret",
+	"networkDataSecret"}
 
 // rancherCreate creates machine name the way Rancher's provisioning job does: the cloud credential Secret's keys
 // as environment variables and the HarvesterConfig's fields, pruned to the driver's schema, as flags
@@ -66,6 +67,12 @@ func TestRancherFlowSetsEveryNewOption(t *testing.T) {
 	createVMNetwork(t, b, ns, "static-net")
 	cleanUpAccount(t, b, ns, cluster+"-cloud-provider")
 	if _, err := fixtures.Seed(ctx, b.AdminConfig(), fixtures.Spec{KeyPairs: []fixtures.KeyPair{{Namespace: ns, Name: "alice"}}}); err != nil {
+		t.Fatal(err)
+	}
+	// userDataSecret and networkDataSecret: the user's Secret in the VM namespace, read at create time.
+	if _, err := b.Kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "poolb-cloud-init"},
+		StringData: map[string]string{"userdata": "#cloud-config\nruncmd: [echo from-the-users-secret]\n",
+			"net": "version: 2\nethernets:\n  eth0:\n    addresses: [10.79.0.5/24]\n"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	guestKubeconfig := "apiVersion: v1\nkind: Config\nclusters: [{name: h, cluster: {server: \"https://192.0.2.100:6443\", insecure-skip-tls-verify: true}}]\n" +
@@ -113,6 +120,8 @@ func TestRancherFlowSetsEveryNewOption(t *testing.T) {
 		"evictionStrategy":          "External",
 		"maintenanceStrategy":       "Shutdown",
 		"os":                        "linux",
+		"userDataSecret":            "poolb-cloud-init",
+		"networkDataSecret":         "poolb-cloud-init:net",
 		"vmPatch":                   `{"metadata":{"annotations":{"example.com/owner":"team-ml"}},"spec":{"template":{"spec":{"domain":{"features":{"acpi":{}}}}}}}`,
 	})
 	for _, f := range newOptionFields {
@@ -227,7 +236,14 @@ func TestRancherFlowSetsEveryNewOption(t *testing.T) {
 	if f := vmB.Spec.Template.Spec.Domain.Features; f == nil || vmB.Annotations["example.com/owner"] != "team-ml" {
 		t.Errorf("vmPatch: features %+v, annotations %v", f, vmB.Annotations)
 	}
-	userB, _ := cloudInit(t, b, ns, nameB)
+	userB, netB := cloudInit(t, b, ns, nameB)
+	// userDataSecret, merged as inline user data is (before the install script); networkDataSecret, as it is.
+	if n := len(userB.Runcmd); n < 2 || userB.Runcmd[n-2] != "echo from-the-users-secret" {
+		t.Errorf("userDataSecret: runcmd %v", userB.Runcmd)
+	}
+	if e := netB.Ethernets["eth0"]; !slices.Equal(e.Addresses, []string{"10.79.0.5/24"}) {
+		t.Errorf("networkDataSecret: network data %+v", netB)
+	}
 	// skipGuestAgent: no qemu-guest-agent from cloud-init; os linux: the install script still runs last.
 	if slices.Contains(userB.Packages, "qemu-guest-agent") {
 		t.Errorf("skipGuestAgent: packages %v", userB.Packages)

@@ -35,11 +35,14 @@ func secondDriverThroughRancherMachine(t *testing.T, driver string) {
 	ns := b.Namespace(t)
 	cli := newCLI(t, b.AdminKubeconfig())
 	cli.PluginDir = secondNamePluginDir(t, driver)
-	// The cloud credential Secret of a node driver named hcivm whose privateCredentialFields is kubeconfigContent,
-	// as the dashboard stores it (<driver>credentialConfig-<field>), with the kubeconfig in base64 (a password
-	// field is one line).
+	// The cloud credential Secret of the node driver named hcivm (internal/nodedriver: kubeconfigContent private,
+	// clusterType and clusterId public), as the dashboard stores it (<driver>credentialConfig-<field>), made from
+	// an imported Harvester cluster, with the kubeconfig in base64 (a password field is one line). The job hands
+	// the driver every field; it reads the kubeconfig and ignores the other two.
 	cli.Env = rancherCredentialEnv(driver, map[string]string{
 		driver + "credentialConfig-kubeconfigContent": base64.StdEncoding.EncodeToString(b.AdminKubeconfig()),
+		driver + "credentialConfig-clusterType":       "imported",
+		driver + "credentialConfig-clusterId":         "c-m-abc12",
 	})
 	// No other credential to fall back on: a driver that read $HARVESTER_KUBECONFIG_CONTENT or $KUBECONFIG would fail.
 	cli.Env = append(cli.Env, "KUBECONFIG="+filepath.Join(t.TempDir(), "absent"))

@@ -58,6 +58,11 @@ type Config struct {
 	UserData        []byte
 	RancherUserData []byte
 	NetworkData     []byte
+	// UserDataSecret and NetworkDataSecret name the Secrets whose keys hold the user data and the network-config
+	// instead of the flags (--harvester-user-data-secret, --harvester-network-data-secret); nil when not given.
+	// Their content is read at create time into UserData and NetworkData of the create's copy of the Config
+	// (WithSecretData), never into this one, which the lifecycle keeps.
+	UserDataSecret, NetworkDataSecret *SecretKeyRef
 
 	InstallGuestAgent bool
 	CreateTimeout     time.Duration
@@ -82,6 +87,8 @@ type givenFlags struct {
 	cloudProviderConfig bool
 	dropIn              []string // the flags that asked for the cloud provider's drop-in, in flag order
 	ipPool              bool     // not blank
+	userDataSecret      bool     // not empty, parsed or not
+	networkDataSecret   bool
 	// parsed: every group of flags parsed without a problem (ParseConfig sets it before the rules run).
 	parsed bool
 }

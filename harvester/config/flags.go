@@ -85,6 +85,14 @@ const (
 	FlagIPPoolDNSSearch = "harvester-ip-pool-dns-search"
 	// FlagVMPatch changes the VM the driver builds, for the KubeVirt and Harvester fields no flag covers.
 	FlagVMPatch = "harvester-vm-patch"
+
+	// User data and network data kept in Harvester: the Secret (in the VM namespace) holding them, read at create
+	// time (the names terraform-provider-harvester's cloudinit block gives them, user_data_secret_name and
+	// network_data_secret_name). FlagUserDataSecret contains "user-data", so it must stay behind
+	// harvester-cloud-config in the table: rancher-machine takes the first such flag as its user-data flag
+	// (libmachine/drivers DriverUserdataFlag).
+	FlagUserDataSecret    = "harvester-user-data-secret"
+	FlagNetworkDataSecret = "harvester-network-data-secret"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -184,6 +192,8 @@ var flagTable = []flagSpec{
 	{name: FlagMachineType, usage: "Machine type of the VM: q35 or pc-q35-<version> on x86_64 hosts (e.g. pc-q35-rhel9.6.0), virt or virt-<version> on arm64 hosts (what KubeVirt emulates by default; pc/i440fx is not). Empty: KubeVirt's default (q35 on x86_64)."},
 	{name: FlagIPPoolDNSSearch, usage: "DNS search domains for --harvester-ip-pool, comma-separated, e.g. example.com,corp.example.com (lowercase DNS names, at most 32 of them and 2,048 characters in all, the bounds Kubernetes puts on a pod's search list; needs --harvester-ip-pool-dns: cloud-init skips search domains without servers). Empty: none."},
 	{name: FlagVMPatch, usage: `A change to the VM the driver builds, for the KubeVirt and Harvester fields no flag covers: a JSON merge patch (RFC 7386), a JSON object such as {"spec":{"template":{"spec":{"terminationGracePeriodSeconds":60}}}}, or a JSON patch (RFC 6902), a JSON list of operations such as [{"op":"add","path":"/metadata/annotations/example.com~1owner","value":"ml"}]; as JSON, base64 of JSON or the path of a file holding it; at most 64 KiB and 256 operations. It may not change what the driver owns: the VM's name, namespace and metadata other than labels and annotations, the driver's own labels and annotations, the cloud-init disk, volume and Secret, the disks' claims, the run strategy and the status. Empty: none.`},
+	{name: FlagUserDataSecret, usage: "Your cloud-init user data kept in Harvester instead of the machine config: the Secret in the VM namespace that holds it, as NAME or NAME:KEY (KEY: the key holding it; default userdata, else userData, as KubeVirt reads a cloud-init Secret). The driver reads it at create time (the credential must be allowed to get secrets there) and merges it as it merges --harvester-user-data, which it replaces; it never copies, changes or deletes the Secret. The value is the user data as cloud-init reads it (cloud-config, shell script, MIME multipart or gzip of them), at most 1 MiB. Empty: none."},
+	{name: FlagNetworkDataSecret, usage: "cloud-init network-config (version 1 or 2) kept in Harvester: the Secret in the VM namespace that holds it, as NAME or NAME:KEY (default key networkdata, else networkData, as KubeVirt reads it), read at create time in place of --harvester-network-data; not with --harvester-ip-pool. Empty: none."},
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

@@ -152,9 +152,11 @@ func TestUserDataFlagIsCloudConfig(t *testing.T) {
 			}
 		}
 	}
-	want := []string{FlagCloudConfig, FlagUserData}
+	// rancher-machine takes only the first of them (libmachine/drivers DriverUserdataFlag); the others are
+	// ordinary flags to it, so each must come after harvester-cloud-config.
+	want := []string{FlagCloudConfig, FlagUserData, FlagUserDataSecret}
 	if strings.Join(matching, ",") != strings.Join(want, ",") {
-		t.Errorf("flags rancher-machine treats as user data: %v, want exactly %v in that order", matching, want)
+		t.Errorf("flags whose names rancher-machine reads as user data: %v, want exactly %v in that order", matching, want)
 	}
 }
 

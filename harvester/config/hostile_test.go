@@ -44,6 +44,8 @@ func hostileCases(t testing.TB) []hostileCase {
 		{"private key of 3 MiB", w(min(), FlagSSHPrivateKeyPath, big), "--harvester-ssh-private-key-path: cannot read"},
 		{"user data of many gzip parts", w(min(), FlagUserData, hostile.GzipParts(250, 40<<10)), "over the 1 MiB limit"},
 		{"user data of 5 MiB", w(min(), FlagUserData, "#cloud-config\n#"+strings.Repeat("x", 5<<20)), "--harvester-user-data: is 5 MiB long"},
+		{"a data Secret's name of 1 MiB", w(min(), FlagUserDataSecret, strings.Repeat("a", 1<<20)), "--harvester-user-data-secret: is 1 MiB long"},
+		{"user data in the data Secret flag", w(min(), FlagNetworkDataSecret, "version: 2\nethernets: {}\n"+strings.Repeat("#", 60<<10)), "--harvester-network-data-secret: must name a Secret"},
 		{"a JSON flag of 1 MiB", w(min(), FlagDiskInfo, strings.Repeat(" ", 1<<20)), "--harvester-disk-info: is 1 MiB long"},
 		{"cores past uint32", w(min(), FlagCPUCount, 1<<40), "--harvester-cpu-count: must be at most 4294967295"},
 		{"memory past int64 bytes", w(min(), FlagMemorySize, 1<<40), "--harvester-memory-size: must be at most 8589934591"},

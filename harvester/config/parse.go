@@ -119,7 +119,7 @@ func parseGroups(found *[groups]Problems, opts drivers.DriverOptions, cfg *Confi
 
 	cfg.SSH = parseSSH(&found[groupSSH], opts, cfg.Namespace)
 
-	cfg.UserData, cfg.RancherUserData, cfg.NetworkData = parseCloudInit(&found[groupCloudInit], opts)
+	parseCloudInit(&found[groupCloudInit], opts, cfg)
 	cfg.InstallGuestAgent = !opts.Bool(FlagSkipGuestAgent)
 
 	parseCloudProvider(&found[groupCloudProvider], opts, cfg)

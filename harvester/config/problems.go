@@ -75,20 +75,24 @@ var cloudInitFlags = map[cloudinit.Part]string{
 	cloudinit.PartSSHPassword: FlagSSHPassword,
 }
 
-// AddCloudInit files each error of package cloudinit (one, or several joined) under the flag of the part it
-// names. An error that names no part is filed under the user data, the part users write.
-func (p *Problems) AddCloudInit(err error) {
+// AddCloudInit files each error of package cloudinit (one, or several joined) about cfg's parts under the flag
+// of the part it names; the user data's, when a Secret holds it, under --harvester-user-data-secret naming the
+// Secret. An error that names no part is filed under the user data, the part users write.
+func (p *Problems) AddCloudInit(cfg *Config, err error) {
 	errs := []error{err}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		errs = joined.Unwrap()
 	}
 	for _, err := range errs {
 		var e *cloudinit.Error
+		msg, flag := err.Error(), FlagUserData
 		if errors.As(err, &e) {
-			p.List = append(p.List, Problem{Flag: cloudInitFlags[e.Part], Message: Redact(e.Message())})
-		} else {
-			p.Addf(FlagUserData, "%v", err)
+			msg, flag = e.Message(), cloudInitFlags[e.Part]
 		}
+		if ref := cfg.UserDataSecret; flag == FlagUserData && ref != nil {
+			msg, flag = ref.String()+": "+msg, ref.Flag
+		}
+		p.List = append(p.List, Problem{Flag: flag, Message: Redact(msg)})
 	}
 }
 

@@ -35,9 +35,12 @@ var rules = []Rule{
 	{"a generated account is named after the guest cluster", groupCloudProvider, generatedAccountNamed},
 	{"the cloud-provider server is a generated kubeconfig's", groupCloudProvider, serverForGenerated},
 	{"drop-ins and distributions go with a cloud-provider kubeconfig", groupCloudProvider, dropInNeedsKubeconfig},
+	{"user data comes from the flag or a Secret", groupCloudInit, oneUserDataSource},
+	{"network data comes from the flag or a Secret", groupCloudInit, oneNetworkDataSource},
 	{RuleUserData, groupCloudProvider, checkCloudInitParts},
 	{"the IP pool's NIC is a bridge", groupIPPool, poolNICIsBridge},
 	{"the network data leaves the IP pool's NIC alone", groupIPPool, networkDataLeavesPool},
+	{"a network-data Secret goes without the IP pool", groupIPPool, networkDataSecretWithoutPool},
 	{RuleVMPatch, groupVMPatch, func(*Problems, *Config) {}},
 }
 
@@ -120,6 +123,6 @@ func bootOrdersUnique(p *Problems, cfg *Config) {
 // (objects.Rules replaces this rule).
 func checkCloudInitParts(p *Problems, cfg *Config) {
 	if err := cloudinit.CheckParts(cfg.UserData, cfg.RancherUserData, cfg.SSH.Password); err != nil {
-		p.AddCloudInit(err)
+		p.AddCloudInit(cfg, err)
 	}
 }

@@ -2,6 +2,7 @@ package objects
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -16,9 +17,12 @@ const (
 
 // Render returns the cloud-init Secret and the VirtualMachine a create would send for cfg, as YAML. Facts only
 // a create learns (each image's storage class, the claim name suffix, the generated SSH key) are placeholders;
-// a pool's address is the range's first (see renderNetworkData).
+// a pool's address is the range's first (see renderNetworkData). Render reads no cluster: user data or network
+// data kept in a Secret (--harvester-user-data-secret, --harvester-network-data-secret) is a placeholder naming
+// the Secret, where the create puts what it reads there (secretPlaceholders).
 // The Secret shows its data as stringData, so the user data a node will boot with can be read as is.
 func Render(cfg *config.Config) ([]byte, error) {
+	cfg = secretPlaceholders(cfg)
 	facts := renderFacts(cfg)
 	guestKubeconfig := cfg.CloudProvider.Kubeconfig
 	if cfg.CloudProvider.Generate {
@@ -76,4 +80,19 @@ func readableSecret(s *corev1.Secret) *corev1.Secret {
 	}
 	out.Data = nil
 	return out
+}
+
+// secretPlaceholders returns cfg with a placeholder for each data Secret's content, naming the Secret: user
+// data that is a cloud-config of one comment, which the merge keeps where the user's part goes, and network data
+// of one comment (the VM then refers to the network data, as the create's does).
+func secretPlaceholders(cfg *config.Config) *config.Config {
+	placeholder := func(ref *config.SecretKeyRef, header, what, done string) *config.SecretValue {
+		if ref == nil {
+			return nil
+		}
+		return &config.SecretValue{Key: ref.Key, Data: fmt.Appendf(nil, "%s# <the %s of Secret %s/%s (key %s), %s at create>\n",
+			header, what, ref.Namespace, ref.Name, strings.Join(ref.Keys(), " or "), done)}
+	}
+	return cfg.WithSecretData(placeholder(cfg.UserDataSecret, "#cloud-config\n", "user data", "read and merged here"),
+		placeholder(cfg.NetworkDataSecret, "", "network-config", "read"))
 }

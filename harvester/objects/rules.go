@@ -9,17 +9,18 @@ import (
 // config.ParseConfig, so that a configuration a create would refuse is refused when its flags are parsed
 // (SetConfigFromFlags, render, check), every problem in one list.
 var Rules = []config.Rule{
-	{Name: config.RuleUserData, Check: checkUserData},
+	{Name: config.RuleUserData, Check: CheckUserData},
 	{Name: config.RuleVMPatch, Check: checkVMPatch},
 }
 
-// checkUserData checks the user data as a create builds it, with the driver's own parts known before the create
+// CheckUserData checks the user data as a create builds it, with the driver's own parts known before the create
 // (no SSH key and no cloud-provider kubeconfig yet: those are the driver's, made to fit): every part read on its
 // own, then, when all read, the rules between them (see cloudinit.Check). Each problem is filed under the flag of
-// its part.
-func checkUserData(p *config.Problems, cfg *config.Config) {
+// its part. The create checks user data read from a Secret (--harvester-user-data-secret) with it too, as it
+// reads it.
+func CheckUserData(p *config.Problems, cfg *config.Config) {
 	if err := cloudinit.Check(cloudInitInput(cfg, nil, nil)); err != nil {
-		p.AddCloudInit(err)
+		p.AddCloudInit(cfg, err)
 	}
 }
 

@@ -42,7 +42,7 @@ func CloudInitSecret(cfg *config.Config, userData, networkData []byte) (*corev1.
 	}
 	if size > MaxSecretData {
 		var p config.Problems
-		p.Addf(config.FlagUserData, "the cloud-init Secret would hold %s (user data %s, network data %s), over the %s a Kubernetes Secret holds; make the user data smaller",
+		p.Addf(cfg.UserDataFlag(), "the cloud-init Secret would hold %s (user data %s, network data %s), over the %s a Kubernetes Secret holds; make the user data smaller",
 			userdata.FormatSize(int64(size)), userdata.FormatSize(int64(len(userData))), userdata.FormatSize(int64(len(networkData))), userdata.FormatSize(MaxSecretData))
 		return nil, p.Err()
 	}

@@ -11,7 +11,7 @@ func UserData(cfg *config.Config, authorizedKeys []string, guestKubeconfig []byt
 	out, err := cloudinit.UserData(cloudInitInput(cfg, authorizedKeys, guestKubeconfig))
 	if err != nil {
 		var p config.Problems
-		p.AddCloudInit(err)
+		p.AddCloudInit(cfg, err)
 		return nil, p.Err()
 	}
 	return out, nil

@@ -5,7 +5,8 @@
 // it downloads spec.url, checks spec.checksum (the archive's sha256; base_driver.go getHasher), names the driver
 // after the archive's docker-machine-driver-* entry (base_driver.go copyBinary), builds the <name>config schema
 // from the binary's flags, and makes the cloud credential type <name>credentialConfig from the fields the
-// privateCredentialFields / publicCredentialFields annotations list (getCredFields). Provisioning jobs find the
+// privateCredentialFields / publicCredentialFields / optionalCredentialFields / defaults annotations list
+// (getCredFields). Provisioning jobs find the
 // NodeDriver by the driver name (pkg/controllers/capr/machineprovision/args.go getArgsEnvAndStatus), so
 // metadata.name is the driver name.
 package nodedriver
@@ -21,11 +22,41 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
 )
 
-// CredentialFields are the driver's fields that Rancher moves into the cloud credential (private: stored in the
-// credential Secret, shown as a password field). Only the kubeconfig: the driver uses neither clusterType nor
-// clusterId, which Rancher's built-in harvester credential also carries (pkg/data/management/machinedriver_data.go
-// DriverData), so asking for them would ask for values nothing reads.
-var CredentialFields = []string{"kubeconfigContent"}
+// The cloud credential of the second name is declared as Rancher declares its built-in Harvester credential
+// (rancher/rancher pkg/data/management/machinedriver_data.go, DriverData[HarvesterDriver], the same in v2.12.12,
+// v2.13.8, v2.14.4 and v2.15.0): the kubeconfig private, the Harvester cluster's type and id public, the id optional,
+// the type "imported" unless given. Rancher turns these annotations into the credential type
+// <name>credentialconfig (pkg/controllers/management/drivers/nodedriver/machine_driver.go getCredFields,
+// createCredSchema: a field is required unless optional, a default is the field's default).
+//
+// The public fields are what Rancher's own Harvester code reads of a credential, whatever the driver's name: the
+// RKE2/K3s cluster page's setHarvesterChartValues makes the guest cluster's cloud-provider config and sets the
+// harvester-cloud-provider chart's global.cattle.clusterName whenever the cloud provider is harvester and
+// decodedData.clusterId is set (rancher/dashboard shell/edit/provisioning.cattle.io.cluster/rke2.vue, v2.12.12 to
+// v2.15.0); decodedData is the credential's <name>credentialConfig, and the API returns public fields only
+// (pkg/api/norman/customization/cred/store.go decodeNonPasswordFields; password fields are left out of every
+// answer: rancher/norman parse/builder/builder.go fieldMatchesOp). The driver reads neither field: Rancher hands
+// them to it as HCIVM_CLUSTER_TYPE and HCIVM_CLUSTER_ID, which its compatibility flags take and ignore.
+var (
+	// CredentialFields are the private fields: stored in the credential Secret, never returned by Rancher's API.
+	CredentialFields = []string{"kubeconfigContent"}
+	// PublicCredentialFields are returned by Rancher's API as the credential's decodedData.
+	PublicCredentialFields = []string{"clusterType", "clusterId"}
+	// OptionalCredentialFields may be empty: a kubeconfig pasted for a Harvester Rancher has not imported.
+	OptionalCredentialFields = []string{"clusterId"}
+	// CredentialDefaults are field:value pairs (Rancher's ParseKeyValueString format).
+	CredentialDefaults = []string{"clusterType:imported"}
+)
+
+// CredentialAnnotations are the NodeDriver's annotations that declare its credential type.
+func CredentialAnnotations() map[string]string {
+	return map[string]string{
+		"privateCredentialFields":  strings.Join(CredentialFields, ","),
+		"publicCredentialFields":   strings.Join(PublicCredentialFields, ","),
+		"optionalCredentialFields": strings.Join(OptionalCredentialFields, ","),
+		"defaults":                 strings.Join(CredentialDefaults, ","),
+	}
+}
 
 // Archive is the file name of the release archive of driver name for arch: docker-machine-driver-<name>-<arch>.tar.gz,
 // holding the one file docker-machine-driver-<name>. Rancher's download script takes the driver name from the
@@ -86,9 +117,7 @@ func Manifest(s Spec) ([]byte, error) {
 	body, err := yaml.Marshal(NodeDriver{
 		APIVersion: "management.cattle.io/v3",
 		Kind:       "NodeDriver",
-		Metadata: Metadata{Name: s.Name, Annotations: map[string]string{
-			"privateCredentialFields": strings.Join(CredentialFields, ","),
-		}},
+		Metadata:   Metadata{Name: s.Name, Annotations: CredentialAnnotations()},
 		Spec: NodeDriverSpec{
 			Active:           true,
 			DisplayName:      s.Name,

@@ -1,6 +1,7 @@
 package nodedriver
 
 import (
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -53,15 +54,23 @@ func TestManifestIsTheNodeDriverRancherReads(t *testing.T) {
 	if got := regexp.MustCompile(`[-_.].*$`).ReplaceAllString(strings.TrimPrefix(file, identity.BinaryPrefix), ""); got != identity.Release {
 		t.Errorf("Rancher's download script would name the driver %q", got)
 	}
-	// The credential fields must be fields of the driver's schema: Rancher's field of flag <name>-kubeconfig-content.
-	if got := nd.Metadata.Annotations["privateCredentialFields"]; got != "kubeconfigContent" {
-		t.Errorf("privateCredentialFields %q", got)
+	// The credential type as Rancher declares its built-in Harvester credential (machinedriver_data.go
+	// DriverData[HarvesterDriver], annotations written by getAnnotations; defaults as ParseKeyValueString reads them).
+	want := map[string]string{
+		"privateCredentialFields":  "kubeconfigContent",
+		"publicCredentialFields":   "clusterType,clusterId",
+		"optionalCredentialFields": "clusterId",
+		"defaults":                 "clusterType:imported",
 	}
+	if !reflect.DeepEqual(nd.Metadata.Annotations, want) {
+		t.Errorf("annotations %v, want %v", nd.Metadata.Annotations, want)
+	}
+	// The credential fields must be fields of the driver's schema: Rancher's field of flag <name>-kubeconfig-content.
 	fields := map[string]bool{}
 	for _, f := range config.CreateFlags() {
 		fields[lowerCamelAfterPrefix(f.String())] = true
 	}
-	for _, f := range CredentialFields {
+	for _, f := range append(append([]string{}, CredentialFields...), PublicCredentialFields...) {
 		if !fields[f] {
 			t.Errorf("credential field %s is no field of the driver", f)
 		}

@@ -2,6 +2,8 @@
 # Builds the UI extension ui/pkg/hcivm with @rancher/shell's build-pkg, checks the build in headless Chromium, packs
 # it into the archive a UIPlugin's compressedEndpoint names (hack/uiplugin: <version>/plugin/… and
 # <version>/files.txt) and writes it to ui/dist/hcivm-ui-<version>.tgz, the one archive there; prints that path.
+# With --dir it prints the directory of the build instead (the UMD and stylesheet build-pkg wrote, kept in the
+# cache), for the browser check of `npm test`.
 #
 # The archive is cached in ~/.cache/docker-machine-driver-harvester/ui-extension-<key>, the key a hash of
 # everything the build reads (the workspace's package files and lock, the extension's sources, the packer, this
@@ -36,20 +38,13 @@ key=$(inputs | sha256sum | cut -c1-16)
 cached=$cache_root/ui-extension-$key/$name-ui-$version.tgz
 
 build() { # build into the cache: install, build-pkg, browser check, pack
-	export npm_config_cache="$cache_root/npm"
-	local stamp=$ui/node_modules/.dmdh-lock.sha256 want
-	want=$(sha256sum "$ui/package-lock.json" | cut -d' ' -f1)
-	if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-		# --prefer-offline: packages in npm's cache are not checked against the registry again.
-		(cd "$ui" && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund --loglevel=error) >&2
-		echo "$want" >"$stamp"
-	fi
+	DMDH_CACHE=$cache_root "$ui/scripts/deps.sh"
 	(cd "$ui" && npm run build-pkg -- "$name") >&2
-	"$ui/scripts/deps.sh"
 	"$ui/scripts/install-chromium.sh" >&2
-	(cd "$ui/test" && node browser/bundle.mjs && node browser/run.mjs --built "../dist-pkg/$name-$version") >&2
+	(cd "$ui" && node test/browser/bundle.mjs && node test/browser/run.mjs --built "dist-pkg/$name-$version") >&2
 	local tmp
 	tmp=$(mktemp -d "$cache_root/.ui-extension.XXXXXX")
+	cp -r "$ui/dist-pkg/$name-$version" "$tmp/built"
 	(cd "$root" && go run ./hack/uiplugin -dir "ui/dist-pkg/$name-$version" -name "$name" -version "$version" -out "$tmp/$name-ui-$version.tgz") ||
 		{ rm -rf "$tmp"; return 1; }
 	rm -rf "$(dirname "$cached")"
@@ -63,6 +58,10 @@ if [ ! -f "$cached" ]; then
 	# Another run may have finished the build while this one waited for the lock.
 	[ -f "$cached" ] || build
 	exec 9>&-
+fi
+if [ "${1:-}" = --dir ]; then
+	echo "$(dirname "$cached")/built"
+	exit 0
 fi
 mkdir -p "$ui/dist"
 rm -f "$ui/dist/$name-ui-"*.tgz

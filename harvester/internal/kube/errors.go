@@ -63,6 +63,13 @@ func MayHaveApplied(err error) bool {
 // 8 s, besides what each try itself takes (a webhook's timeout is 10 s).
 var TransientBackoff = wait.Backoff{Steps: 5, Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.1}
 
+// ConflictBackoff spaces the retries of an update that met a conflict (409) because another writer changed the
+// object since it was read: 8 tries over about 5 s. A VM is written by KubeVirt's and Harvester's controllers
+// several times in the seconds after its create (finalizers, status, KubeVirt's api-version annotations), which is
+// when a failed create's rollback marks its volumes; client-go's retry.DefaultBackoff (4 tries over about 0.3 s)
+// ran out there under load.
+var ConflictBackoff = wait.Backoff{Steps: 8, Duration: 20 * time.Millisecond, Factor: 2, Jitter: 0.1}
+
 // RetryTransient calls fn until it succeeds, fails other than transiently, or TransientBackoff's tries are spent.
 // Only for a request that is safe to repeat (a precondition or resourceVersion makes a second try a no-op).
 func RetryTransient(fn func() error) error {

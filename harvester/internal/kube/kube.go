@@ -1,15 +1,15 @@
 // Package kube is the driver's client layer: the only code that talks to Harvester's API server. It holds the
-// clients (KubeVirt's generated client for VMs and VMIs, the dynamic client viewed through typed resources for
-// everything else), the mirrors of Harvester's own types, the wording of API failures, the informer-based wait
-// on a machine's VM and VMI, the wait on a Secret, and the access reviews. It decides nothing about machines:
-// package harvester, harvester/ippool and harvester/guestaccount do, through Interface, which tests back with
-// client-go's fakes (harvester/internal/kubefake); harvester/connection makes the Client from a credential.
+// clients (a REST client of its own for VMs and VMIs that sends the requests of KubeVirt's generated client,
+// kubevirt.go; the dynamic client viewed through typed resources for everything else), the mirrors of Harvester's
+// own types, the wording of API failures, the informer-based wait on a machine's VM and VMI, the wait on a Secret,
+// and the access reviews. It decides nothing about machines: package harvester, harvester/ippool and
+// harvester/guestaccount do, through Interface, which tests back with client-go's fakes
+// (harvester/internal/kubefake); harvester/connection makes the Client from a credential.
 package kube
 
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"time"
 
@@ -17,8 +17,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	kubevirtv1 "kubevirt.io/api/core/v1"
-	kubevirtscheme "kubevirt.io/client-go/kubevirt/scheme"
-	kubevirtv1client "kubevirt.io/client-go/kubevirt/typed/core/v1"
 )
 
 // Interface is what the driver asks of Harvester's API.
@@ -28,8 +26,8 @@ type Interface interface {
 	// Explain words a failed call for a Rancher user (see Client.Explain).
 	Explain(action, object string, err error) error
 
-	VirtualMachines(namespace string) kubevirtv1client.VirtualMachineInterface
-	VirtualMachineInstances(namespace string) kubevirtv1client.VirtualMachineInstanceInterface
+	// VirtualMachines and VirtualMachineInstances are the clients of the namespace's VMs and VMIs (kubevirt.go).
+	KubevirtInterface
 	// Dynamic is the client behind the typed resources (Secrets, Images, … in resources.go).
 	Dynamic() dynamic.Interface
 
@@ -54,7 +52,7 @@ type MachineCheck func(Machine) (done bool, err error)
 
 // Client is Interface over client-go.
 type Client struct {
-	kubevirt kubevirtv1client.KubevirtV1Interface
+	kubevirt KubevirtInterface
 	dynamic  dynamic.Interface
 	server   string
 	renew    string // how to give a current credential, said when the API server rejects this one
@@ -64,7 +62,7 @@ var _ Interface = (*Client)(nil)
 
 // New returns a client over the given clients (tests pass client-go's fakes). server names the API server in
 // messages; renew tells a user whose credential was rejected how to give a current one.
-func New(kubevirt kubevirtv1client.KubevirtV1Interface, dyn dynamic.Interface, server, renew string) *Client {
+func New(kubevirt KubevirtInterface, dyn dynamic.Interface, server, renew string) *Client {
 	return &Client{kubevirt: kubevirt, dynamic: dyn, server: server, renew: renew}
 }
 
@@ -92,35 +90,13 @@ func NewForConfig(cfg *rest.Config, renew string) (*Client, error) {
 	return New(kv, dyn, server, renew), nil
 }
 
-// newKubevirtClient is KubeVirt's client for VMs and VMIs as kubevirtv1client.NewForConfigAndClient makes it
-// (kubevirt.io/client-go kubevirt/typed/core/v1/core_client.go, setConfigDefaults: group version, /apis, the
-// generated clients' codecs, the default user agent), with decoders that bound quantities (guardedSerializer).
-func newKubevirtClient(cfg *rest.Config, httpClient *http.Client) (*kubevirtv1client.KubevirtV1Client, error) {
-	cfg = rest.CopyConfig(cfg)
-	gv := kubevirtv1.SchemeGroupVersion
-	cfg.GroupVersion = &gv
-	cfg.APIPath = "/apis"
-	cfg.NegotiatedSerializer = guardedSerializer{
-		NegotiatedSerializer: rest.CodecFactoryForGeneratedClient(kubevirtscheme.Scheme, kubevirtscheme.Codecs).WithoutConversion(),
-		scheme:               kubevirtscheme.Scheme,
-	}
-	if cfg.UserAgent == "" {
-		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
-	}
-	rc, err := rest.RESTClientForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, err
-	}
-	return kubevirtv1client.New(rc), nil
-}
-
 func (c *Client) Server() string { return c.server }
 
-func (c *Client) VirtualMachines(namespace string) kubevirtv1client.VirtualMachineInterface {
+func (c *Client) VirtualMachines(namespace string) VirtualMachineInterface {
 	return c.kubevirt.VirtualMachines(namespace)
 }
 
-func (c *Client) VirtualMachineInstances(namespace string) kubevirtv1client.VirtualMachineInstanceInterface {
+func (c *Client) VirtualMachineInstances(namespace string) VirtualMachineInstanceInterface {
 	return c.kubevirt.VirtualMachineInstances(namespace)
 }
 

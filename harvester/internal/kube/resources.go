@@ -31,7 +31,7 @@ func kind[T any](gv schema.GroupVersion, kind, plural string) Kind[T] {
 	return Kind[T]{gvk: gv.WithKind(kind), gvr: gv.WithResource(plural)}
 }
 
-// The resources the driver reads and writes besides VMs and VMIs (those use KubeVirt's generated client).
+// The resources the driver reads and writes besides VMs and VMIs (those have their client in kubevirt.go).
 var (
 	Secrets             = kind[corev1.Secret](corev1.SchemeGroupVersion, "Secret", "secrets")
 	Claims              = kind[corev1.PersistentVolumeClaim](corev1.SchemeGroupVersion, "PersistentVolumeClaim", "persistentvolumeclaims")

@@ -119,7 +119,7 @@ func New(t *testing.T, renew string) *Cluster {
 	})
 	answer(fc.Dyn, "selfsubjectrulesreviews", kube.RulesReviews, func(r *authorizationv1.SelfSubjectRulesReview) { r.Status = fc.rules() })
 	installListThenWatch(fc.KV)
-	fc.C = kube.New(fc.KV.KubevirtV1(), fc.Dyn, "harvester.test:6443", renew)
+	fc.C = kube.New(kubevirtFake{fc.KV}, fc.Dyn, "harvester.test:6443", renew)
 	return fc
 }
 

@@ -1,155 +1,310 @@
 import fs from 'fs';
 import path from 'path';
 import { RESOURCES } from '../../pkg/hcivm/lib/harvester';
-import { CLUSTER_ID, PREFIX } from './fakes';
-import { mountForm } from './helpers';
+import * as rancher from '../fixtures/rancher';
+import harvester from '../fixtures/harvester.json';
+import { flush, mountMachineConfig, newConfig, text } from './helpers';
+import {
+  Checkbox, choose, control, LabeledSelect, optionsOf, YamlEditor
+} from './controls';
 
 const FIXTURE = path.join(__dirname, '../fixtures/hcivmconfig.json');
+const PREFIX = `/k8s/clusters/${ rancher.HARVESTER_ID }/v1`;
 const requested = (calls) => calls.filter((c) => c.action === 'cluster/request').map((c) => c.arg.url).sort();
-const problemFields = (w) => w.vm.problems.map((p) => p.field).sort();
+const values = (page, field, opts) => optionsOf(page, field, opts).map((o) => o.value);
+const messages = (wrapper) => (wrapper.vm.test().errors || []);
 
-describe('the machine-config form', () => {
+describe('the machine-config form, creating a cluster', () => {
   it('reads the credential, then Harvester through Rancher\'s proxy for the credential\'s cluster', async() => {
-    const { calls } = await mountForm();
+    const { calls } = await mountMachineConfig();
 
-    expect(calls[0]).toEqual({ action: 'rancher/find', arg: { type: 'cloudcredential', id: 'cattle-global-data:cc-1' } });
+    expect(calls[0]).toEqual({ action: 'rancher/find', arg: { type: 'cloudcredential', id: 'cattle-global-data:cc-hcivm1' } });
     expect(requested(calls)).toEqual([
       ...Object.values(RESOURCES).map((r) => `${ PREFIX }/${ r }`),
       `${ PREFIX }/harvester/cluster/local`,
-      `/k8s/clusters/${ CLUSTER_ID }/v1/harvester/cluster/local?link=deviceCapacity`,
+      `${ PREFIX }/harvester/cluster/local?link=deviceCapacity`,
     ].sort());
   });
 
-  it('offers what Harvester has: namespaces, images but ISOs, networks, key pairs of the namespace, zones, devices with free capacity', async() => {
-    const { wrapper } = await mountForm();
-    const options = (field) => wrapper.find(`[data-field="${ field }"]`).findAll('option, label > input').map((o) => o.element.value).filter(Boolean);
+  it('offers what Rancher\'s Harvester form offers: ready images newest first, user namespaces, no storage network', async() => {
+    const { page } = await mountMachineConfig();
 
-    expect(options('vmNamespace')).toEqual(['default', 'vms']);
-    expect(options('imageName')).toEqual(['default/ubuntu']);
-    expect(wrapper.find('[data-field="imageName"]').text()).toContain('storage class longhorn-ubuntu');
-    expect(options('networkName')).toEqual(['default/vlan1']);
-    expect(options('sshKeypairs')).toEqual(['default/alice', 'default/bob']);
-    expect(options('zone')).toEqual(['zone-a', 'zone-b']);
-    expect(options('region')).toEqual(['r1']);
-    expect(wrapper.vm.choices.vgpuTypes).toEqual([{ value: 'nvidia.com/NVIDIA_A2-2Q', label: 'nvidia.com/NVIDIA_A2-2Q (1 free)' }]);
-    expect(wrapper.vm.choices.hostDeviceTypes).toEqual([{ value: 'nvidia.com/GA102GL_A10', label: 'nvidia.com/GA102GL_A10 (1 free)' }]);
+    expect(values(page, 'diskInfo', { col: 'imageName', within: page.find('[data-disk="0"]') })).toEqual(['default/noble', 'default/ubuntu']);
+    expect(values(page, 'vmNamespace')).toEqual(['default', 'vms']);
+    expect(optionsOf(page, 'networkInfo', { col: 'networkName', within: page.find('[data-nic="0"]') }).map((o) => o.label)).toEqual(['default/vlan1 (VLAN 1)']);
+    expect(optionsOf(page, 'cpuModel').map((o) => o.label)).toEqual([
+      'Default', 'host-model', 'host-passthrough', 'Cascadelake-Server (2 hosts ready)', 'IvyBridge (1 host ready)',
+    ]);
+    expect(values(page, 'sshKeypairs')).toEqual(['default/alice', 'default/bob']);
+    expect(values(page, 'zone')).toEqual(['zone-a', 'zone-b']);
   });
 
-  it('fills clusterName from the cluster and says what the second name lacks', async() => {
-    const { wrapper, value } = await mountForm();
+  it('adds a blank volume of the default storage class, offering no storage class that backs an image', async() => {
+    const { page, value } = await mountMachineConfig();
 
-    expect(value.clusterName).toBe('mycluster');
-    expect(wrapper.find('.hcivm-notes').text()).toMatch(/does not preselect the Harvester cloud provider/);
-    expect(wrapper.find('.hcivm-notes').text()).toMatch(/Harvester cleanup does not run/);
+    await page.find('[data-add="volume"]').trigger('click');
+    expect(JSON.parse(value.diskInfo).disks[1]).toEqual({ size: 10, storageClassName: 'longhorn' });
+    expect(values(page, 'diskInfo', { col: 'storageClassName', within: page.find('[data-disk="1"]') })).toEqual(['longhorn', 'fast']);
   });
 
-  it('takes text when the credential is a pasted kubeconfig, and reads nothing from Harvester', async() => {
-    const { wrapper, calls } = await mountForm({ credential: { id: 'cattle-global-data:cc-2', annotations: {} } });
+  it('starts user data and network data from Harvester\'s cloud-init templates', async() => {
+    const { page, value } = await mountMachineConfig();
+    const user = harvester.responses['/configmaps'].data[0].data.cloudInit;
 
-    expect(requested(calls)).toEqual([]);
-    expect(wrapper.find('[data-field="imageName"] input[type="text"]').exists()).toBe(true);
-    expect(wrapper.find('.hcivm-no-cluster').exists()).toBe(true);
+    expect(optionsOf(page, 'userData')).toEqual([{ value: user, label: 'default/user-data-ubuntu' }]);
+    expect(optionsOf(page, 'networkData').map((o) => o.label)).toEqual(['default/network-data-static']);
+    await choose(page, 'userData', user);
+    expect(value.userData).toBe(user);
+    expect(control(page, 'userData', { kind: YamlEditor }).props('value')).toBe(user);
   });
 
-  it('refuses a config without namespace, image or network, and emits validationChanged', async() => {
-    const { wrapper, value, events } = await mountForm();
+  it('offers CPU pinning only when a Harvester host runs the CPU manager', async() => {
+    const withManager = await mountMachineConfig();
 
-    value.vmNamespace = '';
-    await wrapper.vm.$nextTick();
-    expect(problemFields(wrapper)).toEqual(['imageName', 'networkName', 'vmNamespace']);
-    expect(events[events.length - 1]).toBe(false);
-    expect(wrapper.vm.test().errors).toHaveLength(3);
-    expect(wrapper.find('[data-field="vmNamespace"]').text()).toContain('Choose the namespace');
+    expect(control(withManager.page, 'cpuPinning', { kind: Checkbox }).props('disabled')).toBe(false);
+    const responses = JSON.parse(JSON.stringify(harvester.responses));
 
-    Object.assign(value, { vmNamespace: 'default', imageName: 'default/ubuntu', diskSize: '40', networkName: 'default/vlan1' });
-    await wrapper.vm.$nextTick();
-    expect(problemFields(wrapper)).toEqual([]);
+    delete responses['/nodes'].data[0].metadata.labels.cpumanager;
+    const without = await mountMachineConfig({ harvester: responses });
+
+    expect(without.wrapper.vm.choices.cpuManager).toBe(false);
+    expect(control(without.page, 'cpuPinning', { kind: Checkbox }).props('disabled')).toBe(true);
+    expect(text(without.page)).toContain('No Harvester host runs the CPU manager');
+  });
+
+  it('takes a USB device as well as PCI devices, and any device name typed in', async() => {
+    const { page, value } = await mountMachineConfig();
+
+    await page.find('[data-add="hostDevices"]').trigger('click');
+    const row = page.find('[data-list="hostDevices"] .hcivm-device-row');
+
+    expect(optionsOf(page, 'hostDeviceInfo', { within: row, col: 'deviceName' })).toEqual([
+      { value: 'kubevirt.io/h2-001002', label: 'kubevirt.io/h2-001002 (USB) (1 free)' },
+      { value: 'nvidia.com/GA102GL_A10', label: 'nvidia.com/GA102GL_A10 (PCI) (1 free)' },
+    ]);
+    expect(control(page, 'hostDeviceInfo', { within: row, col: 'deviceName', kind: LabeledSelect }).vm.$attrs.taggable).toBe(true);
+    await choose(page, 'hostDeviceInfo', 'token', { within: row, col: 'name' });
+    await choose(page, 'hostDeviceInfo', 'kubevirt.io/h2-001002', { within: row, col: 'deviceName' });
+    expect(JSON.parse(value.hostDeviceInfo)).toEqual({ hostDevices: [{ name: 'token', deviceName: 'kubevirt.io/h2-001002' }] });
+  });
+
+  it('offers no control for a field that cannot work inside Rancher', async() => {
+    const { page } = await mountMachineConfig();
+
+    for (const f of ['sshPrivateKeyPath', 'keyPairName', 'kubeconfigContent', 'clusterId', 'clusterType', 'cloudConfig']) {
+      expect(page.find(`[data-field="${ f }"]`).exists()).toBe(false);
+    }
+  });
+
+  it('writes the machine config a user fills in, which the driver accepts (fixtures/hcivmconfig.json)', async() => {
+    const { page, value, events } = await mountMachineConfig();
+    const disk = () => page.find('[data-disk="0"]');
+
+    await choose(page, 'cpuCount', '4');
+    await choose(page, 'memorySize', '8');
+    await choose(page, 'sshUser', 'ubuntu');
+    await choose(page, 'diskInfo', 'default/noble', { within: disk(), col: 'imageName' });
+    await page.find('[data-add="volume"]').trigger('click');
+    await choose(page, 'diskInfo', 100, { within: page.find('[data-disk="1"]'), col: 'size' });
+    await choose(page, 'diskInfo', false, { within: page.find('[data-disk="1"]'), col: 'autoDelete' });
+    await choose(page, 'networkInfo', 'default/vlan1', { within: page.find('[data-nic="0"]'), col: 'networkName' });
+    await choose(page, 'networkInfo', '52:54:00:12:34:56', { within: page.find('[data-nic="0"]'), col: 'macAddress' });
+    await page.find('[data-add="vgpus"]').trigger('click');
+    await choose(page, 'vgpuInfo', 'nvidia.com/NVIDIA_A2-2Q', { within: page.find('[data-list="vgpus"] .hcivm-device-row'), col: 'deviceName' });
+    await choose(page, 'userData', '#cloud-config\npackages: [htop]\n', { kind: YamlEditor });
+    await choose(page, 'enableEfi', true);
+    await choose(page, 'enableTpm', true);
+    await choose(page, 'persistentTpm', true);
+    await choose(page, 'machineType', 'q35');
+    await choose(page, 'zone', ['zone-a']);
+    await choose(page, 'ipPool', '10.0.0.10-10.0.0.59/24');
+    await choose(page, 'ipPoolGateway', '10.0.0.1');
+    await choose(page, 'sshKeypairs', ['default/alice']);
+    await choose(page, 'createTimeout', '1200');
+    await choose(page, 'evictionStrategy', 'LiveMigrate');
+    await choose(page, 'vmLabels', { team: 'infra' });
+    await choose(page, 'generateCloudProviderConfig', true);
+    await choose(page, 'vmPatch', '- op: add\n  path: /metadata/annotations/example.com~1owner\n  value: ml\n', { kind: YamlEditor });
+    expect(value.vmPatch).toBe('[{"op":"add","path":"/metadata/annotations/example.com~1owner","value":"ml"}]');
+
+    if (process.env.UPDATE_FIXTURES) {
+      fs.writeFileSync(FIXTURE, `${ JSON.stringify({
+        apiVersion: 'rke-machine-config.cattle.io/v1', kind: 'HcivmConfig', metadata: { name: 'nc-mycluster-pool1-abc12', namespace: 'fleet-default' }, ...value,
+      }, null, 2) }\n`);
+    }
+    const want = JSON.parse(fs.readFileSync(FIXTURE, 'utf8'));
+    const spec = { ...want };
+
+    delete spec.apiVersion;
+    delete spec.kind;
+    delete spec.metadata;
+    expect({ ...value }).toEqual(spec);
     expect(events[events.length - 1]).toBe(true);
-    expect(wrapper.vm.test()).toBe(true);
+    expect(wrapper(page).vm.test()).toBe(true);
+  });
+});
+
+function wrapper(page) {
+  return page.findComponent({ name: 'HcivmMachineConfig' });
+}
+
+describe('the cluster\'s Harvester cloud provider', () => {
+  it('is chosen on a new cluster whose credential names an imported Harvester, as Rancher does for its own driver', async() => {
+    const { cluster, value } = await mountMachineConfig();
+
+    expect(cluster.spec.rkeConfig.machineSelectorConfig[0].config['cloud-provider-name']).toBe('harvester');
+    expect(value.clusterName).toBe('mycluster');
   });
 
-  it('refuses a static pool without addresses', async() => {
-    const { wrapper, value } = await mountForm();
+  it('is left alone for a pasted kubeconfig, a cluster being edited, or a choice made already', async() => {
+    const external = await mountMachineConfig({ credential: rancher.externalCredential() });
 
-    Object.assign(value, { imageName: 'default/ubuntu', diskSize: '40', networkName: 'default/vlan1', ipPoolGateway: '10.0.0.1' });
-    await wrapper.vm.$nextTick();
-    expect(problemFields(wrapper)).toEqual(['ipPool']);
-    value.ipPool = '10.0.0.10-10.0.0.59/24';
-    await wrapper.vm.$nextTick();
-    expect(problemFields(wrapper)).toEqual([]);
+    expect(external.cluster.spec.rkeConfig.machineSelectorConfig[0].config['cloud-provider-name']).toBeUndefined();
+    const cluster = rancher.newCluster();
+
+    cluster.spec.rkeConfig.machineSelectorConfig[0].config['cloud-provider-name'] = 'external';
+    const chosen = await mountMachineConfig({ cluster });
+
+    expect(chosen.cluster.spec.rkeConfig.machineSelectorConfig[0].config['cloud-provider-name']).toBe('external');
+  });
+});
+
+describe('the machine-config form, validating', () => {
+  it('refuses what Rancher\'s Harvester form refuses, in words', async() => {
+    const { wrapper: w, page, value, events } = await mountMachineConfig();
+
+    await choose(page, 'cpuCount', '0');
+    await choose(page, 'memorySize', '');
+    await choose(page, 'sshUser', '');
+    await choose(page, 'networkInfo', 'not-a-mac', { within: page.find('[data-nic="0"]'), col: 'macAddress' });
+    await choose(page, 'diskInfo', 0, { within: page.find('[data-disk="0"]'), col: 'size' });
+    expect(value.cpuCount).toBe('0');
+    expect(messages(w)).toEqual([
+      '"CPUs" must be equal or higher than 1',
+      '"Memory" must be equal or higher than 1',
+      '"SSH User" is required',
+      'Volume 1: choose an image.',
+      'Volume 1: the size must be at least 1 GiB.',
+      'Network 1: choose a network.',
+      'Network 1: not-a-mac is not a MAC address.',
+    ]);
+    expect(events[events.length - 1]).toBe(false);
   });
 
-  it('refuses devices beyond their free capacity, counted for every machine of the pool', async() => {
-    const { wrapper, value } = await mountForm({ quantity: 2 });
+  it('takes user data and network data from a Harvester Secret or the form, not both', async() => {
+    const { wrapper: w, page, value } = await mountMachineConfig();
 
-    Object.assign(value, {
-      imageName:      'default/ubuntu',
-      diskSize:       '40',
-      networkName:    'default/vlan1',
-      vgpuInfo:       JSON.stringify({ vGPURequests: [{ name: 'gpu1', deviceName: 'nvidia.com/NVIDIA_A2-2Q' }] }),
-      hostDeviceInfo: JSON.stringify({ hostDevices: [{ name: 'a10', deviceName: 'nvidia.com/GA102GL_A10' }] }),
-    });
-    await wrapper.vm.$nextTick();
-    // 2 vGPUs of a type with 1 free; 2 A10s where h1 has 2, one held by a running VMI (the Succeeded one holds none).
-    expect(wrapper.vm.problems).toEqual([
-      { field: 'vgpuInfo', message: 'nvidia.com/NVIDIA_A2-2Q: 2 wanted (1 per machine, 2 machines), 1 free.' },
-      { field: 'hostDeviceInfo', message: 'nvidia.com/GA102GL_A10: 2 wanted (1 per machine, 2 machines), 1 free.' },
+    await choose(page, 'userDataSecret', 'pool1-cloud-init');
+    await choose(page, 'networkDataSecret', 'pool1-network:networkdata');
+    expect([value.userDataSecret, value.networkDataSecret]).toEqual(['pool1-cloud-init', 'pool1-network:networkdata']);
+    const before = messages(w); // a new config's: no volume image, no network yet
+
+    expect(before.filter((m) => /Secret/.test(m))).toEqual([]);
+    await choose(page, 'userData', '#cloud-config\npackages: [htop]\n', { kind: YamlEditor });
+    await choose(page, 'networkData', 'version: 2\n', { kind: YamlEditor });
+    await choose(page, 'ipPool', '10.0.0.10-10.0.0.59/24');
+    expect(messages(w)).toEqual([
+      ...before,
+      'Give the user data here or in a Harvester Secret, not both.',
+      'Give the network data here or in a Harvester Secret, not both.',
+      'Network data kept in a Harvester Secret cannot be used with static addresses; give it here instead, where it is checked against the address range.',
     ]);
   });
 
-  // The config a filled form writes is the fixture ui/test/fixtures/hcivmconfig.json, which the driver's parser
-  // accepts (cmd/docker-machine-driver-harvester machineconfig_ui_test.go). UPDATE_FIXTURES=1 rewrites it.
-  it('writes the machine config the driver accepts', async() => {
-    const { wrapper, value } = await mountForm();
-    const field = (f) => wrapper.find(`[data-field="${ f }"]`);
+  it('counts vGPUs over every pool of the cluster', async() => {
+    const a2 = '{"vGPURequests":[{"name":"provisioned","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}';
+    const other = { ...rancher.savedConfig(), vgpuInfo: a2 };
+    const config = { ...rancher.savedConfig(), vgpuInfo: '' };
+    const pools = [rancher.pool('pool1', 1, other), rancher.pool('pool2', 2, config)];
+    const { wrapper: w, page, value } = await mountMachineConfig({ mode: 'edit', cluster: rancher.clusterForEdit(), pools, poolIndex: 1, config });
 
-    await field('vmNamespace').find('select').setValue('default');
-    await field('cpuCount').find('input').setValue('4');
-    await field('memorySize').find('input').setValue('8');
-    await field('enableEfi').find('input').setValue(true);
-    await field('enableTpm').find('input').setValue(true);
-    await field('persistentTpm').find('input').setValue(true);
-    await field('machineType').find('input').setValue('q35');
-    await field('zone').find('input[value="zone-a"]').setValue(true);
-    await field('diskInfo').find('[data-add="disks"]').trigger('click');
-    await field('diskInfo').find('[data-col="imageName"]').setValue('default/ubuntu');
-    await field('diskInfo').find('[data-col="size"]').setValue('40');
-    await field('diskInfo').find('[data-col="bootOrder"]').setValue('1');
-    await field('diskInfo').find('[data-add="disks"]').trigger('click');
-    await field('diskInfo').findAll('[data-col="storageClassName"]')[1].setValue('longhorn');
-    await field('diskInfo').findAll('[data-col="size"]')[1].setValue('100');
-    await field('diskInfo').findAll('[data-col="autoDelete"]')[1].setValue(false);
-    await field('networkInfo').find('[data-add="nics"]').trigger('click');
-    await field('networkInfo').find('[data-col="networkName"]').setValue('default/vlan1');
-    await field('ipPool').find('input').setValue('10.0.0.10-10.0.0.59/24');
-    await field('ipPoolGateway').find('input').setValue('10.0.0.1');
-    await field('ipPoolDns').find('input').setValue('10.0.0.2');
-    await field('hostDeviceInfo').find('[data-add="hostDevices"]').trigger('click');
-    await field('hostDeviceInfo').find('[data-col="name"]').setValue('a10');
-    await field('hostDeviceInfo').find('[data-col="deviceName"]').setValue('nvidia.com/GA102GL_A10');
-    await field('vgpuInfo').find('[data-add="vgpus"]').trigger('click');
-    await field('vgpuInfo').find('[data-col="name"]').setValue('gpu1');
-    await field('vgpuInfo').find('[data-col="deviceName"]').setValue('nvidia.com/NVIDIA_A2-2Q');
-    await field('sshKeypairs').find('input[value="default/alice"]').setValue(true);
-    await field('userData').find('textarea').setValue('#cloud-config\npackages: [htop]\n');
-    await field('generateCloudProviderConfig').find('input').setValue(true);
-    await field('evictionStrategy').find('select').setValue('LiveMigrate');
-    await field('maintenanceStrategy').find('select').setValue('Shutdown');
-    await field('vmLabels').find('input').setValue('team=infra');
-    await field('createTimeout').find('input').setValue('1200');
-    await field('vmPatch').find('textarea').setValue('{"spec":{"template":{"spec":{"terminationGracePeriodSeconds":120}}}}');
+    expect(messages(w)).toEqual([]);
+    await page.find('[data-add="vgpus"]').trigger('click');
+    await choose(page, 'vgpuInfo', 'nvidia.com/NVIDIA_A2-2Q', { within: page.find('[data-list="vgpus"] .hcivm-device-row'), col: 'deviceName' });
+    expect(value.vgpuInfo).toBe(a2);
+    expect(messages(w)).toEqual(['nvidia.com/NVIDIA_A2-2Q: the cluster\'s pools ask for 3, Harvester has 1 free.']);
+  });
+});
 
-    expect(wrapper.vm.problems).toEqual([]);
-    const written = JSON.parse(JSON.stringify(value));
+describe('the machine-config form, editing a cluster', () => {
+  it('gives a pool added to an existing cluster its clusterName (the dashboard opens it in mode edit)', async() => {
+    const cluster = rancher.clusterForEdit();
+    const config = newConfig();
+    const pools = [rancher.pool('pool1', 3, rancher.savedConfig()), rancher.pool('pool2', 1, config, true)];
+    const { value, machinePools } = await mountMachineConfig({ mode: 'edit', cluster, pools, poolIndex: 1, config });
 
-    if (process.env.UPDATE_FIXTURES) {
-      const doc = { apiVersion: 'rke-machine-config.cattle.io/v1', kind: 'HcivmConfig', metadata: { name: 'nc-mycluster-pool1-abc12', namespace: 'fleet-default' }, ...written };
+    expect(value.clusterName).toBe('mycluster');
+    expect(value.vmNamespace).toBe(machinePools[0].config.vmNamespace);
+  });
 
-      fs.writeFileSync(FIXTURE, `${ JSON.stringify(doc, null, 2) }\n`);
-    }
-    const { apiVersion, kind, metadata, ...fixture } = JSON.parse(fs.readFileSync(FIXTURE, 'utf8'));
+  it('refuses a pool without clusterName when the cluster has no name', async() => {
+    const cluster = rancher.newCluster('');
+    const { wrapper: w, value } = await mountMachineConfig({ cluster });
 
-    expect(kind).toBe('HcivmConfig');
-    expect(written).toEqual(fixture);
+    expect(value.clusterName).toBe('');
+    expect(messages(w)).toContain('The cluster needs a name before its machines can be made.');
+  });
+
+  it('changes nothing of a saved pool it opens, also what it shows no control for', async() => {
+    const saved = rancher.savedConfig();
+    const { value } = await mountMachineConfig({ mode: 'edit', cluster: rancher.clusterForEdit(), config: rancher.savedConfig() });
+
+    expect({ ...value }).toEqual(saved);
+  });
+
+  it('keeps a volume\'s other keys when one is changed', async() => {
+    const { page, value } = await mountMachineConfig({ mode: 'edit', cluster: rancher.clusterForEdit(), config: rancher.savedConfig() });
+
+    await choose(page, 'diskInfo', false, { within: page.find('[data-disk="1"]'), col: 'hotPlugAble' });
+    expect(JSON.parse(value.diskInfo).disks).toEqual([
+      { imageName: 'default/ubuntu', size: 40, bootOrder: 1, hotPlugAble: false },
+      { storageClassName: 'longhorn', size: 100, bootOrder: 2, hotPlugAble: false, accessMode: 'ReadWriteOnce', volumeMode: 'Filesystem', autoDelete: false },
+    ]);
+  });
+
+  it('shows base64 user data as text and writes it back as base64', async() => {
+    const { page, value } = await mountMachineConfig({ mode: 'edit', cluster: rancher.clusterForEdit(), config: rancher.savedConfig() });
+
+    expect(control(page, 'userData', { kind: YamlEditor }).props('value')).toBe('#cloud-config\npackages:\n  - htop\n');
+    await choose(page, 'userData', '#cloud-config\npackages:\n  - vim\n', { kind: YamlEditor });
+    expect(Buffer.from(value.userData, 'base64').toString()).toBe('#cloud-config\npackages:\n  - vim\n');
+  });
+
+  it('moves a config without a volume list into one when a volume is added', async() => {
+    const legacy = {
+      ...newConfig(), clusterName: 'mycluster', imageName: 'default/ubuntu', diskSize: '30', diskBus: 'scsi', networkName: 'default/vlan1',
+    };
+    const { page, value } = await mountMachineConfig({ mode: 'edit', cluster: rancher.clusterForEdit(), config: legacy });
+
+    expect(control(page, 'imageName', { kind: LabeledSelect }).props('value')).toBe('default/ubuntu');
+    expect(value.diskInfo).toBe('');
+    await page.find('[data-add="image"]').trigger('click');
+    expect(JSON.parse(value.diskInfo).disks).toEqual([{ imageName: 'default/ubuntu', size: 30, bootOrder: 1, bus: 'scsi' }, { imageName: '', size: 40 }]);
+    expect([value.imageName, value.diskSize, value.diskBus]).toEqual(['', '0', '']);
+  });
+});
+
+describe('the machine-config form, viewing', () => {
+  it('reads nothing from Harvester and changes nothing', async() => {
+    const saved = rancher.savedConfig();
+    const { page, value, calls } = await mountMachineConfig({ mode: 'view', cluster: rancher.clusterForEdit(), config: rancher.savedConfig() });
+
+    await flush();
+    expect(requested(calls)).toEqual([]);
+    expect({ ...value }).toEqual(saved);
+    expect(control(page, 'cpuCount').props('mode')).toBe('view');
+    expect(page.find('[data-add="volume"]').exists()).toBe(false);
+  });
+});
+
+describe('the machine-config form, with a pasted kubeconfig', () => {
+  it('reads nothing from Harvester and says why the lists take text', async() => {
+    const { page, calls } = await mountMachineConfig({ credential: rancher.externalCredential() });
+
+    expect(requested(calls)).toEqual([]);
+    expect(text(page)).toContain('This credential holds a pasted kubeconfig');
+    // Only the value the config has; the select takes any name typed in.
+    expect(control(page, 'vmNamespace', { kind: LabeledSelect }).props('options')).toEqual([{ value: 'default', label: 'default' }]);
+    expect(control(page, 'vmNamespace', { kind: LabeledSelect }).vm.$attrs.taggable).toBe(true);
   });
 });

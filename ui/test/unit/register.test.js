@@ -17,13 +17,14 @@ function fakePlugin() {
 }
 
 describe('the extension', () => {
-  it('registers its forms under the driver name hcivm', async() => {
+  it('registers its forms under the driver name hcivm, and its words', async() => {
     const p = fakePlugin();
 
     plugin(p);
-    expect(Object.keys(p.registered).sort()).toEqual(['cloud-credential/hcivm', 'image/providers/hcivm.svg', 'machine-config/hcivm']);
+    expect(Object.keys(p.registered).sort()).toEqual(['cloud-credential/hcivm', 'image/providers/hcivm.svg', 'l10n/en-us', 'machine-config/hcivm']);
     expect((await p.registered['machine-config/hcivm']()).default.name).toBe('HcivmMachineConfig');
     expect((await p.registered['cloud-credential/hcivm']()).default.name).toBe('HcivmCloudCredential');
+    expect((await p.registered['l10n/en-us']()).default.hcivm.machineConfig.fields.cpuCount.label).toBe('CPUs');
     expect(p.metadata.name).toBe('hcivm');
   });
 

@@ -1,114 +1,133 @@
-// How the form sets each field of the driver's flag table (flags.json, printed by
-// `docker-machine-driver-harvester flags --json --driver hcivm`). A flag without a row here and not in
-// NOT_IN_FORM has no field: the tests fail on it.
+// How the machine-config form sets each field of the driver's flag table (flags.json, written by `make ui-flags`
+// from `docker-machine-driver-harvester flags --json --driver hcivm`). A flag is one row here (its section and
+// control) and its words in l10n/en-us.yaml (hcivm.machineConfig.fields.<field>.label, optional .tooltip and
+// .placeholder, hcivm.machineConfig.options.<field>.<value> for a choice); or a row of NOT_IN_FORM saying why the
+// form has no control for it. The tests fail on a flag with neither, and on a label, tooltip or option missing.
+//
+// The sections follow Rancher's own Harvester form (rancher/dashboard pkg/harvester-manager/machine-config/
+// harvester.vue, v2.12–v2.15): CPU, memory, namespace, SSH user, reserved memory and CPU model first, then the
+// volumes and the networks; the rest goes to the pool's Advanced section (advanced: true), where that form puts
+// vGPUs, user data, firmware options, network data and scheduling.
 
-// Values the driver accepts, as its usage texts list them.
-const DISK_BUSES = ['virtio', 'scsi', 'sata'];
-const NIC_MODELS = ['virtio', 'e1000', 'e1000e', 'igb', 'ne2k_pci', 'pcnet', 'rtl8139'];
+export const SECTIONS = [
+  { id: 'basics' },
+  { id: 'volumes' },
+  { id: 'networks' },
+  { id: 'devices', advanced: true },
+  { id: 'userData', advanced: true },
+  { id: 'networkData', advanced: true },
+  { id: 'instance', advanced: true },
+  { id: 'scheduling', advanced: true },
+  { id: 'staticAddresses', advanced: true },
+  { id: 'access', advanced: true },
+  { id: 'cloudProvider', advanced: true },
+  { id: 'lifecycle', advanced: true },
+];
 
-export const ENUMS = {
-  diskBus:                   DISK_BUSES,
-  networkModel:              NIC_MODELS,
-  os:                        ['linux'],
-  cloudProviderDistribution: ['rke2', 'k3s'],
-  evictionStrategy:          ['LiveMigrateIfPossible', 'LiveMigrate', 'None', 'External'],
-  maintenanceStrategy:       ['', 'Migrate', 'ShutdownAndRestartAfterEnable', 'ShutdownAndRestartAfterDisable', 'Shutdown'],
-};
-
-// widget: text, password, number, checkbox, textarea, enum (ENUMS), pick (one of a Harvester list), multi (a
-// comma-separated set from a Harvester list), list (a JSON list edited row by row, see lists.js), cluster (the
-// guest cluster's name, filled from the cluster being created).
+// control:
+//   input, password, multilinePassword (LabeledInput), unit (UnitInput: suffix, min), select (LabeledSelect of
+//   `options`: a list read from Harvester, see harvester.js choices, or `values`, the driver's own choices),
+//   multi (LabeledSelect, several values, written comma-separated), checkbox (Checkbox), yaml (YamlEditor, the
+//   value as text or base64 as the driver reads it; `templates`: Harvester's cloud-init templates of that kind),
+//   json (YamlEditor showing a JSON object, written back as JSON; `lists`: a JSON list too), keyValue (KeyValue, written key=value,…),
+//   disks, nics, vgpus, hostDevices (the list editors), rootDisk and nic (the single disk and NIC of a config
+//   without a disk or NIC list, edited inside the volumes and networks).
+// showIf: shown only while that other field is set. required: the form refuses the config without it. titled: the
+// section's title is the field's label.
 export const FORM_FIELDS = {
-  clusterName:                 { widget: 'cluster' },
-  vmNamespace:                 { widget: 'pick', source: 'namespaces' },
-  vmAffinity:                  { widget: 'textarea' },
-  zone:                        { widget: 'multi', source: 'zones' },
-  region:                      { widget: 'multi', source: 'regions' },
-  cpuCount:                    { widget: 'number' },
-  memorySize:                  { widget: 'number' },
-  reservedMemorySize:          { widget: 'number' },
-  cpuModel:                    { widget: 'text' },
-  cpuPinning:                  { widget: 'checkbox' },
-  isolateEmulatorThread:       { widget: 'checkbox' },
-  machineType:                 { widget: 'text' },
-  enableEfi:                   { widget: 'checkbox' },
-  enableSecureBoot:            { widget: 'checkbox' },
-  enableTpm:                   { widget: 'checkbox' },
-  persistentTpm:               { widget: 'checkbox' },
-  os:                          { widget: 'enum' },
-  imageName:                   { widget: 'pick', source: 'images' },
-  diskSize:                    { widget: 'number' },
-  diskBus:                     { widget: 'enum' },
-  diskInfo:                    { widget: 'list', list: 'disks' },
-  networkName:                 { widget: 'pick', source: 'networks' },
-  networkModel:                { widget: 'enum' },
-  networkInfo:                 { widget: 'list', list: 'nics' },
-  ipPool:                      { widget: 'text' },
-  ipPoolGateway:               { widget: 'text' },
-  ipPoolDns:                   { widget: 'text' },
-  ipPoolDnsSearch:             { widget: 'text' },
-  vgpuInfo:                    { widget: 'list', list: 'vgpus' },
-  hostDeviceInfo:              { widget: 'list', list: 'hostDevices' },
-  sshUser:                     { widget: 'text' },
-  sshPort:                     { widget: 'number' },
-  sshPassword:                 { widget: 'password' },
-  keyPairName:                 { widget: 'pick', source: 'keypairs' },
-  sshPrivateKeyPath:           { widget: 'text' },
-  sshKeypairs:                 { widget: 'multi', source: 'keypairs' },
-  userData:                    { widget: 'textarea' },
-  networkData:                 { widget: 'textarea' },
-  skipGuestAgent:              { widget: 'checkbox' },
-  cloudProviderConfig:         { widget: 'textarea' },
-  generateCloudProviderConfig: { widget: 'checkbox' },
-  cloudProviderServer:         { widget: 'text' },
-  cloudProviderForRke2:        { widget: 'checkbox' },
-  cloudProviderDistribution:   { widget: 'enum' },
-  cloudProviderDropIn:         { widget: 'checkbox' },
-  createTimeout:               { widget: 'number' },
-  evictionStrategy:            { widget: 'enum' },
-  maintenanceStrategy:         { widget: 'enum' },
-  vmLabels:                    { widget: 'text' },
-  vmPatch:                     { widget: 'textarea' },
+  cpuCount:           { section: 'basics', control: 'unit', suffix: 'C', min: 1, required: true },
+  memorySize:         { section: 'basics', control: 'unit', suffix: 'GiB', min: 1, required: true },
+  vmNamespace:        { section: 'basics', control: 'select', options: 'namespaces', required: true, taggable: true },
+  sshUser:            { section: 'basics', control: 'input', required: true },
+  reservedMemorySize: { section: 'basics', control: 'unit', suffix: 'MiB', min: -1 },
+  cpuModel:           { section: 'basics', control: 'select', options: 'cpuModels', taggable: true },
+
+  diskInfo:  { section: 'volumes', control: 'disks' },
+  imageName: { section: 'volumes', control: 'rootDisk' },
+  diskSize:  { section: 'volumes', control: 'rootDisk' },
+  diskBus:   { section: 'volumes', control: 'rootDisk' },
+
+  networkInfo:  { section: 'networks', control: 'nics' },
+  networkName:  { section: 'networks', control: 'nic' },
+  networkModel: { section: 'networks', control: 'nic' },
+
+  vgpuInfo:       { section: 'devices', control: 'vgpus' },
+  hostDeviceInfo: { section: 'devices', control: 'hostDevices' },
+
+  userData:       { section: 'userData', control: 'yaml', templates: 'userData', titled: true },
+  userDataSecret: { section: 'userData', control: 'input' },
+  skipGuestAgent: { section: 'userData', control: 'checkbox' },
+
+  networkData:       { section: 'networkData', control: 'yaml', templates: 'networkData', titled: true },
+  networkDataSecret: { section: 'networkData', control: 'input' },
+
+  cpuPinning:            { section: 'instance', control: 'checkbox', needs: 'cpuManager' },
+  isolateEmulatorThread: { section: 'instance', control: 'checkbox', showIf: 'cpuPinning' },
+  enableTpm:             { section: 'instance', control: 'checkbox' },
+  persistentTpm:         { section: 'instance', control: 'checkbox', showIf: 'enableTpm' },
+  enableEfi:             { section: 'instance', control: 'checkbox' },
+  enableSecureBoot:      { section: 'instance', control: 'checkbox', showIf: 'enableEfi' },
+  machineType:           { section: 'instance', control: 'input' },
+  vmPatch:               { section: 'instance', control: 'json', lists: true },
+
+  zone:       { section: 'scheduling', control: 'multi', options: 'zones' },
+  region:     { section: 'scheduling', control: 'multi', options: 'regions' },
+  vmAffinity: { section: 'scheduling', control: 'json' },
+
+  ipPool:          { section: 'staticAddresses', control: 'input' },
+  ipPoolGateway:   { section: 'staticAddresses', control: 'input' },
+  ipPoolDns:       { section: 'staticAddresses', control: 'input' },
+  ipPoolDnsSearch: { section: 'staticAddresses', control: 'input' },
+
+  sshPort:     { section: 'access', control: 'input' },
+  sshPassword: { section: 'access', control: 'password' },
+  sshKeypairs: { section: 'access', control: 'multi', options: 'keypairs' },
+
+  generateCloudProviderConfig: { section: 'cloudProvider', control: 'checkbox' },
+  cloudProviderServer:         { section: 'cloudProvider', control: 'input', showIf: 'generateCloudProviderConfig' },
+  cloudProviderConfig:         { section: 'cloudProvider', control: 'multilinePassword' },
+  cloudProviderDistribution:   { section: 'cloudProvider', control: 'select', values: ['', 'rke2', 'k3s'] },
+  cloudProviderDropIn:         { section: 'cloudProvider', control: 'checkbox' },
+  cloudProviderForRke2:        { section: 'cloudProvider', control: 'checkbox' },
+
+  createTimeout:       { section: 'lifecycle', control: 'unit', suffix: 's', min: 1 },
+  evictionStrategy:    { section: 'lifecycle', control: 'select', values: ['', 'LiveMigrateIfPossible', 'LiveMigrate', 'None', 'External'] },
+  maintenanceStrategy: { section: 'lifecycle', control: 'select', values: ['', 'Migrate', 'ShutdownAndRestartAfterEnable', 'ShutdownAndRestartAfterDisable', 'Shutdown'] },
+  vmLabels:            { section: 'lifecycle', control: 'keyValue' },
 };
 
-// Flags the machine-config form leaves alone, and why.
+// The single-disk and single-NIC fields, edited as one card inside the lists (see RootDisk and the NIC editor).
+export const ROOT_DISK_FIELDS = ['imageName', 'diskSize', 'diskBus'];
+export const NIC_FIELDS = ['networkName', 'networkModel'];
+
+// Choices of the list editors' columns that are the driver's own (harvester/config parse_disks.go diskBuses,
+// cacheModes, accessModes, volumeModes; parse_nics.go nicModels and interface types).
+export const LIST_VALUES = {
+  bus:        ['virtio', 'scsi', 'sata'],
+  diskType:   ['disk', 'cd-rom'],
+  cache:      ['none', 'writethrough', 'writeback'],
+  accessMode: ['ReadWriteMany', 'ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteOncePod'],
+  volumeMode: ['Block', 'Filesystem'],
+  model:      ['virtio', 'e1000', 'e1000e', 'igb', 'ne2k_pci', 'pcnet', 'rtl8139'],
+  nicType:    ['bridge', 'masquerade'],
+};
+
+// Flags the machine-config form has no control for, and why (the reasons are shown nowhere; they are the answer
+// to "where is this flag in the form?").
 export const NOT_IN_FORM = {
-  kubeconfigContent: 'the cloud credential holds it',
-  cloudConfig:       'rancher-machine fills it with its install script',
-  clusterType:       'unused by the driver',
-  clusterId:         'unused by the driver',
-  networkType:       'unused by the driver',
+  kubeconfigContent: 'The cloud credential holds it (a private credential field).',
+  clusterType:       'The cloud credential holds it (a public credential field, read by Rancher, not by the driver).',
+  clusterId:         'The cloud credential holds it (a public credential field, read by Rancher, not by the driver).',
+  clusterName:       'The form fills it from the cluster being created or edited, in every pool: Rancher passes it only to the driver named harvester.',
+  cloudConfig:       'rancher-machine fills it with the file that holds Rancher\'s install script.',
+  networkType:       'Unused by the driver (kept for compatibility).',
+  os:                'Linux is the only value the driver accepts, and its default.',
+  sshPrivateKeyPath: 'A path on the machine that runs the driver: inside Rancher, its provisioning job\'s pod, where no such file is.',
+  keyPairName:       'It names the key pair whose private key is at the private key path, which cannot be given inside Rancher; key pairs for people to log in with are the SSH key pairs field.',
 };
 
-export const GROUP_TITLES = {
-  placement:        'Namespace and placement',
-  instance:         'Instance',
-  disks:            'Disks',
-  networks:         'Networks',
-  devices:          'Devices',
-  access:           'SSH access',
-  'cloud-init':     'Cloud-init',
-  'cloud-provider': 'Guest cloud provider',
-  lifecycle:        'Lifecycle',
-  advanced:         'Advanced: VM patch',
-};
-
-// formSections groups the flag table's form fields by their group, in the table's order.
-export function formSections(flags) {
-  const sections = [];
-
-  for (const f of flags) {
-    if (!FORM_FIELDS[f.field]) {
-      continue;
-    }
-    let s = sections.find((x) => x.group === f.group);
-
-    if (!s) {
-      s = { group: f.group, title: GROUP_TITLES[f.group] || f.group, fields: [] };
-      sections.push(s);
-    }
-    s.fields.push({ ...f, ...FORM_FIELDS[f.field] });
-  }
-
-  return sections;
+// fieldsOf lists a section's fields in FORM_FIELDS' order, each with its flags.json entry.
+export function fieldsOf(section, flags) {
+  return Object.entries(FORM_FIELDS).filter(([, row]) => row.section === section)
+    .map(([field, row]) => ({ field, ...flags.find((f) => f.field === field), ...row }));
 }
