@@ -65,6 +65,8 @@ var flagGroups = []struct {
 	{"User data: `--harvester-user-data` (and the cloud-config rancher-machine gives)",
 		[]string{"harvester/config/parse_cloudinit.go", "cloudinit", "cloudinit/internal/yamlnode", "userdata"}},
 	{"Network data: `--harvester-network-data`", []string{"cloudinit/networkconfig"}},
+	{"User data and network data kept in Harvester: `--harvester-user-data-secret`, `--harvester-network-data-secret`",
+		[]string{"harvester/config/datasecret.go", "harvester/config/validate_datasecret.go"}},
 	{"The objects a create builds", []string{"harvester/objects"}},
 }
 
