@@ -19,8 +19,8 @@ type layer struct {
 }
 
 // layers is every package the plugin is built from, floor by floor; each imports only what its row names, from
-// floors below it (harvester/internal/configtest, harvester/internal/kubefake and harvester/internal/readmetest in
-// tests only):
+// floors below it (harvester/internal/configtest and harvester/internal/kubefake in tests only; internal/readmetest,
+// outside the plugin, too):
 //
 //  1. what knows no flag and no machine: the client layer harvester/internal/kube, harvester/internal/lists
 //     and harvester/internal/logging, harvester/identity, cloudinit, userdata, internal/version and internal/rancher;
@@ -41,13 +41,12 @@ var layers = []layer{
 	{pkg: "userdata", tests: []string{"internal/hostile"}},
 	{pkg: "internal/version"},
 	{pkg: "internal/rancher"},
-	// Only tests import these three.
+	// Only tests import these two.
 	{pkg: "harvester/internal/configtest", may: []string{"harvester/config"}},
 	{pkg: "harvester/internal/kubefake", may: []string{"harvester/internal/kube", "harvester/internal/logging"}},
-	{pkg: "harvester/internal/readmetest"},
 
 	{pkg: "harvester/config", may: []string{"cloudinit", "cloudinit/networkconfig", "userdata", "harvester/internal/lists"},
-		tests: []string{"harvester/internal/configtest", "harvester/internal/logging", "harvester/internal/readmetest", "internal/hostile", "internal/rancher"}, noClient: true},
+		tests: []string{"harvester/internal/configtest", "harvester/internal/logging", "internal/readmetest", "internal/hostile", "internal/rancher"}, noClient: true},
 
 	{pkg: "harvester/objects", may: []string{"harvester/config", "cloudinit", "cloudinit/networkconfig", "userdata"},
 		tests: []string{"harvester/internal/configtest", "internal/golden", "internal/hostile", "internal/testenv"}, noClient: true, pure: true},
@@ -57,7 +56,7 @@ var layers = []layer{
 	{pkg: "harvester/ippool", may: []string{"harvester/config", "harvester/objects", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake"}},
 	{pkg: "harvester/guestaccount", may: []string{"harvester/config", "harvester/connection", "harvester/internal/kube", "harvester/internal/logging", "harvester/objects", "cloudinit"},
-		tests: []string{"harvester/internal/kubefake", "harvester/internal/readmetest"}},
+		tests: []string{"harvester/internal/kubefake", "internal/readmetest"}},
 
 	{pkg: "harvester", may: []string{"harvester/config", "harvester/objects", "harvester/connection", "harvester/ippool", "harvester/guestaccount",
 		"harvester/identity", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging", "internal/version"},

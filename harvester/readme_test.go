@@ -15,23 +15,26 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
-var updateREADME = flag.Bool("update-readme", false, "rewrite the check sample in README.md from the pre-flight's table")
+var updateREADME = flag.Bool("update-readme", false, "rewrite the check sample in docs/check.md from the pre-flight's table")
 
-// readmeCheckSection is the README section whose first sh block is a check command line and whose next block is
+// checkGuide is the guide that shows the check sample, from this package's folder.
+const checkGuide = "../docs/check.md"
+
+// readmeCheckSection is the guide's section whose first sh block is a check command line and whose next block is
 // what check prints for it.
-const readmeCheckSection = "## Validate a node template before using it\n"
+const readmeCheckSection = "## Check a node template against Harvester\n"
 
-// readmeCheckSample finds the README's check sample: the command's arguments after "check", and where the printed
+// readmeCheckSample finds the guide's check sample: the command's arguments after "check", and where the printed
 // lines start and end in readme.
 func readmeCheckSample(t *testing.T, readme string) (args []string, start, end int) {
 	t.Helper()
 	section := strings.Index(readme, readmeCheckSection)
 	if section < 0 {
-		t.Fatalf("README.md lacks the section %q", strings.TrimSpace(readmeCheckSection))
+		t.Fatalf("%s lacks the section %q", checkGuide, strings.TrimSpace(readmeCheckSection))
 	}
 	cmdStart := strings.Index(readme[section:], "```sh\n")
 	if cmdStart < 0 {
-		t.Fatal("README.md's check section lacks its sh block")
+		t.Fatal(checkGuide + "'s check section lacks its sh block")
 	}
 	cmdStart += section + len("```sh\n")
 	cmdEnd := cmdStart + strings.Index(readme[cmdStart:], "```\n")
@@ -42,11 +45,11 @@ func readmeCheckSample(t *testing.T, readme string) (args []string, start, end i
 		}
 	}
 	if args == nil {
-		t.Fatal("README.md's check section has no docker-machine-driver-harvester check command line")
+		t.Fatal(checkGuide + "'s check section has no docker-machine-driver-harvester check command line")
 	}
 	start = strings.Index(readme[cmdEnd+len("```\n"):], "```\n")
 	if start < 0 {
-		t.Fatal("README.md's check section lacks the block of check's output")
+		t.Fatal(checkGuide + "'s check section lacks the block of check's output")
 	}
 	start += cmdEnd + 2*len("```\n")
 	end = start + strings.Index(readme[start:], "```\n")
@@ -65,23 +68,23 @@ func checkLines(checks []Check) string {
 	return b.String()
 }
 
-// The README's check sample is what the check verb's table (the pre-flight's, then checkVerbChecks) prints for
-// the README's command line against a Harvester that has neither its image nor its network: every check's line,
+// The guide's check sample (docs/check.md) is what the check verb's table (the pre-flight's, then checkVerbChecks)
+// prints for the guide's command line against a Harvester that has neither its image nor its network: every check's line,
 // in the table's order, with its skip reason. go test ./harvester -run README -update-readme rewrites it.
 func TestREADMECheckSample(t *testing.T) {
-	raw, err := os.ReadFile("../README.md")
+	raw, err := os.ReadFile(checkGuide)
 	if err != nil {
 		t.Fatal(err)
 	}
 	readme := string(raw)
 	args, start, end := readmeCheckSample(t, readme)
 	var machineName string
-	credential := func(env string) (string, bool) { // the README exports a credential Harvester accepts
+	credential := func(env string) (string, bool) { // the guide exports a credential Harvester accepts
 		return configtest.Kubeconfig, env == config.EnvVar(config.FlagKubeconfigContent)
 	}
 	opts, err := config.ParseArgs(args, credential, func(fs *flag.FlagSet) { fs.StringVar(&machineName, "machine-name", "", "") })
 	if err != nil {
-		t.Fatalf("the README's check command line: %v", err)
+		t.Fatalf("the guide's check command line: %v", err)
 	}
 
 	fc := newFakeCluster(t)
@@ -89,12 +92,12 @@ func TestREADMECheckSample(t *testing.T) {
 	fc.OK(nil, kube.Delete(context.Background(), fc.C, kube.Networks, "default", "vlan1", metav1.DeleteOptions{}))
 	got := checkLines(newTestDriver(t, fc, machineName, opts).preflight(context.Background(), checkVerbChecks...))
 	if *updateREADME {
-		if err := os.WriteFile("../README.md", []byte(readme[:start]+got+readme[end:]), 0o644); err != nil {
+		if err := os.WriteFile(checkGuide, []byte(readme[:start]+got+readme[end:]), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
 	if want := readme[start:end]; got != want {
-		t.Errorf("README.md's check sample is not what check prints (go test ./harvester -run README -update-readme); it shows:\n%scheck prints:\n%s", want, got)
+		t.Errorf("%s's check sample is not what check prints (go test ./harvester -run README -update-readme); it shows:\n%scheck prints:\n%s", checkGuide, want, got)
 	}
 }

@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// What each cloud-init renderer makes of a dual-stack entry's default routes, as the README states it: the IPv4
+// What each cloud-init renderer makes of a dual-stack entry's default routes, as docs/static-addresses.md states it: the IPv4
 // one is a default route everywhere; the IPv6 one (`to: ::/0`) only on netplan, which gets the v2 document as
 // written. cloud-init 22.4's ENI and sysconfig renderers write it as ::/64, because _normalize_route
 // (cloudinit/net/network_state.py) runs twice on v2 routes and the second run drops the prefix 0
-// (canonical/cloud-init#4600). Should the installed cloud-init render it right, this test fails: then the README's
+// (canonical/cloud-init#4600). Should the installed cloud-init render it right, this test fails: then the guide's
 // known limit is to be dropped and the want below turned into a default route.
 func TestStaticDefaultRoutesAsCloudInitRendersThem(t *testing.T) {
 	doc, err := AddStatic(nil, staticDual())

@@ -171,7 +171,7 @@ func unknownFields(keys []string, fields map[string]configField, kind string) []
 			hidden++
 		}
 	}
-	const why = "a key that is no field's name may be a secret pasted by mistake; the fields are the flags' names in the README's flag table"
+	const why = "a key that is no field's name may be a secret pasted by mistake; the fields are the flags' names in the flag table of docs/options.md"
 	switch {
 	case hidden == 1:
 		problems = append(problems, fmt.Sprintf("a field that is not a field of %s (its name is not shown: %s)", kind, why))

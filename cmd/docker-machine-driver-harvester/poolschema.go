@@ -103,7 +103,7 @@ func pruneForPool(obj map[string]any, pool rancher.Pool, id identity.Identity) (
 			continue
 		}
 		c.Problems = append(c.Problems, config.Problem{Message: fmt.Sprintf(
-			"field %s is set, but %s (dynamicSchemaSpec, copied when the pool was made) has no such field: Rancher drops it and passes no %s; let the pool adopt the driver's current schema (README: Options in Rancher, Existing pools) or clear the field",
+			"field %s is set, but %s (dynamicSchemaSpec, copied when the pool was made) has no such field: Rancher drops it and passes no %s; let the pool adopt the driver's current schema (docs/options.md: Existing pools) or clear the field",
 			k, which, rancher.Since213.Flag(id.Name(), k))})
 	}
 	switch {

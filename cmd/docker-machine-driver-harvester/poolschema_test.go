@@ -97,18 +97,18 @@ func TestCheckDropsWhatThePoolSchemaLacks(t *testing.T) {
 		t.Errorf("a set field Rancher drops is a problem: exit %d", code)
 	}
 	want := "problem  pool schema           field machineType is set, but pool pool1's schema (dynamicSchemaSpec, copied when the pool was made) has no such field: " +
-		"Rancher drops it and passes no --harvester-machine-type; let the pool adopt the driver's current schema (README: Options in Rancher, Existing pools) or clear the field\n" +
+		"Rancher drops it and passes no --harvester-machine-type; let the pool adopt the driver's current schema (docs/options.md: Existing pools) or clear the field\n" +
 		"skipped  pool schema           fields Rancher drops, not in pool pool1's schema, each holding nothing (\"\", false or null): zone\n"
 	if out.String() != want {
 		t.Errorf("lines\n%s\nwant\n%s", out.String(), want)
 	}
-	// The README shows these lines as they are printed.
-	readme, err := os.ReadFile("../../README.md")
+	// The guide shows these lines as they are printed.
+	guide, err := os.ReadFile("../../docs/check.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), "```\n"+out.String()+"```\n") {
-		t.Errorf("README.md's \"What the pool's schema drops\" sample is not what check prints:\n%s", out.String())
+	if !strings.Contains(string(guide), "```\n"+out.String()+"```\n") {
+		t.Errorf("docs/check.md's \"What the pool's schema drops\" sample is not what check prints:\n%s", out.String())
 	}
 
 	// --count given wins over the quantity; a config every field of which is in the schema is ok.

@@ -25,14 +25,17 @@ const (
 	exampleEnd   = "<!-- harvesterconfig-example:end -->"
 )
 
-// readmeExample is the README's HarvesterConfig example, as YAML.
+// exampleGuide is the guide that holds the HarvesterConfig example, below the repository's root.
+const exampleGuide = "docs/options.md"
+
+// readmeExample is the guide's HarvesterConfig example, as YAML.
 func readmeExample(t *testing.T) string {
 	t.Helper()
 	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join(root, "README.md"))
+	raw, err := os.ReadFile(filepath.Join(root, exampleGuide))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +44,7 @@ func readmeExample(t *testing.T) string {
 	_, yaml, ok3 := strings.Cut(block, "```yaml\n")
 	yaml, _, ok4 := strings.Cut(yaml, "```")
 	if !ok || !ok2 || !ok3 || !ok4 {
-		t.Fatalf("README.md lacks a yaml block between %q and %q", exampleStart, exampleEnd)
+		t.Fatalf("%s lacks a yaml block between %q and %q", exampleGuide, exampleStart, exampleEnd)
 	}
 	return yaml
 }
@@ -56,8 +59,8 @@ func decode(t *testing.T, yaml string) *unstructured.Unstructured {
 	return objs[0]
 }
 
-// The README's example is a HarvesterConfig the API server takes under the CRD Rancher makes of this driver's
-// flags; Rancher turns it into a command line holding each option the example sets, the one the README shows,
+// The guide's example (docs/options.md) is a HarvesterConfig the API server takes under the CRD Rancher makes of this
+// driver's flags; Rancher turns it into a command line holding each option the example sets, the one the guide shows,
 // and the driver accepts that command line.
 func TestREADMEExample(t *testing.T) {
 	s := start(t)
@@ -71,7 +74,7 @@ func TestREADMEExample(t *testing.T) {
 	}
 	stored, err := s.dyn.Create(ctx, example, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("the API server refuses the README's example: %v", err)
+		t.Fatalf("the API server refuses the guide's example: %v", err)
 	}
 	spec := rancher.PruneBySchema(content(stored), current)
 	args := rancher.ToArgs("harvester", spec, "mycluster", rancher.Since213)
@@ -95,7 +98,7 @@ func TestREADMEExample(t *testing.T) {
 	for _, want := range []string{"--harvester-cpu-count=4", "--harvester-create-timeout=1200", "--harvester-zone=zone-a",
 		"--harvester-region=no", "--harvester-cluster-name=mycluster"} {
 		if !slices.Contains(args, want) {
-			t.Errorf("the README says the command line holds %s; it is %v", want, args)
+			t.Errorf("the guide says the command line holds %s; it is %v", want, args)
 		}
 	}
 	opts, err := config.ParseArgs(args, nil, nil)
@@ -114,7 +117,7 @@ func TestREADMEExample(t *testing.T) {
 	}
 }
 
-// The quoting the README asks for: unquoted, an int is a number and a YAML 1.1 word a boolean, and the API
+// The quoting the guide asks for: unquoted, an int is a number and a YAML 1.1 word a boolean, and the API
 // server refuses either in a string field.
 func TestUnquotedValuesRefused(t *testing.T) {
 	s := start(t)
@@ -126,7 +129,7 @@ func TestUnquotedValuesRefused(t *testing.T) {
 		{`cpuCount: "4"`, `cpuCount: 4`, "cpuCount"},
 	} {
 		if !strings.Contains(yaml, tc.quoted) {
-			t.Errorf("the README's example lacks %s", tc.quoted)
+			t.Errorf("the guide's example lacks %s", tc.quoted)
 			continue
 		}
 		obj := decode(t, strings.Replace(yaml, tc.quoted, tc.bare, 1))

@@ -19,7 +19,7 @@ import (
 )
 
 // The generator makes the guest cluster's identity; SubjectAccessReviews on the real API server, asked as the
-// admin for the account, show it may do what the README's table lists — in its VM namespace, or in
+// admin for the account, show it may do what the table of docs/cloud-provider.md lists — in its VM namespace, or in
 // harvester-system for NetworkFilesystems, or the cluster-scoped reads — and nothing of it elsewhere.
 func TestCloudProviderAccountOnTheControlPlane(t *testing.T) {
 	b := testbed.Shared(t)
@@ -88,7 +88,7 @@ func TestCloudProviderAccountOnTheControlPlane(t *testing.T) {
 		}
 		return r.Status.Allowed
 	}
-	// The README's table: where each row applies — the VM namespace, harvester-system, or cluster-wide ("").
+	// The guide's table: where each row applies — the VM namespace, harvester-system, or cluster-wide ("").
 	for _, row := range []struct {
 		where, group, resource, subresource string
 		names, verbs                        []string

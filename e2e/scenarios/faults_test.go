@@ -30,8 +30,8 @@ import (
 // cause, within its bound (its --harvester-create-timeout, the CLI's limit); that the next rm succeeds; that
 // nothing of the machine is left (VM, VMI, volumes, Secret); and that nothing that is not the machine's is
 // touched: another machine's VM, volume and cloud-init Secret made beforehand in the same namespace (and in one
-// scenario a VM of the machine's name made by someone else) keep their UID and resourceVersion. The README's
-// "Faults" table lists them.
+// scenario a VM of the machine's name made by someone else) keep their UID and resourceVersion. The table
+// "Fault scenarios" of docs/testing.md lists them.
 type faultScenario struct {
 	name string
 	// controlPlane: the fault stops or restarts a server of the control plane, which would disturb every other

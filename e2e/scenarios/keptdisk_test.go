@@ -17,7 +17,7 @@ import (
 
 // A data disk with "autoDelete": false (Terraform's auto_delete = false) outlives its machine: after rm its PVC is
 // there and nothing else of the machine is (VM, VMI, cloud-init Secret, the root disk's PVC), rm's output names the
-// kept claim with the command that deletes it, and that command, as the README gives it, deletes it.
+// kept claim with the command that deletes it, and that command, as docs/vm-options.md gives it, deletes it.
 func TestKeptDiskOutlivesTheMachine(t *testing.T) {
 	b := testbed.Shared(t)
 	ns := b.Namespace(t)
@@ -82,7 +82,7 @@ func TestKeptDiskOutlivesTheMachine(t *testing.T) {
 		t.Fatalf("the kept claim went: %v", err)
 	}
 
-	// The README's command deletes it: kubectl when this machine has it (make deps does not build it), else the
+	// The guide's command deletes it: kubectl when this machine has it (make deps does not build it), else the
 	// same request (a DELETE of the claim) through the API.
 	if kubectl, err := exec.LookPath("kubectl"); err == nil {
 		kubeconfig := filepath.Join(t.TempDir(), "admin.kubeconfig")

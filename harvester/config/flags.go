@@ -119,7 +119,7 @@ const (
 )
 
 // flagSpec is one row of the flag table: everything GetCreateFlags, the config parser, the render subcommand and
-// the README's flag table need to know about a flag.
+// the flag table of docs/options.md need to know about a flag.
 type flagSpec struct {
 	name string
 	kind flagKind

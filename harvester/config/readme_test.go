@@ -6,18 +6,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/readmetest"
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
+	"github.com/harvester/docker-machine-driver-harvester/internal/readmetest"
 )
 
-var updateREADME = flag.Bool("update-readme", false, "rewrite the flag table in README.md from the flag table")
+var updateREADME = flag.Bool("update-readme", false, "rewrite the flag table in docs/options.md from the flag table")
 
 const (
 	readmeFlagsStart = "<!-- flags:start (generated from harvester/config/flags.go: go test ./harvester/config -run README -update-readme) -->"
 	readmeFlagsEnd   = "<!-- flags:end -->"
 )
 
-// flagsMarkdown renders the flag table for the README: each flag with its environment variable, its field in
+// flagsMarkdown renders the flag table of docs/options.md: each flag with its environment variable, its field in
 // Rancher's HarvesterConfig and that field's type as Rancher carries it (internal/rancher FieldOf: int flags are
 // string fields, kubeconfigContent a password one), its type on the command line, its default and its usage.
 func flagsMarkdown() (string, error) {
@@ -60,6 +60,6 @@ func TestREADMEFlagTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readmetest.Generated(t, "../../README.md", readmeFlagsStart, readmeFlagsEnd, table,
+	readmetest.Generated(t, "../../docs/options.md", readmeFlagsStart, readmeFlagsEnd, table,
 		"go test ./harvester/config -run README -update-readme", *updateREADME)
 }

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/readmetest"
+	"github.com/harvester/docker-machine-driver-harvester/internal/readmetest"
 )
 
-var updateREADME = flag.Bool("update-readme", false, "rewrite the table of what the guest's account may do in README.md from the roles' grants")
+var updateREADME = flag.Bool("update-readme", false, "rewrite the table of what the guest's account may do in docs/cloud-provider.md from the roles' grants")
 
 const (
 	readmeRBACStart = "<!-- rbac:start (generated from harvester/guestaccount/rules.go: go test ./harvester/guestaccount -run README -update-readme) -->"
@@ -21,7 +21,7 @@ func backticked(names []string) string {
 	return "`" + strings.Join(names, "`, `") + "`"
 }
 
-// rbacMarkdown renders the README's table of what the guest's account may do: a row a grant, the VM namespace's
+// rbacMarkdown renders the table of what the guest's account may do (docs/cloud-provider.md): a row a grant, the VM namespace's
 // Role first, then harvester-system's, then the ClusterRole, each in its grants' order.
 func rbacMarkdown() string {
 	var b strings.Builder
@@ -46,6 +46,6 @@ func rbacMarkdown() string {
 }
 
 func TestREADMERBACTable(t *testing.T) {
-	readmetest.Generated(t, "../../README.md", readmeRBACStart, readmeRBACEnd, rbacMarkdown(),
+	readmetest.Generated(t, "../../docs/cloud-provider.md", readmeRBACStart, readmeRBACEnd, rbacMarkdown(),
 		"go test ./harvester/guestaccount -run README -update-readme", *updateREADME)
 }

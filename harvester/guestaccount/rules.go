@@ -9,7 +9,7 @@ import (
 )
 
 // What a guest cluster's Harvester cloud provider (harvester/cloud-provider-harvester) and CSI driver
-// (harvester/harvester-csi-driver) call on Harvester, and no more: the README's table "What the account may do" is
+// (harvester/harvester-csi-driver) call on Harvester, and no more: the table "What the account may do" of docs/cloud-provider.md is
 // generated from these grants (readme_test.go), a row a rule with its component and upstream caller. Harvester's own
 // kubeconfig endpoint binds its ClusterRoles harvesterhci.io:cloudprovider in the namespace and
 // harvesterhci.io:csi-driver cluster-wide (pkg/api/kubeconfig/generate_handler.go,
@@ -82,14 +82,14 @@ var (
 	guestClusterRules      = policyRules(guestClusterGrants)
 )
 
-// The components of a guest cluster that call Harvester, as the README's table names them.
+// The components of a guest cluster that call Harvester, as the guide's table names them.
 const (
 	ccm    = "CCM"
 	csi    = "CSI"
 	ccmCSI = ccm + ", " + csi
 )
 
-// grant is one rule of the account's roles with what the README's table says of it besides the rule: the
+// grant is one rule of the account's roles with what the guide's table says of it besides the rule: the
 // component that needs it and its upstream caller (markdown).
 type grant struct {
 	rule              rbacv1.PolicyRule

@@ -35,10 +35,10 @@ func TestAccessCoversTheRoles(t *testing.T) {
 	}
 }
 
-// The README promises under its table what the roles never hold, whatever the grants above it say: no Secrets and
+// docs/cloud-provider.md promises under its table what the roles never hold, whatever the grants above it say: no Secrets and
 // nothing of RBAC (the account could make itself more), no wildcard, no VM create or delete, nothing but reads
 // cluster-wide, and of Harvester's settings only the ones named.
-func TestRulesKeepTheREADMEsPromises(t *testing.T) {
+func TestRulesKeepTheGuidesPromises(t *testing.T) {
 	forbidden := []string{"*", "secrets", "serviceaccounts", "roles", "rolebindings", "clusterroles", "clusterrolebindings", "escalate", "bind", "impersonate"}
 	for _, set := range []struct {
 		rules   []rbacv1.PolicyRule
@@ -47,7 +47,7 @@ func TestRulesKeepTheREADMEsPromises(t *testing.T) {
 		for _, r := range set.rules {
 			words := slices.Concat(r.APIGroups, r.Resources, r.Verbs)
 			if slices.ContainsFunc(words, func(w string) bool { return slices.Contains(forbidden, w) }) || slices.Contains(r.APIGroups, rbacv1.GroupName) {
-				t.Errorf("rule %v grants what the README says the account never has", r)
+				t.Errorf("rule %v grants what docs/cloud-provider.md says the account never has", r)
 			}
 			if slices.Contains(r.Resources, "virtualmachines") && (slices.Contains(r.Verbs, "create") || slices.Contains(r.Verbs, "delete")) {
 				t.Errorf("rule %v creates or deletes VMs", r)

@@ -24,7 +24,7 @@ const (
 	// driverPath): the driver <name> is the executable docker-machine-driver-<name>.
 	BinaryPrefix = "docker-machine-driver-"
 	// Release is the second name the release ships (archives, NodeDriver manifests): a valid name (ValidName),
-	// without "harvester" in it (see the README's "A second node driver" section).
+	// without "harvester" in it (see docs/install-rancher.md, "Why the second name is hcivm").
 	Release = "hcivm"
 )
 
@@ -77,7 +77,7 @@ func New(name string, flags []string) (Identity, error) {
 	return id, nil
 }
 
-// NameRule is the rule of ValidName in words, for messages and the README.
+// NameRule is the rule of ValidName in words, for messages and the guides.
 const NameRule = "a second driver name is a lowercase ASCII letter followed by lowercase ASCII letters and digits, " +
 	"at most 44 characters in all, without \"userdata\""
 

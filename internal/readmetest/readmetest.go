@@ -1,5 +1,5 @@
-// Package readmetest checks the README's generated sections: the text between a start and an end marker is what
-// the code renders, and -update-readme rewrites it.
+// Package readmetest checks the generated sections of the README and the guides in docs/: the text between a start
+// and an end marker is what the code renders, and -update-readme rewrites it.
 package readmetest
 
 import (
@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// Generated fails t when the text between start and end in the README at path is not body, naming command, the
-// command that rewrites it; with update it rewrites the README instead.
+// Generated fails t when the text between start and end in the Markdown file at path is not body, naming command, the
+// command that rewrites it; with update it rewrites the file instead.
 func Generated(t *testing.T, path, start, end, body, command string, update bool) {
 	t.Helper()
 	raw, err := os.ReadFile(path)
