@@ -137,7 +137,7 @@ func secretKeys(s *corev1.Secret) string {
 // hold, as the pre-flight read them, or read now when no pre-flight ran in this process.
 func (d *Driver) withDataSecrets(ctx context.Context, c kube.Interface) (*config.Config, error) {
 	cfg := d.cfg
-	if cfg.UserDataSecret == nil && cfg.NetworkDataSecret == nil {
+	if !dataSecretsGiven(cfg) {
 		return cfg, nil
 	}
 	found := d.dataSecrets

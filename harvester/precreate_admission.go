@@ -83,6 +83,14 @@ func checkAdmission(ctx context.Context, r *checkRun) {
 	var accepted []string
 	ask := func(kind string, name string, access kube.Access, create func() error) {
 		object := kind + " " + ns + "/" + name
+		// What the API server said, unless it repeats the Secret's data: an admission policy's message may quote the
+		// object it judges, as a webhook's may (refusedBy).
+		said := func(err error) string {
+			if msg := kube.ServerMessage(err); kind != "Secret" || !quotesSecret(msg, secret) {
+				return msg
+			}
+			return "with a message that repeats the cloud-init data and is not shown here"
+		}
 		if slices.Contains(denied, access) {
 			r.u.addf("the credential may not %s in namespace %s, which a create needs: %s was not sent", access, ns, object)
 			return
@@ -98,11 +106,11 @@ func checkAdmission(ctx context.Context, r *checkRun) {
 				"choose another machine name or remove that %s", object, kind)
 		case apierrors.IsForbidden(err) && reviewed:
 			r.p.Addf("", "%s: forbidden although the credential's role allows the create: an admission plugin or policy of Harvester refuses it (%s)",
-				object, kube.ServerMessage(err))
+				object, said(err))
 		case apierrors.IsForbidden(err):
-			r.p.Addf("", "the credential may not %s in namespace %s, which a create needs (403 Forbidden: %s)", access, ns, kube.ServerMessage(err))
+			r.p.Addf("", "the credential may not %s in namespace %s, which a create needs (403 Forbidden: %s)", access, ns, said(err))
 		case apierrors.IsInvalid(err):
-			r.p.Addf("", "%s: the API server refuses it as invalid: %s (%s)", object, kube.ServerMessage(err), note)
+			r.p.Addf("", "%s: the API server refuses it as invalid: %s (%s)", object, said(err), note)
 		default:
 			if webhook, ok := kube.DryRunUnsupportedBy(err); ok {
 				r.u.addf("admission webhook %s does not support dry runs (its sideEffects is neither None nor NoneOnDryRun): it cannot judge %s without a real create",

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
@@ -148,9 +149,12 @@ func TestCheckAdmissionWordsTheWebhooksAnswer(t *testing.T) {
 		// unjudged: not ok, and no problem of the machine.
 		{"no dry runs", "virtualmachines", apierrors.NewBadRequest(`admission webhook "sideeffects.example.com" does not support dry run`),
 			"skipped  admission             admission webhook sideeffects.example.com does not support dry runs (its sideEffects is neither None nor NoneOnDryRun): it cannot judge VM default/m1 without a real create"},
-		// The Secret's content is never repeated, whatever a webhook says.
+		// The Secret's content is never repeated, whatever a webhook or an admission policy says.
 		{"a Secret's content", "secrets", kubefake.WebhookDenial("secrets.example.com", metav1.Status{Message: "bad line: write_files: [{path: /etc/marker, content: user-data-secret-marker}]"}),
 			"problem  admission             Secret default/m1-cloudinit: admission webhook secrets.example.com refuses it, with a message that repeats the cloud-init data and is not shown here (dry run; " + assumedKey + ")"},
+		{"a Secret's content in a policy's message", "secrets", apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "m1-cloudinit",
+			errors.New("ValidatingAdmissionPolicy 'no-markers' denied request: write_files: [{path: /etc/marker, content: user-data-secret-marker}]")),
+			"problem  admission             Secret default/m1-cloudinit: forbidden although the credential's role allows the create: an admission plugin or policy of Harvester refuses it (with a message that repeats the cloud-init data and is not shown here)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fc := newFakeCluster(t)
@@ -163,6 +167,21 @@ func TestCheckAdmissionWordsTheWebhooksAnswer(t *testing.T) {
 			}
 			fc.nothingLeft(t)
 		})
+	}
+}
+
+// Another party's message is bounded as a webhook's is: an invalid VM's, here of 2,000 bytes.
+func TestCheckAdmissionBoundsTheServersMessage(t *testing.T) {
+	fc := newFakeCluster(t)
+	kubefake.CaptureLog(t)
+	endless := apierrors.NewInvalid(schema.GroupKind{Group: "kubevirt.io", Kind: "VirtualMachine"}, "m1",
+		field.ErrorList{field.Invalid(field.NewPath("spec"), "x", strings.Repeat("too long, ", 200))})
+	fc.FailOn("create", "virtualmachines", endless)
+	lines, _ := checkAdmissionOf(t, fc, createOptions())
+	const head = "problem  admission             VM default/m1: the API server refuses it as invalid: "
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], head+endless.Status().Message[:900]) || !strings.HasSuffix(lines[0], " … (dry run; "+assumedKey+")") ||
+		len(lines[0]) > len(head)+1000+len(" … (dry run; "+assumedKey+")") {
+		t.Errorf("admission says %q, want the server's message cut at 1,000 bytes", lines)
 	}
 }
 

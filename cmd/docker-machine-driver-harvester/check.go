@@ -27,7 +27,7 @@ var stdin io.Reader = os.Stdin
 // refused), which ends the pre-flight. The exit code is 1 when a check found a problem or the flags are invalid,
 // 2 for a malformed command line.
 //
-// --machine-config reads a machine-config object (a HarvesterConfig as kubectl prints it; machineConfigArgs)
+// --machine-config reads a machine-config object (a HarvesterConfig as kubectl prints it; machineCommand)
 // and puts the command line Rancher would build from it before the command line given, so a flag given wins
 // over the file's field, and the file's field over the flag's environment variable — as for Rancher, where the
 // machine config gives flags and the cloud credential environment variables. --count N checks N machines of

@@ -50,19 +50,6 @@ func readObjectFile(flag, what, path string, stdin io.Reader) ([]byte, error) {
 	return data, nil
 }
 
-// machineConfigArgs is the driver's part of the command line Rancher gives rancher-machine for a machine of the
-// machine-config object in data: the YAML (or JSON) `kubectl get harvesterconfig NAME -o yaml` prints, of kind
-// HarvesterConfig, or <Name>Config for the driver installed under a second name. Its fields become flags of id
-// by Rancher's rules (internal/rancher ToArgs: a non-empty string as --<driver>-<field>=value, a true boolean as
-// the bare flag; "", false and null give nothing); metadata is left out. Everything wrong with the object is
-// reported at once, each problem naming the field and never its value: a field this driver does not have, a
-// value of the wrong type (Rancher's CRD types an int flag's field as a string), an int field that is no whole
-// number.
-func machineConfigArgs(data []byte, id identity.Identity) ([]string, error) {
-	cmd, err := machineCommand(data, id, nil)
-	return cmd.args, err
-}
-
 // rancherCommand is what Rancher makes of a machine config: the driver's command line, and with --cluster the
 // check line of what the pool's schema drops (nil without) and the pool's quantity (0 when unknown).
 type rancherCommand struct {
@@ -71,9 +58,16 @@ type rancherCommand struct {
 	quantity int64
 }
 
-// machineCommand is machineConfigArgs with the pool of from (--cluster; nil for none): the fields the pool's
-// copy of the schema lacks are dropped first, as Rancher drops them (pruneForPool), and for driver harvester the
-// cluster's name is the one Rancher adds (toArgs), not the config's clusterName field.
+// machineCommand is what Rancher makes of the machine-config object in data — the YAML (or JSON) `kubectl get
+// harvesterconfig NAME -o yaml` prints, of kind HarvesterConfig, or <Name>Config for the driver installed under a
+// second name — in a pool of from (--cluster; nil for none). Its args are the driver's part of the command line
+// Rancher gives rancher-machine: the fields become flags of id by Rancher's rules (internal/rancher ToArgs: a
+// non-empty string as --<driver>-<field>=value, a true boolean as the bare flag; "", false and null give
+// nothing); metadata is left out. With from, the fields the pool's copy of the schema lacks are dropped first, as
+// Rancher drops them (pruneForPool), and for driver harvester the cluster's name is the one Rancher adds (toArgs),
+// not the config's clusterName field. Everything wrong with the object is reported at once, each problem naming
+// the field and never its value: a field this driver does not have, a value of the wrong type (Rancher's CRD types
+// an int flag's field as a string), an int field that is no whole number.
 func machineCommand(data []byte, id identity.Identity, from *poolSource) (rancherCommand, error) {
 	var out rancherCommand
 	fields, err := machineConfigFields()

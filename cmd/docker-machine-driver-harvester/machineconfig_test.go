@@ -10,6 +10,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
 	"github.com/harvester/docker-machine-driver-harvester/internal/hostile"
 )
 
@@ -47,6 +48,12 @@ func asDriver(t *testing.T, name string) {
 	}
 	self = id
 	t.Cleanup(func() { self = saved })
+}
+
+// machineConfigArgs is the command line machineCommand makes of a machine config, without --cluster.
+func machineConfigArgs(data []byte, id identity.Identity) ([]string, error) {
+	cmd, err := machineCommand(data, id, nil)
+	return cmd.args, err
 }
 
 // The fields become the flags Rancher passes (toArgs): non-empty strings with their value, true booleans bare;

@@ -31,7 +31,9 @@ type poolSource struct {
 func parsePoolSource(data []byte, pool string) (*poolSource, error) {
 	raw, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, errors.New("--cluster: not a YAML or JSON object: " + config.Redact(err.Error()))
+		// A provisioning cluster may hold secrets (an agent's proxy URL, say): the parser's message is told only
+		// in a form that quotes nothing of it, as a machine config's (decodeMachineConfig).
+		return nil, errors.New("--cluster: not a YAML or JSON object: " + config.ParseErrorText(err))
 	}
 	var head map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &head); err != nil || head == nil {

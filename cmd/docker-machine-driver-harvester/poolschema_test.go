@@ -185,7 +185,8 @@ func TestCheckClusterRefuses(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"pool.yaml": poolYAML, "cluster.yaml": clusterYAML(t, "HarvesterConfig"),
 		"other.yaml":  strings.Replace(poolYAML, "nc-gc8-pool1-q99l7", "nc-gc8-pool9-zzzzz", 1),
 		"big.yaml":    strings.Replace(clusterYAML(t, "HarvesterConfig"), "quantity: 3", "quantity: 5000", 1),
-		"secret.yaml": "apiVersion: v1\nkind: Secret\ndata: {token: c2VjcmV0}\n", "noname.yaml": strings.Replace(poolYAML, "  name: nc-gc8-pool1-q99l7\n", "", 1)})
+		"secret.yaml": "apiVersion: v1\nkind: Secret\ndata: {token: c2VjcmV0}\n", "noname.yaml": strings.Replace(poolYAML, "  name: nc-gc8-pool1-q99l7\n", "", 1),
+		"badkey.yaml": "apiVersion: v1\n? [c2VjcmV0]\n: b\n"})
 	f := func(name string) string { return filepath.Join(dir, name) }
 	for _, tc := range []struct {
 		args []string
@@ -201,6 +202,7 @@ func TestCheckClusterRefuses(t *testing.T) {
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("secret.yaml")}, `--cluster: the object must be apiVersion provisioning.cattle.io/v1, kind Cluster`},
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("pool.yaml")}, `it is apiVersion "rke-machine-config.cattle.io/v1", kind "HarvesterConfig"`},
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", dir}, "--cluster: cannot read the file"},
+		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("badkey.yaml")}, "--cluster: not a YAML or JSON object: it does not parse"},
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("cluster.yaml"), "--count", "x"}, "invalid value"},
 	} {
 		_, err := parseCheckArgs(append([]string{"--machine-name", "m1"}, tc.args...), noEnv)

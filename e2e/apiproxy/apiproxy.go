@@ -192,7 +192,16 @@ func (p *Proxy) Hold(match func(*http.Request) bool, gate <-chan struct{}) *Faul
 
 // Observe forwards the requests match selects unchanged, and counts them (Arrived, Taken).
 func (p *Proxy) Observe(match func(*http.Request) bool) *Fault {
-	return p.add(match, func(p *Proxy, w http.ResponseWriter, r *http.Request) { p.forward.ServeHTTP(w, r) })
+	return p.Forward(match, func(*http.Request) {})
+}
+
+// Forward forwards the requests match selects unchanged once each has called each before it goes on (to count
+// it, or to delay it by sleeping there), and counts them as Observe does.
+func (p *Proxy) Forward(match func(*http.Request) bool, each func(*http.Request)) *Fault {
+	return p.add(match, func(p *Proxy, w http.ResponseWriter, r *http.Request) {
+		each(r)
+		p.forward.ServeHTTP(w, r)
+	})
 }
 
 // LoseAnswer forwards the requests match selects and waits for the API server's answer, then resets the

@@ -27,11 +27,7 @@ func TestMachineLifeRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(proxy.Close)
-	kubeconfig, err := proxy.Kubeconfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli := newCLI(t, kubeconfig)
+	cli := newCLI(t, proxy.Kubeconfig())
 	name := "life"
 	proxy.Take()
 	life := 0

@@ -22,7 +22,7 @@ func (r *rawJSON) UnmarshalJSON(b []byte) error {
 
 // decode decodes the element into v, leniently like the reference driver (unknown keys are ignored).
 func (r rawJSON) decode(v any) error {
-	return describeJSONError(json.Unmarshal(r, v))
+	return DescribeJSONError(json.Unmarshal(r, v))
 }
 
 // decodeEntries reads a JSON-object flag value that lists entries under key ({"disks":[…]}): raw is decoded into
@@ -55,7 +55,7 @@ func decodeEntries[E, T any](p *Problems, flag, raw, example string, doc any, ke
 // JSON (userdata.DecodeBase64OrPlain decides which, by whether the decoding is a JSON object).
 func decodeJSONObject(value string, v any) error {
 	data, _ := userdata.DecodeBase64OrPlain(value, looksLikeJSONObject)
-	return describeJSONError(json.Unmarshal(data, v))
+	return DescribeJSONError(json.Unmarshal(data, v))
 }
 
 func looksLikeJSONObject(b []byte) bool {
@@ -93,7 +93,7 @@ func decodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return describeJSONError(err)
+		return DescribeJSONError(err)
 	}
 	if dec.More() {
 		return errors.New("is not valid JSON: unexpected data after the object")
@@ -103,10 +103,7 @@ func decodeStrict(data []byte, v any) error {
 
 // DescribeJSONError rewords an error of encoding/json for a reader who typed the value into a form: where a syntax
 // error is (and the character at fault), which field must be of which kind (and which kind it got).
-func DescribeJSONError(err error) error { return describeJSONError(err) }
-
-// describeJSONError is DescribeJSONError.
-func describeJSONError(err error) error {
+func DescribeJSONError(err error) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {

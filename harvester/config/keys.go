@@ -60,25 +60,24 @@ const LabelMaintainModeStrategy = "harvesterhci.io/maintain-mode-strategy"
 const (
 	// DriverKeyPrefix begins the labels and annotations that are this driver's own.
 	DriverKeyPrefix = "node-driver.harvesterhci.io/"
-	ipLabelPrefix   = DriverKeyPrefix
 	// LabelIPNetwork selects the allocations of one network (the name of its NetworkAttachmentDefinition).
-	LabelIPNetwork = ipLabelPrefix + "ip-network"
+	LabelIPNetwork = DriverKeyPrefix + "ip-network"
 	// LabelIPVMNamespace and LabelIPVMName name the machine an allocation is for, to find it again on remove.
-	LabelIPVMNamespace = ipLabelPrefix + "ip-vm-namespace"
-	LabelIPVMName      = ipLabelPrefix + "ip-vm-name"
+	LabelIPVMNamespace = DriverKeyPrefix + "ip-vm-namespace"
+	LabelIPVMName      = DriverKeyPrefix + "ip-vm-name"
 	// AnnotationIPAddress is the allocated address with its prefix length, e.g. 10.0.0.10/24.
-	AnnotationIPAddress = ipLabelPrefix + "ip-address"
+	AnnotationIPAddress = DriverKeyPrefix + "ip-address"
 	// AnnotationIPPool is the range it came from, as FIRST-LAST/PREFIX.
-	AnnotationIPPool = ipLabelPrefix + "ip-pool"
+	AnnotationIPPool = DriverKeyPrefix + "ip-pool"
 	// AnnotationIPVM is namespace/name of the machine's VM.
-	AnnotationIPVM = ipLabelPrefix + "ip-vm"
+	AnnotationIPVM = DriverKeyPrefix + "ip-vm"
 	// AnnotationIPVMUID is the VM's UID, recorded once the VM exists. Until then the allocation is a create in
 	// flight, which lasts at most AnnotationIPLifetime seconds from the allocation's creationTimestamp.
-	AnnotationIPVMUID    = ipLabelPrefix + "ip-vm-uid"
-	AnnotationIPLifetime = ipLabelPrefix + "ip-lifetime-seconds"
+	AnnotationIPVMUID    = DriverKeyPrefix + "ip-vm-uid"
+	AnnotationIPLifetime = DriverKeyPrefix + "ip-lifetime-seconds"
 	// AnnotationIPAllocation, on the VM and its VMI template, is namespace/name of the allocation it holds (of
 	// both, comma-separated, IPv4 first, for a dual-stack pool).
-	AnnotationIPAllocation = ipLabelPrefix + "ip-allocation"
+	AnnotationIPAllocation = DriverKeyPrefix + "ip-allocation"
 )
 
 // AnnotationCreateID, on a VM, its cloud-init Secret and its address allocations, is the random id of the create
@@ -86,8 +85,8 @@ const (
 // later one of the same name when the machine's state lacks the VM's UID (a create that was killed before the
 // state was saved again), and a create's own objects when the answer to their create was lost. This driver's
 // own; nothing in Harvester reads it.
-const AnnotationCreateID = "node-driver.harvesterhci.io/create-id"
+const AnnotationCreateID = DriverKeyPrefix + "create-id"
 
 // AnnotationKeptVolumes, on the VM, lists (comma-separated) the volumes whose claims Remove leaves in Harvester:
 // the disks given "autoDelete": false in --harvester-disk-info. The driver's own; nothing in Harvester reads it.
-const AnnotationKeptVolumes = "node-driver.harvesterhci.io/kept-volumes"
+const AnnotationKeptVolumes = DriverKeyPrefix + "kept-volumes"

@@ -78,7 +78,7 @@ func parseVMPatch(p *Problems, raw string) *VMPatch {
 		return nil
 	}
 	if err := json.Unmarshal(data, new(any)); err != nil {
-		p.Addf(FlagVMPatch, "%v; want %s", describeJSONError(err), vmPatchExample)
+		p.Addf(FlagVMPatch, "%v; want %s", DescribeJSONError(err), vmPatchExample)
 		return nil
 	}
 	found := len(p.List)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"sync"
 
 	yaml2 "go.yaml.in/yaml/v2"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
@@ -83,8 +84,9 @@ func DuplicateKeys(data []byte, known func(string) bool) []string {
 	return dups
 }
 
-// kubeconfigKeys are the keys of a kubeconfig: the JSON names of clientcmd/api/v1's fields.
-var kubeconfigKeys = func() map[string]bool {
+// kubeconfigKeys are the keys of a kubeconfig: the JSON names of clientcmd/api/v1's fields, gathered the first
+// time a kubeconfig given as content is read (not at every start of the plugin).
+var kubeconfigKeys = sync.OnceValue(func() map[string]bool {
 	keys := map[string]bool{}
 	seen := map[reflect.Type]bool{}
 	var add func(t reflect.Type)
@@ -106,7 +108,7 @@ var kubeconfigKeys = func() map[string]bool {
 	}
 	add(reflect.TypeOf(clientcmdv1.Config{}))
 	return keys
-}()
+})
 
 // isKubeconfigKey reports whether key is a kubeconfig field's name.
-func isKubeconfigKey(key string) bool { return kubeconfigKeys[key] }
+func isKubeconfigKey(key string) bool { return kubeconfigKeys()[key] }

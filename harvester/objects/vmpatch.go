@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"k8s.io/apimachinery/pkg/api/resource"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	kjson "sigs.k8s.io/json"
 
@@ -159,16 +160,12 @@ func whyNot(err error) string {
 func readVM(doc []byte) (*kubevirtv1.VirtualMachine, error) {
 	var out kubevirtv1.VirtualMachine
 	if err := json.Unmarshal(doc, &out); err != nil {
-		var typ *json.UnmarshalTypeError
-		if errors.As(err, &typ) {
-			return nil, config.DescribeJSONError(err)
-		}
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "json: ")) // a quantity, a time
+		return nil, decodeError(err)
 	}
 	out = kubevirtv1.VirtualMachine{}
 	strict, err := kjson.UnmarshalStrict(doc, &out)
 	if err != nil {
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "json: "))
+		return nil, decodeError(err)
 	}
 	unknown := droppedFields(doc, &out)
 	seen := map[string]bool{}
@@ -194,6 +191,20 @@ func readVM(doc []byte) (*kubevirtv1.VirtualMachine, error) {
 		quoted = append(quoted, fmt.Sprintf("and %d more", n))
 	}
 	return nil, fmt.Errorf("it has fields KubeVirt does not know: %s", strings.Join(quoted, ", "))
+}
+
+// decodeError words why the patched VM does not decode, quoting no value of it: a field of the wrong kind
+// (config.DescribeJSONError), a quantity that is none (resource.ParseQuantity's errors quote nothing); any other
+// value's own parser, a time's or a duration's, quotes the value, which may be a secret.
+func decodeError(err error) error {
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &typ):
+		return config.DescribeJSONError(err)
+	case errors.Is(err, resource.ErrFormatWrong), errors.Is(err, resource.ErrNumeric), errors.Is(err, resource.ErrSuffix):
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return errors.New("a field holds a value not of the form its kind takes (a time, a duration…; the value is not shown: it may be a secret)")
 }
 
 // maxUnknown is how many unknown fields a problem names at most.

@@ -171,6 +171,8 @@ func TestVMPatchRefusesWhatDoesNotApply(t *testing.T) {
 			"the patched VM is not a KubeVirt VirtualMachine: spec.template.spec.terminationGracePeriodSeconds must be a whole number, got string"},
 		{"a quantity that is none", `{"spec":{"template":{"spec":{"domain":{"resources":{"limits":{"memory":"lots"}}}}}}}`,
 			"the patched VM is not a KubeVirt VirtualMachine: quantities must match"},
+		{"a time that is none", `{"spec":{"template":{"metadata":{"creationTimestamp":"noon"}}}}`,
+			"the patched VM is not a KubeVirt VirtualMachine: a field holds a value not of the form its kind takes"},
 		{"many unknown fields", `{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1,"k":1,"l":1}`,
 			`does not know: "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", and 2 more`},
 		{"copies that double the VM", hostile.DoublingPatch(25), `(copy "/spec/copy9") does not apply to the VM the driver builds: the copies add more than the 1 MiB a patched VM may hold`},
@@ -198,6 +200,7 @@ func TestVMPatchProblemsQuoteNoValue(t *testing.T) {
 		`[{"op":"test","path":"/kind","value":"` + secret + `"}]`,
 		`[{"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"v","persistentVolumeClaim":{"claimName":"` + secret + `"}}}]`,
 		`{"spec":{"template":{"spec":{"domain":{"cpu":{"cores":"` + secret + `"}}}}}}`,
+		`{"spec":{"template":{"metadata":{"creationTimestamp":"` + secret + `"}}}}`,
 	} {
 		_, err := patchedVM(t, config.FlagVMPatch, patch)
 		if err == nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -52,7 +53,7 @@ func Tool(t testing.TB, name string) string {
 	if dir := os.Getenv("DMDH_" + strings.ToUpper(name) + "_BIN"); dir != "" {
 		return dir
 	}
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		Unavailable(t, name+" tool", err)
 	}
@@ -69,21 +70,34 @@ func Tool(t testing.TB, name string) string {
 	return strings.TrimSpace(stdout.String())
 }
 
-// repoRoot is the checkout the test runs in: the nearest directory above the working directory (the package's,
-// under go test) that holds hack/tools.sh.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
+// RepoRoot returns the repository root: the nearest directory, upwards from the working directory (or, failing
+// that, from this source file), that holds both go.mod and hack/tools.sh. Nested modules such as hack/tools/*
+// have a go.mod but no hack/, so they are passed over. The e2e test bed finds the checkout with it too
+// (e2e/internal/repo).
+func RepoRoot() (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "hack", "tools.sh")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no hack/tools.sh above the working directory")
-		}
-		dir = parent
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		starts = append(starts, filepath.Dir(file))
 	}
+	for _, dir := range starts {
+		for {
+			if isFile(filepath.Join(dir, "go.mod")) && isFile(filepath.Join(dir, "hack", "tools.sh")) {
+				return dir, nil
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+	}
+	return "", fmt.Errorf("no directory with go.mod and hack/tools.sh above %q: run from inside the checkout", starts)
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir()
 }

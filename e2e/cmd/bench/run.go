@@ -76,10 +76,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	defer proxy.Close()
-	kubeconfig, err := proxy.Kubeconfig()
-	if err != nil {
-		return err
-	}
+	kubeconfig := proxy.Kubeconfig()
 	work, err := ownedtemp.Dir("dmdh-bench-")
 	if err != nil {
 		return err

@@ -9,35 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
+
+	"github.com/harvester/docker-machine-driver-harvester/internal/testenv"
 )
 
-// Root returns the repository root: the nearest directory, upwards from the working directory (or, failing that,
-// from this source file), that holds both go.mod and hack/tools.sh. Nested modules such as hack/tools/* have a
-// go.mod but no hack/, so they are passed over.
-func Root() (string, error) {
-	var starts []string
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
-	}
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		starts = append(starts, filepath.Dir(file))
-	}
-	for _, dir := range starts {
-		for {
-			if isFile(filepath.Join(dir, "go.mod")) && isFile(filepath.Join(dir, "hack", "tools.sh")) {
-				return dir, nil
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				break
-			}
-			dir = parent
-		}
-	}
-	return "", fmt.Errorf("no directory with go.mod and hack/tools.sh above %q: run from inside the checkout", starts)
-}
+// Root returns the repository root (testenv.RepoRoot): the nearest directory above the working directory, or
+// this module's source, that holds both go.mod and hack/tools.sh.
+func Root() (string, error) { return testenv.RepoRoot() }
 
 var toolDirs onceByKey[string] // tool name -> directory: one process asks hack/tools.sh once per tool
 
@@ -72,9 +51,4 @@ func runTools(ctx context.Context, name string) (string, error) {
 		return "", errors.New("hack/tools.sh " + name + " printed no directory")
 	}
 	return dir, nil
-}
-
-func isFile(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && !fi.IsDir()
 }

@@ -91,8 +91,9 @@ func webhookStatus(err error) (name, rest string, ok bool) {
 	return name, msg[len(quoted):], true
 }
 
-// ServerMessage is what the API server said in a failure Status (its message), else err as it reads.
-func ServerMessage(err error) string { return serverMessage(err) }
+// ServerMessage is what the API server said in a failure Status (its message), else err as it reads, bounded as a
+// webhook's refusal is (maxRefusal): an admission plugin's or policy's message is another party's words.
+func ServerMessage(err error) string { return bounded(serverMessage(err)) }
 
 // bounded cuts s to maxRefusal bytes, on a character's boundary, marking the cut.
 func bounded(s string) string {

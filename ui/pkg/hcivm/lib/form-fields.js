@@ -96,10 +96,6 @@ export const FORM_FIELDS = {
   vmLabels:            { section: 'lifecycle', control: 'keyValue' },
 };
 
-// The single-disk and single-NIC fields, edited as one card inside the lists (see RootDisk and the NIC editor).
-export const ROOT_DISK_FIELDS = ['imageName', 'diskSize', 'diskBus'];
-export const NIC_FIELDS = ['networkName', 'networkModel'];
-
 // Choices of the list editors' columns that are the driver's own (harvester/config parse_disks.go diskBuses,
 // cacheModes, accessModes, volumeModes; parse_nics.go nicModels and interface types).
 export const LIST_VALUES = {

@@ -5,7 +5,7 @@
 // an image or a storage class for every disk, a network for every bridge NIC, MAC addresses, vGPUs counted over
 // every pool of the cluster) and the driver's own cross-field rules (harvester/config validate.go).
 import { isValidMac } from '@shell/utils/validators/cidr';
-import { decodeList } from './lists';
+import { decodeList, LISTS } from './lists';
 import { capacities } from './harvester';
 
 const required = (field) => ({ field, key: 'validation.required', args: { fieldKey: field } });
@@ -137,7 +137,7 @@ function devices(add, pools, poolIndex, value, free) {
   const wanted = {};
   const count = (config, quantity) => {
     for (const list of ['vgpus', 'hostDevices']) {
-      const field = list === 'vgpus' ? 'vgpuInfo' : 'hostDeviceInfo';
+      const field = LISTS[list].field;
 
       for (const r of decodeList(list, config?.[field]).rows) {
         if (r?.deviceName) {
