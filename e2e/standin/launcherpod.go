@@ -120,6 +120,9 @@ func (s *StandIn) launcherPodsOf(vmi metav1.Object) []string {
 
 // schedulePod is kube-scheduler for a launcher Pod: bind it to the node pickNode chooses, or say why none fits.
 func (s *StandIn) schedulePod(ctx context.Context, pod *corev1.Pod, vmiName string, vm *kubevirtv1.VirtualMachine) (time.Duration, error) {
+	// One decision at a time, and the Pod counts on its node until the cache shows it bound (assume.go).
+	s.assumed.mu.Lock()
+	defer s.assumed.mu.Unlock()
 	p := placement{key: pod.Namespace + "/" + vmiName, nodeSelector: pod.Spec.NodeSelector, affinity: pod.Spec.Affinity,
 		want: extendedRequests(pod), held: func(node string) map[string]int64 { return s.podDevicesOn(node, pod) }}
 	node, msg := s.pickNode(p)
@@ -149,10 +152,15 @@ func (s *StandIn) schedulePod(ctx context.Context, pod *corev1.Pod, vmiName stri
 		return retry, err
 	}
 	// The binding subresource sets nodeName and PodScheduled=True, as for kube-scheduler's bind.
-	return 0, s.kube.CoreV1().Pods(pod.Namespace).Bind(ctx, &corev1.Binding{
+	s.assumed.add(pod.UID, node, p.want)
+	err := s.kube.CoreV1().Pods(pod.Namespace).Bind(ctx, &corev1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID},
 		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
 	}, metav1.CreateOptions{})
+	if err != nil {
+		s.assumed.forget(pod.UID) // kube-scheduler's ForgetPod when the bind fails
+	}
+	return 0, err
 }
 
 // runPod is kubelet starting a bound launcher Pod: every container running and ready, a pod IP. An injected
@@ -231,10 +239,12 @@ func extendedRequests(pod *corev1.Pod) map[string]int64 {
 	return want
 }
 
-// podDevicesOn sums the extended requests of the launcher Pods bound to node but self and those that ended.
+// podDevicesOn sums the extended requests of the launcher Pods bound (or assumed) to node but self and those
+// that ended.
 func (s *StandIn) podDevicesOn(node string, self *corev1.Pod) map[string]int64 {
 	held := map[string]int64{}
 	pods, _ := s.pods.List(launcherSelector)
+	s.assumed.addTo(held, node, self.UID, pods)
 	for _, p := range pods {
 		if p.Spec.NodeName != node || p.UID == self.UID || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue

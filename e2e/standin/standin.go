@@ -63,6 +63,8 @@ type StandIn struct {
 
 	queue workqueue.TypedRateLimitingInterface[key]
 
+	assumed assumedPods // the scheduler's Pods placed but not yet shown bound by the Pod cache
+
 	mu     sync.Mutex
 	clocks map[types.UID]map[string]time.Time // per object, when each stage was first seen
 
