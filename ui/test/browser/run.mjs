@@ -3,8 +3,8 @@
 // (out/host.js, bundle.mjs), in Debian's Chromium ($CHROMIUM, default /usr/bin/chromium) driven by
 // playwright-core, which downloads no browser. The machine-config form must render its fields with Rancher's
 // styles, and a value typed and one chosen must reach the machine config; the credential form must make a
-// credential from an imported Harvester. SCREENSHOTS=dir writes machine-config-light.png,
-// machine-config-dark.png and cloud-credential.png there.
+// credential from an imported Harvester. SCREENSHOTS=dir writes ui-machine-config.png,
+// ui-machine-config-dark.png and ui-cloud-credential.png there (SCREENSHOTS=../docs: the docs' pictures).
 //
 //   node test/browser/run.mjs --built ui/dist-pkg/hcivm-0.1.0
 import fs from 'node:fs';
@@ -119,12 +119,12 @@ try {
   if (shots) {
     fs.mkdirSync(shots, { recursive: true });
     await p.waitForTimeout(500);
-    await p.screenshot({ path: path.join(shots, 'machine-config-light.png'), fullPage: true });
+    await p.screenshot({ path: path.join(shots, 'ui-machine-config.png'), fullPage: true });
     await p.evaluate(() => {
       document.body.className = 'theme-dark dashboard-body';
     });
     await p.waitForTimeout(300);
-    await p.screenshot({ path: path.join(shots, 'machine-config-dark.png'), fullPage: true });
+    await p.screenshot({ path: path.join(shots, 'ui-machine-config-dark.png'), fullPage: true });
   }
 
   // The credential form: an imported Harvester chosen, its id where Rancher reads it.
@@ -142,7 +142,7 @@ try {
     fail(`errors on the credential page: ${ cred.errors.join('; ') }`);
   }
   if (shots) {
-    await cred.p.screenshot({ path: path.join(shots, 'cloud-credential.png'), fullPage: true });
+    await cred.p.screenshot({ path: path.join(shots, 'ui-cloud-credential.png'), fullPage: true });
   }
   console.log(`browser check (built extension ${ built }): ${ fields } fields rendered with Rancher's styles in Chromium ${ browser.browser()?.version?.() || '' }; typed and chosen values reached the machine config; the credential form made an imported credential`);
 } finally {
