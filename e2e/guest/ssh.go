@@ -47,8 +47,31 @@ func DialSSH(ctx context.Context, addr, user string, privateKeyPEM []byte) (*She
 	}
 }
 
-// Run runs a shell command and returns its standard output; a non-zero exit is an error carrying its stderr.
+// Run runs a shell command and returns its standard output; a non-zero exit is an error carrying its stderr. A
+// command that has no answer within BootBudget (a guest that stopped or hangs: x/crypto/ssh waits for a channel's
+// answer without a limit) closes the connection and is an error, so no test waits past its own bounds.
 func (s *Shell) Run(command string) (string, error) {
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := s.run(command)
+		done <- result{out, err}
+	}()
+	limit := time.NewTimer(BootBudget())
+	defer limit.Stop()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-limit.C:
+		s.client.Close() // ends the session's reads, and the goroutine with them
+		return "", fmt.Errorf("%q: no answer from the guest within %v; the connection is closed", command, BootBudget())
+	}
+}
+
+func (s *Shell) run(command string) (string, error) {
 	sess, err := s.client.NewSession()
 	if err != nil {
 		return "", err
