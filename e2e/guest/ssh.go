@@ -60,14 +60,15 @@ func (s *Shell) Run(command string) (string, error) {
 		out, err := s.run(command)
 		done <- result{out, err}
 	}()
-	limit := time.NewTimer(BootBudget())
+	budget := BootBudget()
+	limit := time.NewTimer(budget)
 	defer limit.Stop()
 	select {
 	case r := <-done:
 		return r.out, r.err
 	case <-limit.C:
 		s.client.Close() // ends the session's reads, and the goroutine with them
-		return "", fmt.Errorf("%q: no answer from the guest within %v; the connection is closed", command, BootBudget())
+		return "", fmt.Errorf("%q: no answer from the guest within %v; the connection is closed", command, budget)
 	}
 }
 
