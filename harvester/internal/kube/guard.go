@@ -63,9 +63,9 @@ func (d guardedDecoder) bound(data []byte, into runtime.Object) error {
 	if !quantity.Holds(t) || !mayHoldCostlyQuantity(data) {
 		return nil
 	}
-	var v any
-	if json.Unmarshal(data, &v) != nil {
-		return nil
+	v, err := quantity.Decode(data)
+	if err != nil {
+		return nil // not JSON: the decoder says so
 	}
 	if err := quantity.Bound(v, t); err != nil {
 		what := t.Elem().Name()

@@ -110,6 +110,8 @@ func TestKubevirtClientBoundsQuantities(t *testing.T) {
 			fmt.Fprint(w, strings.Replace(vm("vm3", "1E-1000000000"), "1E-", `1\u0045-`, 1))
 		case strings.HasSuffix(r.URL.Path, "/virtualmachines/vm4"): // KubeVirt reads a VMI spec's names in any case
 			fmt.Fprint(w, strings.Replace(vm("vm4", "1e-1000"), `"resources"`, `"Resources"`, 1))
+		case strings.HasSuffix(r.URL.Path, "/virtualmachines/vm5"): // a number: Quantity.UnmarshalJSON parses its text
+			fmt.Fprint(w, strings.Replace(vm("vm5", "1e-1000"), `"1e-1000"`, `1e-1000`, 1))
 		case strings.HasSuffix(r.URL.Path, "/virtualmachines"):
 			fmt.Fprintf(w, `{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineList","metadata":{},"items":[%s,%s]}`, vm("vm1", "4Gi"), vm("vm2", "0e500"))
 		default:
@@ -142,6 +144,10 @@ func TestKubevirtClientBoundsQuantities(t *testing.T) {
 	_, err = vms.Get(ctx, "vm4", metav1.GetOptions{})
 	if !errors.As(err, &qe) || !strings.Contains(err.Error(), `VirtualMachine ns/vm4: spec.template.spec.domain.Resources.limits[memory] "1e-1000"`) {
 		t.Errorf("get, a field in another case: %v", err)
+	}
+	_, err = vms.Get(ctx, "vm5", metav1.GetOptions{})
+	if !errors.As(err, &qe) || !strings.Contains(err.Error(), `VirtualMachine ns/vm5: spec.template.spec.domain.resources.limits[memory] "1e-1000"`) {
+		t.Errorf("get, a quantity as a JSON number: %v", err)
 	}
 	_, err = vms.List(ctx, metav1.ListOptions{})
 	if !errors.As(err, &qe) || !strings.Contains(err.Error(), `VirtualMachineList: items[1].spec.template.spec.domain.resources.limits[memory] "0e500"`) {

@@ -1,6 +1,8 @@
 package quantity
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -10,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Bound holds every string of v (JSON as decoded into any) that a value of type t would parse as a
-// resource.Quantity to Form: the first one refused is the error, naming its field. It walks v as the decoders
+// Bound holds every string of v (JSON as decoded into any, numbers as json.Number: see Decode) that a value of
+// type t would parse as a resource.Quantity to Form: the first one refused is the error, naming its field. It walks v as the decoders
 // read it into t, but for a struct's fields a little wider: a key reaches every field whose name it matches in any
 // case, since encoding/json matches names case-insensitively and KubeVirt decodes a VMI spec with it
 // (kubevirt.io/api core/v1 types.go, VirtualMachineInstanceSpec.UnmarshalJSON), where the API server's decoders
@@ -24,12 +26,19 @@ func Bound(v any, t reflect.Type) *Error {
 		return nil
 	}
 	if t == quantityType {
-		if s, ok := v.(string); ok {
-			if err := Form(s); err != nil {
-				return err.(*Error)
-			}
+		var s string
+		switch v := v.(type) {
+		case string:
+			s = v
+		case json.Number: // Quantity.UnmarshalJSON parses a number's text as it parses a string
+			s = string(v)
+		default:
+			return nil // null, or a number decoded as int64 or float64, whose text is gone: no costly quantity
 		}
-		return nil // null, or a JSON number: float64 keeps its exponent within ±308, int64 its digits within 19
+		if err := Form(s); err != nil {
+			return err.(*Error)
+		}
+		return nil
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -70,6 +79,18 @@ func Bound(v any, t reflect.Type) *Error {
 		}
 	}
 	return nil
+}
+
+// Decode decodes JSON data for Bound: numbers stay json.Number, with their text. A number the decoders read
+// into a Quantity is parsed from its text, which 1e-1000000000 is; as a float64 it would be 0.
+func Decode(data []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // sortedKeys are m's keys in order, so that the same object always names the same field first.
