@@ -28,6 +28,7 @@ var runtimePackages = []string{
 	"harvester/guestaccount",
 	"harvester/identity",
 	"harvester/internal/kube",
+	"harvester/internal/quantity", // its refusals, in harvester/internal/kube's messages
 	"harvester/ippool",
 	"internal/rancher",
 }
@@ -61,7 +62,7 @@ var flagGroups = []struct {
 		[]string{"harvester/config/parse_cloudprovider.go", "harvester/config/validate_cloudprovider.go", "harvester/config/guestfiles.go"}},
 	{"The guest's operating system: `--harvester-os`", []string{"harvester/config/parse_os.go"}},
 	{"Flags that need each other", []string{"harvester/config/validate.go"}},
-	{"A patch of the VM: `--harvester-vm-patch`", []string{"harvester/config/parse_vmpatch.go", "harvester/objects/vmpatch.go"}},
+	{"A patch of the VM: `--harvester-vm-patch`", []string{"harvester/config/parse_vmpatch.go", "harvester/objects/vmpatch.go", "harvester/objects/vmpatch_read.go"}},
 	{"User data: `--harvester-user-data` (and the cloud-config rancher-machine gives)",
 		[]string{"harvester/config/parse_cloudinit.go", "cloudinit", "cloudinit/internal/yamlnode", "userdata"}},
 	{"Network data: `--harvester-network-data`", []string{"cloudinit/networkconfig"}},
