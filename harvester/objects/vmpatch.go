@@ -66,6 +66,11 @@ func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VM
 			"and their disks' claims, and starts and stops them; patch other fields", strings.Join(changed, ", "))
 		return nil
 	}
+	if beyond := beyondGuest(out); len(beyond) > 0 {
+		p.Addf(config.FlagVMPatch, "gives the VM what no patch may: %s. A patch may not reach beyond the guest's own disks into the host, "+
+			"virt-launcher or other claims", strings.Join(beyond, ", "))
+		return nil
+	}
 	return out
 }
 

@@ -74,8 +74,9 @@ var flagGroups = []struct {
 // notFlagProblems are files of flagGroups' packages whose texts are no problem: what render prints in place of
 // what only a create learns.
 var notFlagProblems = map[string]string{
-	"harvester/objects/render.go":  "render's placeholders for what only a create learns (an image's storage class)",
-	"harvester/objects/address.go": "render's comment on the address a create allocates",
+	"harvester/objects/render.go":       "render's placeholders for what only a create learns (an image's storage class)",
+	"harvester/objects/address.go":      "render's comment on the address a create allocates",
+	"harvester/objects/vmpatch_refs.go": "the objects a VM names for its guest, and the command that allows one: parts of the VM patch's problems, the pre-flight's and render's",
 }
 
 // notShown are the packages whose texts no user of the driver reads, and why. hack/ and e2e/ are the maintainers'
