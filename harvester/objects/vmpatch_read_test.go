@@ -16,16 +16,17 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/internal/hostile"
 )
 
-// quantityPaths lists where a value of type t holds a resource.Quantity, as steps: a field's name, "[]" for a
-// list's element, "[memory]" for a map's value.
-func quantityPaths(t reflect.Type, prefix []string, seen map[reflect.Type]bool) [][]string {
+// typePaths lists the paths, as steps, to the values within a value of type t that pick chooses by their type and
+// the last step's name (not walking into them): a field's name, "[]" for a list's element, "[memory]" for a map's value. It walks
+// only into the types walk allows, and into none within itself.
+func typePaths(t reflect.Type, prefix []string, pick func(t reflect.Type, name string) bool, walk func(t reflect.Type) bool, seen map[reflect.Type]bool) [][]string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == reflect.TypeFor[resource.Quantity]() {
+	if len(prefix) > 0 && pick(t, prefix[len(prefix)-1]) {
 		return [][]string{slices.Clone(prefix)}
 	}
-	if seen[t] || !quantity.Holds(t) {
+	if seen[t] || !walk(t) {
 		return nil
 	}
 	seen[t] = true
@@ -33,15 +34,21 @@ func quantityPaths(t reflect.Type, prefix []string, seen map[reflect.Type]bool) 
 	var out [][]string
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		out = quantityPaths(t.Elem(), append(prefix, "[]"), seen)
+		out = typePaths(t.Elem(), append(prefix, "[]"), pick, walk, seen)
 	case reflect.Map:
-		out = quantityPaths(t.Elem(), append(prefix, "[memory]"), seen)
+		out = typePaths(t.Elem(), append(prefix, "[memory]"), pick, walk, seen)
 	case reflect.Struct:
 		for _, f := range quantity.Fields(t) {
-			out = append(out, quantityPaths(f.Type, append(prefix, f.Name), seen)...)
+			out = append(out, typePaths(f.Type, append(slices.Clone(prefix), f.Name), pick, walk, seen)...)
 		}
 	}
 	return out
+}
+
+// quantityPaths lists where a VirtualMachine holds a resource.Quantity (typePaths).
+func quantityPaths() [][]string {
+	isQuantity := func(t reflect.Type, _ string) bool { return t == reflect.TypeFor[resource.Quantity]() }
+	return typePaths(vmType, nil, isQuantity, quantity.Holds, map[reflect.Type]bool{})
 }
 
 // mergePatchAt is a merge patch setting value at path (quantityPaths' steps; a list becomes a list of one), and
@@ -78,7 +85,7 @@ func mergePatchAt(path []string, value any) (patch, named string) {
 // VirtualMachine type holds one: the paths are found here by reflection over the pinned kubevirt.io/api, so a
 // field a new version adds is tested too. The problem names the flag and the path, never the value.
 func TestVMPatchBoundsEveryQuantity(t *testing.T) {
-	paths := quantityPaths(vmType, nil, map[reflect.Type]bool{})
+	paths := quantityPaths()
 	if len(paths) < 10 {
 		t.Fatalf("only %d quantities found in a VirtualMachine: %v", len(paths), paths)
 	}

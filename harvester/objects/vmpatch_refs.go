@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
@@ -88,6 +89,14 @@ func volumeReferences(v kubevirtv1.Volume) []ObjectRef {
 			refs = append(refs, ObjectRef{Kind: kind, Name: name, Path: where + path})
 		}
 	}
+	cloudInit := func(source string, user, network *corev1.LocalObjectReference) {
+		if user != nil {
+			add(KindSecret, user.Name, source+"secretRef")
+		}
+		if network != nil {
+			add(KindSecret, network.Name, source+"networkDataSecretRef")
+		}
+	}
 	if s := v.Secret; s != nil {
 		add(KindSecret, s.SecretName, "secret")
 	}
@@ -109,20 +118,10 @@ func volumeReferences(v kubevirtv1.Volume) []ObjectRef {
 		add(KindSecret, c.ImagePullSecret, "containerDisk.imagePullSecret")
 	}
 	if c := v.CloudInitNoCloud; c != nil {
-		if c.UserDataSecretRef != nil {
-			add(KindSecret, c.UserDataSecretRef.Name, "cloudInitNoCloud.secretRef")
-		}
-		if c.NetworkDataSecretRef != nil {
-			add(KindSecret, c.NetworkDataSecretRef.Name, "cloudInitNoCloud.networkDataSecretRef")
-		}
+		cloudInit("cloudInitNoCloud.", c.UserDataSecretRef, c.NetworkDataSecretRef)
 	}
 	if c := v.CloudInitConfigDrive; c != nil {
-		if c.UserDataSecretRef != nil {
-			add(KindSecret, c.UserDataSecretRef.Name, "cloudInitConfigDrive.secretRef")
-		}
-		if c.NetworkDataSecretRef != nil {
-			add(KindSecret, c.NetworkDataSecretRef.Name, "cloudInitConfigDrive.networkDataSecretRef")
-		}
+		cloudInit("cloudInitConfigDrive.", c.UserDataSecretRef, c.NetworkDataSecretRef)
 	}
 	return refs
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
-	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/quantity"
 )
 
 // What each name a VirtualMachine's spec holds (a string field named …name, …secret, …claim, …ref, …image or
@@ -97,45 +96,17 @@ var specNames = map[string]string{
 // namePattern picks the strings of a VM's spec that may name something.
 var namePattern = regexp.MustCompile(`(?i)(name|secret|claim|ref|image|path)$`)
 
-// specNamePaths lists the paths of the strings of type t that namePattern picks, as steps.
-func specNamePaths(t reflect.Type, prefix []string, seen map[reflect.Type]bool) [][]string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if seen[t] {
-		return nil
-	}
-	seen[t] = true
-	defer delete(seen, t)
-	var out [][]string
-	switch t.Kind() {
-	case reflect.Slice, reflect.Array:
-		out = specNamePaths(t.Elem(), append(prefix, "[]"), seen)
-	case reflect.Map:
-		out = specNamePaths(t.Elem(), append(prefix, "[k]"), seen)
-	case reflect.Struct:
-		for _, f := range quantity.Fields(t) {
-			ft := f.Type
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			path := append(slices.Clone(prefix), f.Name)
-			if ft.Kind() == reflect.String && namePattern.MatchString(f.Name) {
-				out = append(out, path)
-			}
-			out = append(out, specNamePaths(f.Type, path, seen)...)
-		}
-	}
-	return out
-}
-
 // Every name a VirtualMachine's spec holds is known, found by reflection over the pinned kubevirt.io/api (a
 // version that adds one fails here until it is put in specNames), and each object, claim and reach beyond the
 // guest is seen where specNames says: the VM holding only that name is what the test gives references,
 // beyondGuest and the driver's parts.
 func TestReferencesKnowEveryName(t *testing.T) {
 	var found []string
-	for _, steps := range specNamePaths(reflect.TypeFor[kubevirtv1.VirtualMachineSpec](), []string{"spec"}, map[reflect.Type]bool{}) {
+	isName := func(t reflect.Type, name string) bool {
+		return t.Kind() == reflect.String && namePattern.MatchString(name)
+	}
+	all := func(reflect.Type) bool { return true }
+	for _, steps := range typePaths(reflect.TypeFor[kubevirtv1.VirtualMachineSpec](), []string{"spec"}, isName, all, map[reflect.Type]bool{}) {
 		path := strings.Join(steps, ".")
 		path = strings.ReplaceAll(path, ".[]", "[]")
 		if strings.HasPrefix(path, "spec.template.metadata") || strings.HasPrefix(path, "spec.dataVolumeTemplates") {

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -47,7 +48,7 @@ func Bound(v any, t reflect.Type) *Error {
 			return nil
 		}
 		fields := Fields(t)
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) { // the same object names the same field first
 			for _, f := range fields {
 				if !strings.EqualFold(f.Name, k) {
 					continue
@@ -62,7 +63,7 @@ func Bound(v any, t reflect.Type) *Error {
 		if !ok {
 			return nil
 		}
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) { // the same object names the same field first
 			if err := Bound(m[k], t.Elem()); err != nil {
 				return err.within("[" + k + "]")
 			}
@@ -91,16 +92,6 @@ func Decode(data []byte) (any, error) {
 		return nil, err
 	}
 	return v, nil
-}
-
-// sortedKeys are m's keys in order, so that the same object always names the same field first.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Field is a field encoding/json reads into a struct: its name in JSON and its Go type.
