@@ -28,8 +28,9 @@ import (
 //     VirtualMachineInstanceSpec.UnmarshalJSON), which drops unknown fields and matches names in any case, so
 //     a strict decode cannot see "terminationgraceperiodseconds" there; comparing the VM read back with the
 //     JSON cannot either when the value is empty, as the driver's own omitempty fields are dropped alike;
-//   - every quantity, wherever the types hold one and in the annotations Harvester decodes (quantityAnnotations),
-//     must pass quantity.Form: resource.ParseQuantity, which the decode calls, takes minutes on 1e-1000000000.
+//   - every quantity, wherever the types hold one, in the strings KubeVirt parses as quantities (stringQuantities)
+//     and in the annotations Harvester decodes (quantityAnnotations), must pass quantity.Form:
+//     resource.ParseQuantity, which the decode calls, takes minutes on 1e-1000000000.
 //
 // Then it decodes it: the kind of every field (encoding/json, whose errors name the field), no duplicate field
 // (sigs.k8s.io/json UnmarshalStrict). A problem names paths, never a value; at most maxUnknown unknown fields.
@@ -173,11 +174,31 @@ var quantityAnnotations = map[string]reflect.Type{
 	config.AnnotationReservedMemory:       reflect.TypeFor[resource.Quantity](),
 }
 
-// boundQuantities holds the quantities of a patched VM, v, to quantity.Form: those its Go type holds, and those of
-// quantityAnnotations on the VM and its template. The error names the field.
+// stringQuantities are the strings of a VM that KubeVirt parses as quantities: the hugepages' page size, in its
+// admitter (kubevirt/kubevirt pkg/virt-api/webhooks/validating-webhook/admitters/vmi-create-admitter.go), its
+// defaults, the launcher pod's resources and virt-launcher's converter. Each is a path of field names.
+var stringQuantities = [][]string{{"spec", "template", "spec", "domain", "memory", "hugepages", "pageSize"}}
+
+// boundQuantities holds the quantities of a patched VM, v, to quantity.Form: those its Go type holds, the strings
+// of stringQuantities, and those of quantityAnnotations on the VM and its template. The error names the field.
+// Field names are matched exactly: readVM refused any other case before.
 func boundQuantities(v any) *quantity.Error {
 	if err := quantity.Bound(v, vmType); err != nil {
 		return err
+	}
+	for _, path := range stringQuantities {
+		at := v
+		for _, field := range path {
+			m, _ := at.(map[string]any)
+			at = m[field]
+		}
+		if s, ok := at.(string); ok {
+			if err := quantity.Form(s); err != nil {
+				err := err.(*quantity.Error)
+				err.Field = strings.Join(path, ".")
+				return err
+			}
+		}
 	}
 	vm, _ := v.(map[string]any)
 	spec, _ := vm["spec"].(map[string]any)

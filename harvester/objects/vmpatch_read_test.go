@@ -117,6 +117,8 @@ func TestVMPatchRefusesCostlyQuantities(t *testing.T) {
 			"spec.template.spec.volumes[2].emptyDisk.capacity has a run of more than 64 digits"},
 		{"the memory overhead", `{"spec":{"template":{"spec":{"domain":{"memory":{"reservedOverhead":{"addedOverhead":"0e500"}}}}}}}`,
 			"spec.template.spec.domain.memory.reservedOverhead.addedOverhead has a decimal exponent"},
+		{"the hugepages' page size, a string KubeVirt parses", `{"spec":{"template":{"spec":{"domain":{"memory":{"hugepages":{"pageSize":"1e-1000000000"}}}}}}}`,
+			"spec.template.spec.domain.memory.hugepages.pageSize has a decimal exponent"},
 		{"the claims annotation", `{"metadata":{"annotations":{"harvesterhci.io/volumeClaimTemplates":` + strconvQuote(vct) + `}}}`,
 			"metadata.annotations[harvesterhci.io/volumeClaimTemplates][0].spec.resources.requests[storage] has a decimal exponent"},
 		{"the reserved memory annotation", `{"metadata":{"annotations":{"harvesterhci.io/reservedMemory":"1e-1000000000"}}}`,
@@ -144,7 +146,7 @@ func TestVMPatchRefusesCostlyQuantities(t *testing.T) {
 	}
 	// The forms Kubernetes writes pass, in the annotations too.
 	if _, err := patchedVM(t, config.FlagVMPatch, `{"metadata":{"annotations":{"harvesterhci.io/reservedMemory":"256Mi"}},`+
-		`"spec":{"template":{"spec":{"domain":{"resources":{"limits":{"memory":"1e9"}},"memory":{"guest":4294967296}}}}}}`); err != nil {
+		`"spec":{"template":{"spec":{"domain":{"resources":{"limits":{"memory":"1e9"}},"memory":{"guest":4294967296,"hugepages":{"pageSize":"2Mi"}}}}}}}`); err != nil {
 		t.Errorf("ordinary quantities: %v", err)
 	}
 }
