@@ -88,6 +88,9 @@ func (d *Driver) Create() (err error) {
 	}
 	secret, vm, err := buildObjects(cfg, facts, userData)
 	if err == nil {
+		err = d.allowPatchObjectsOf(ctx, c, vm) // what --harvester-vm-patch gives the guest, as this VM names it
+	}
+	if err == nil {
 		logging.Infof("Creating VM %s/%s on Harvester (%d CPUs, %d GiB memory, %d disks)", cfg.Namespace, cfg.MachineName, cfg.CPUs, cfg.MemoryGiB, len(cfg.Disks))
 		err = d.createObjects(ctx, c, secret, vm, made)
 	}

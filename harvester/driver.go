@@ -74,6 +74,9 @@ type Driver struct {
 	// dataSecrets is what the Secrets of the user data and network data held when PreCreateCheck read them, for
 	// Create (see datasecrets.go). Secret: never logged or persisted.
 	dataSecrets *dataSecrets
+	// patchObjects are the objects a VM patch gives the guest that PreCreateCheck found allowed, by
+	// patchObjectKey (see precreate_vmpatch.go).
+	patchObjects map[string]bool
 	// created is the machine's VM and VMI as the create's wait last saw them (running with an address), and when:
 	// the first GetState and the first address asked after the create answer from it (see fromCreate).
 	created *seenAt

@@ -29,7 +29,7 @@ type fakeCluster struct{ *kubefake.Cluster }
 func newFakeCluster(t *testing.T) *fakeCluster {
 	t.Helper()
 	fc := &fakeCluster{kubefake.New(t, connection.RenewCredential)}
-	fc.Asked = slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, guestaccount.Access, ippool.Access, hostDeviceAccess, quotaAccess, dataSecretAccess)
+	fc.Asked = slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, guestaccount.Access, ippool.Access, hostDeviceAccess, quotaAccess, dataSecretAccess, vmPatchObjectAccess)
 	fc.seed()
 	return fc
 }

@@ -22,15 +22,16 @@ type layer struct {
 // floors below it (harvester/internal/configtest and harvester/internal/kubefake in tests only; internal/readmetest,
 // outside the plugin, too):
 //
-//  1. what knows no flag and no machine: the client layer harvester/internal/kube, harvester/internal/lists
-//     and harvester/internal/logging, harvester/identity, cloudinit, userdata, internal/version and internal/rancher;
+//  1. what knows no flag and no machine: the bound on quantities harvester/internal/quantity, the client layer
+//     harvester/internal/kube, harvester/internal/lists and harvester/internal/logging, harvester/identity, cloudinit, userdata, internal/version and internal/rancher;
 //  2. harvester/config: flags to a validated Config;
 //  3. harvester/objects, pure objects from a Config, and harvester/connection, the credential to a client;
 //  4. harvester/ippool, address allocation, and harvester/guestaccount, the guest cluster's cloud-provider account;
 //  5. package harvester, the lifecycle rancher-machine calls;
 //  6. the command, cmd/docker-machine-driver-harvester.
 var layers = []layer{
-	{pkg: "harvester/internal/kube"},
+	{pkg: "harvester/internal/quantity", tests: []string{"internal/hostile"}, noClient: true},
+	{pkg: "harvester/internal/kube", may: []string{"harvester/internal/quantity"}, tests: []string{"internal/hostile"}},
 	{pkg: "harvester/internal/lists"},
 	{pkg: "harvester/internal/logging"},
 	// The driver's name only: it translates flag names, knows no flag table and no lifecycle.
@@ -48,7 +49,7 @@ var layers = []layer{
 	{pkg: "harvester/config", may: []string{"cloudinit", "cloudinit/networkconfig", "userdata", "harvester/internal/lists"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/logging", "internal/readmetest", "internal/hostile", "internal/rancher"}, noClient: true},
 
-	{pkg: "harvester/objects", may: []string{"harvester/config", "cloudinit", "cloudinit/networkconfig", "userdata"},
+	{pkg: "harvester/objects", may: []string{"harvester/config", "harvester/internal/quantity", "cloudinit", "cloudinit/networkconfig", "userdata"},
 		tests: []string{"harvester/internal/configtest", "internal/golden", "internal/hostile", "internal/testenv"}, noClient: true, pure: true},
 	{pkg: "harvester/connection", may: []string{"harvester/config", "harvester/internal/kube", "internal/version"},
 		tests: []string{"harvester/internal/configtest"}},

@@ -38,4 +38,5 @@ var permissionNeeds = []PermissionNeed{
 		Access: guestaccount.Access},
 	{When: "user or network data in a Secret", Flags: []string{config.FlagUserDataSecret, config.FlagNetworkDataSecret}, Where: "VM namespace",
 		Access: dataSecretAccess},
+	{When: "objects a VM patch gives the guest", Flags: []string{config.FlagVMPatch}, Where: "VM namespace", Access: vmPatchObjectAccess},
 }

@@ -102,7 +102,8 @@ const (
 	CheckImagesKeyPairs = "images and key pairs"
 	CheckStorageClasses = "storage classes"
 	CheckNetworks       = "networks"
-	CheckDataSecrets    = "data Secrets" // --harvester-user-data-secret, --harvester-network-data-secret
+	CheckDataSecrets    = "data Secrets"     // --harvester-user-data-secret, --harvester-network-data-secret
+	CheckVMPatchObjects = "VM patch objects" // the Secrets, ConfigMaps and ServiceAccounts --harvester-vm-patch gives the guest
 	CheckQuota          = "quota"
 	CheckZones          = "zones and regions"
 	CheckHostDevices    = "host devices" // and their free capacity
@@ -161,6 +162,7 @@ var preflightChecks = []preflightCheck{
 	{name: CheckNetworks, run: checkNetworks},
 	{name: CheckDataSecrets, flags: []string{config.FlagUserDataSecret, config.FlagNetworkDataSecret}, given: dataSecretsGiven,
 		needs: []string{CheckNamespace}, run: checkDataSecrets},
+	{name: CheckVMPatchObjects, flags: []string{config.FlagVMPatch}, given: vmPatchGiven, needs: []string{CheckNamespace}, run: checkVMPatchObjects},
 	{name: CheckQuota, needs: []string{CheckImagesKeyPairs}, run: checkQuota},
 	{name: CheckZones, flags: []string{config.FlagZone, config.FlagRegion}, given: zonesGiven, run: checkTopology},
 	{name: CheckHostDevices, flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, given: devicesGiven, run: checkDevices},
@@ -169,7 +171,7 @@ var preflightChecks = []preflightCheck{
 }
 
 // preflight makes the checks of PreCreateCheck (preflightChecks), then those of more; a check with err set is
-// the last. The images' lookup and what the data Secrets hold are kept for Create.
+// the last. The images' lookup, what the data Secrets hold and the VM patch's objects allowed are kept for Create.
 func (d *Driver) preflight(ctx context.Context, more ...preflightCheck) []Check {
 	c, err := d.api()
 	if err != nil {
@@ -182,6 +184,9 @@ func (d *Driver) preflight(ctx context.Context, more ...preflightCheck) []Check 
 	}
 	if data, ok := found[CheckDataSecrets].(*dataSecrets); ok {
 		d.dataSecrets = data
+	}
+	if allowed, ok := found[CheckVMPatchObjects].(map[string]bool); ok {
+		d.patchObjects = allowed
 	}
 	return checks
 }

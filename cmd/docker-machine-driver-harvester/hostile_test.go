@@ -41,6 +41,9 @@ func hostileRenders(tb testing.TB) []hostileRender {
 		{"VM patch FIFO", []string{"--harvester-vm-patch", fifo}, "harvester-vm-patch"},
 		{"VM patch doubling the VM", []string{"--harvester-vm-patch", hostile.DoublingPatch(config.MaxVMPatchOperations)}, "harvester-vm-patch"},
 		{"VM patch growing, then reading the VM", []string{"--harvester-vm-patch", hostile.GrowThenReadPatch(8, config.MaxVMPatchOperations)}, "harvester-vm-patch"},
+		// resource.ParseQuantity takes minutes and hundreds of MB to round either to 1n.
+		{"VM patch quantity 1e-1000000000", []string{"--harvester-vm-patch", `{"spec":{"template":{"spec":{"domain":{"resources":{"requests":{"memory":"1e-1000000000"}}}}}}}`}, "harvester-vm-patch"},
+		{"VM patch quantity as a JSON number", []string{"--harvester-vm-patch", `{"spec":{"template":{"spec":{"domain":{"memory":{"guest":1e-1000000000}}}}}}`}, "harvester-vm-patch"},
 	}
 }
 

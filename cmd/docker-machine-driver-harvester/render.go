@@ -10,8 +10,9 @@ import (
 
 // render runs `docker-machine-driver-harvester render --machine-name NAME [--harvester-… flags]` (under a second
 // name, its --<name>-… flags and $<NAME>_… variables): it prints, as
-// YAML, the cloud-init Secret and the VirtualMachine a create with these flags would make (objects.Render). It
-// never contacts a cluster. Invalid flags print the same aggregated problems a create reports, and the exit code
+// YAML, the cloud-init Secret and the VirtualMachine a create with these flags would make (objects.Render), and
+// on stderr the label each object a VM patch gives the guest needs (objects.PatchObjectRefs). It never contacts
+// a cluster. Invalid flags print the same aggregated problems a create reports, and the exit code
 // is 1 (2 for a malformed command line).
 func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	machineName, opts, err := parseMachineArgs(args, lookupEnv, nil)
@@ -36,6 +37,11 @@ func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr
 	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
+	}
+	// What only the cluster can tell: whether an admin allowed the objects the VM patch gives the guest.
+	for _, ref := range objects.PatchObjectRefs(cfg) {
+		fmt.Fprintf(stderr, "render: the VM patch gives the guest %s: a create refuses it unless an admin who may write it in Harvester allows it (never one a node driver made) with: %s\n",
+			ref, ref.AllowCommand(cfg.Namespace))
 	}
 	return 0
 }

@@ -37,6 +37,19 @@ func TestRenderVerb(t *testing.T) {
 	}
 }
 
+// render reads no cluster, so it cannot tell whether an admin allowed the objects a VM patch gives the guest: it
+// prints the VM, and on stderr what a create will require of each.
+func TestRenderVerbNamesWhatAVMPatchRequires(t *testing.T) {
+	patch := `[{"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"ca","configMap":{"name":"team-ca"}}}]`
+	stdout, stderr, code := runVerb(t, noEnv, "render", "--machine-name", "m1", "--harvester-image-name", "img",
+		"--harvester-disk-size", "10", "--harvester-network-name", "net", "--harvester-vm-namespace", "team", "--harvester-vm-patch", patch)
+	want := "render: the VM patch gives the guest ConfigMap team-ca (spec.template.spec.volumes[ca].configMap): a create refuses it unless an admin who may " +
+		"write it in Harvester allows it (never one a node driver made) with: kubectl -n team label configmap team-ca node-driver.harvesterhci.io/vm-patch-allowed=true\n"
+	if code != 0 || !strings.Contains(stdout, "name: team-ca") || stderr != want {
+		t.Fatalf("exit %d, stderr %q\nwant %q", code, stderr, want)
+	}
+}
+
 func TestRenderVerbExitCodes(t *testing.T) {
 	for _, tt := range []struct {
 		name string

@@ -87,6 +87,11 @@ const (
 // own; nothing in Harvester reads it.
 const AnnotationCreateID = DriverKeyPrefix + "create-id"
 
+// LabelVMPatchAllowed, set to "true" on a Secret, ConfigMap or ServiceAccount of the VM namespace by an admin who
+// may write it in Harvester, lets a VM patch (--harvester-vm-patch) give it to guests (harvester/objects,
+// vmpatch_refs.go). The driver only reads it; the pool's editor cannot set it from Rancher.
+const LabelVMPatchAllowed = DriverKeyPrefix + "vm-patch-allowed"
+
 // AnnotationKeptVolumes, on the VM, lists (comma-separated) the volumes whose claims Remove leaves in Harvester:
 // the disks given "autoDelete": false in --harvester-disk-info. The driver's own; nothing in Harvester reads it.
 const AnnotationKeptVolumes = DriverKeyPrefix + "kept-volumes"

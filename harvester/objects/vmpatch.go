@@ -4,18 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
-	"k8s.io/apimachinery/pkg/api/resource"
 	kubevirtv1 "kubevirt.io/api/core/v1"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/quantity"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
@@ -27,7 +24,8 @@ const MaxPatchedVM = 1 << 20
 // patchVM applies --harvester-vm-patch (cfg.VMPatch) to vm, the VM the driver built, and returns the patched VM,
 // or vm itself without a patch. The patch is applied to the VM as JSON, as the API server applies a patch
 // (k8s.io/apiserver pkg/endpoints/handlers/patch.go, applyJSPatch, with the same library,
-// gopkg.in/evanphx/json-patch.v4), and the result is read back as a KubeVirt VirtualMachine strictly (readVM).
+// gopkg.in/evanphx/json-patch.v4), and the result is read back as a KubeVirt VirtualMachine strictly, its
+// quantities bounded before any is parsed (readVM).
 // Then the driver's own parts (ownedParts) must be as it built them. Problems are filed under --harvester-vm-patch, naming paths and operations, never a value; nil is
 // returned then.
 func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VMPatch) *kubevirtv1.VirtualMachine {
@@ -54,13 +52,23 @@ func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VM
 		return nil
 	}
 	out, err := readVM(doc)
-	if err != nil {
+	var bad *quantity.Error
+	switch {
+	case errors.As(err, &bad):
+		p.Addf(config.FlagVMPatch, "the patched VM holds a quantity the driver will not parse: %s %s; write it as Kubernetes does (4Gi, 500m, 1e3)", bad.Field, bad.Reason)
+		return nil
+	case err != nil:
 		p.Addf(config.FlagVMPatch, "the patched VM is not a KubeVirt VirtualMachine: %v", err)
 		return nil
 	}
 	if changed := changedParts(vm, out); len(changed) > 0 {
 		p.Addf(config.FlagVMPatch, "changes what the driver owns: %s. The driver names, labels and annotates its VMs, gives them their cloud-init "+
 			"and their disks' claims, and starts and stops them; patch other fields", strings.Join(changed, ", "))
+		return nil
+	}
+	if beyond := beyondGuest(out); len(beyond) > 0 {
+		p.Addf(config.FlagVMPatch, "gives the VM what no patch may: %s. A patch may not reach beyond the guest's own disks into the host, "+
+			"virt-launcher or other claims", strings.Join(beyond, ", "))
 		return nil
 	}
 	return out
@@ -149,124 +157,4 @@ func whyNot(err error) string {
 		return "the VM has nothing there (an add needs the object or list it adds to)"
 	}
 	return "a path goes through a value that is neither an object nor a list, or is not a list index"
-}
-
-// readVM reads a patched VM as strictly as the API server reads a request under strict field validation: the
-// kind of every field (encoding/json, whose errors name the field), no unknown or duplicate field, names
-// matched case-sensitively (sigs.k8s.io/json UnmarshalStrict). KubeVirt reads a VMI spec (spec.template.spec)
-// with encoding/json itself (kubevirt.io/api core/v1 types.go, VirtualMachineInstanceSpec.UnmarshalJSON), which
-// drops unknown fields and matches names in any case: what the patched VM holds and the VM read from it does not
-// are unknown fields too. At most maxUnknown are named.
-func readVM(doc []byte) (*kubevirtv1.VirtualMachine, error) {
-	var out kubevirtv1.VirtualMachine
-	if err := json.Unmarshal(doc, &out); err != nil {
-		return nil, decodeError(err)
-	}
-	out = kubevirtv1.VirtualMachine{}
-	strict, err := kjson.UnmarshalStrict(doc, &out)
-	if err != nil {
-		return nil, decodeError(err)
-	}
-	unknown := droppedFields(doc, &out)
-	seen := map[string]bool{}
-	for _, u := range unknown {
-		seen[u] = true
-	}
-	for _, e := range strict {
-		var f kjson.FieldError
-		if errors.As(e, &f) && !seen[f.FieldPath()] {
-			seen[f.FieldPath()] = true
-			unknown = append(unknown, f.FieldPath())
-		}
-	}
-	if len(unknown) == 0 {
-		return &out, nil
-	}
-	sort.Strings(unknown)
-	quoted := make([]string, 0, maxUnknown+1)
-	for _, u := range unknown[:min(len(unknown), maxUnknown)] {
-		quoted = append(quoted, strconv.Quote(u))
-	}
-	if n := len(unknown) - maxUnknown; n > 0 {
-		quoted = append(quoted, fmt.Sprintf("and %d more", n))
-	}
-	return nil, fmt.Errorf("it has fields KubeVirt does not know: %s", strings.Join(quoted, ", "))
-}
-
-// decodeError words why the patched VM does not decode, quoting no value of it: a field of the wrong kind
-// (config.DescribeJSONError), a quantity that is none (resource.ParseQuantity's errors quote nothing); any other
-// value's own parser, a time's or a duration's, quotes the value, which may be a secret.
-func decodeError(err error) error {
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &typ):
-		return config.DescribeJSONError(err)
-	case errors.Is(err, resource.ErrFormatWrong), errors.Is(err, resource.ErrNumeric), errors.Is(err, resource.ErrSuffix):
-		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return errors.New("a field holds a value not of the form its kind takes (a time, a duration…; the value is not shown: it may be a secret)")
-}
-
-// maxUnknown is how many unknown fields a problem names at most.
-const maxUnknown = 10
-
-// droppedFields lists the fields of doc, a JSON object, that typed, what doc was decoded into, does not
-// hold when encoded again: the fields its Go type does not know. A field holding an empty value (null, false, 0,
-// "", {}, []) is left out, as encoding drops those of fields it knows too (omitempty).
-func droppedFields(doc []byte, typed any) []string {
-	var given, kept any
-	again, err := json.Marshal(typed)
-	if err != nil || json.Unmarshal(doc, &given) != nil || json.Unmarshal(again, &kept) != nil {
-		return nil
-	}
-	var out []string
-	var walk func(path string, g, k any)
-	walk = func(path string, g, k any) {
-		switch g := g.(type) {
-		case map[string]any:
-			km, _ := k.(map[string]any)
-			for key, v := range g {
-				if kv, ok := km[key]; ok {
-					walk(join(path, key), v, kv)
-				} else if !isEmptyJSON(v) {
-					out = append(out, join(path, key))
-				}
-			}
-		case []any:
-			kl, _ := k.([]any)
-			for i, v := range g {
-				if i < len(kl) {
-					walk(fmt.Sprintf("%s[%d]", path, i), v, kl[i])
-				}
-			}
-		}
-	}
-	walk("", given, kept)
-	return out
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// isEmptyJSON reports whether a decoded JSON value is one encoding/json leaves out of a field tagged omitempty.
-func isEmptyJSON(v any) bool {
-	switch v := v.(type) {
-	case nil:
-		return true
-	case bool:
-		return !v
-	case float64:
-		return v == 0
-	case string:
-		return v == ""
-	case map[string]any:
-		return len(v) == 0
-	case []any:
-		return len(v) == 0
-	}
-	return false
 }

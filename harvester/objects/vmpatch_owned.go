@@ -56,8 +56,8 @@ func changedParts(built, patched *kubevirtv1.VirtualMachine) []string {
 //     machine's), and what the API server and controllers own (uid, finalizers, ownerReferences, …);
 //   - the driver's labels and annotations (ownedLabels, ownedAnnotations, and every key under
 //     config.DriverKeyPrefix), on the VM and on its template;
-//   - the cloud-init disk and volume, and any other volume that is a cloud-init source or reads the cloud-init
-//     Secret;
+//   - the cloud-init disk and volume, any other volume that is a cloud-init source or names the cloud-init
+//     Secret (isCloudInit), and any other place that names it (an access credential, a kernel boot's pull Secret);
 //   - every volume that names a claim (a PVC, a DataVolume, an ephemeral or memory-dump claim), and the
 //     dataVolumeTemplates: Remove has Harvester delete the claims of the VM's volumes (remove.go, vmClaims), so a
 //     claim the driver did not make must never be one of them;
@@ -100,6 +100,11 @@ func ownedParts(vm *kubevirtv1.VirtualMachine, secret string, static bool) map[s
 	for name, vs := range volumes {
 		put("spec.template.spec.volumes["+name+"]", vs)
 	}
+	for _, r := range references(vm) {
+		if r.Name == secret && !strings.HasPrefix(r.Path, "spec.template.spec.volumes[") {
+			put(r.Path, r.Name) // the cloud-init Secret named outside a volume: an access credential's, an image's pull Secret
+		}
+	}
 	var disks []kubevirtv1.Disk
 	for _, d := range t.Spec.Domain.Devices.Disks {
 		if d.Name == cloudInitDiskName {
@@ -129,9 +134,12 @@ func putKeys(parts map[string]string, where string, m map[string]string, keys []
 	}
 }
 
-// isCloudInit reports whether a volume is a cloud-init source or reads the cloud-init Secret.
+// isCloudInit reports whether a volume is a cloud-init source or names the cloud-init Secret's name, whatever
+// its kind: a secret, a sysprep's Secret or ConfigMap, a configMap, a service account, a containerDisk's pull
+// Secret (volumeReferences).
 func isCloudInit(v kubevirtv1.Volume, secret string) bool {
-	return v.CloudInitNoCloud != nil || v.CloudInitConfigDrive != nil || v.Secret != nil && v.Secret.SecretName == secret
+	return v.CloudInitNoCloud != nil || v.CloudInitConfigDrive != nil ||
+		slices.ContainsFunc(volumeReferences(v), func(r ObjectRef) bool { return r.Name == secret })
 }
 
 // namesClaim reports whether a volume names a claim.

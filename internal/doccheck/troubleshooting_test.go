@@ -28,6 +28,7 @@ var runtimePackages = []string{
 	"harvester/guestaccount",
 	"harvester/identity",
 	"harvester/internal/kube",
+	"harvester/internal/quantity", // its refusals, in harvester/internal/kube's messages
 	"harvester/ippool",
 	"internal/rancher",
 }
@@ -61,7 +62,7 @@ var flagGroups = []struct {
 		[]string{"harvester/config/parse_cloudprovider.go", "harvester/config/validate_cloudprovider.go", "harvester/config/guestfiles.go"}},
 	{"The guest's operating system: `--harvester-os`", []string{"harvester/config/parse_os.go"}},
 	{"Flags that need each other", []string{"harvester/config/validate.go"}},
-	{"A patch of the VM: `--harvester-vm-patch`", []string{"harvester/config/parse_vmpatch.go", "harvester/objects/vmpatch.go"}},
+	{"A patch of the VM: `--harvester-vm-patch`", []string{"harvester/config/parse_vmpatch.go", "harvester/objects/vmpatch.go", "harvester/objects/vmpatch_read.go"}},
 	{"User data: `--harvester-user-data` (and the cloud-config rancher-machine gives)",
 		[]string{"harvester/config/parse_cloudinit.go", "cloudinit", "cloudinit/internal/yamlnode", "userdata"}},
 	{"Network data: `--harvester-network-data`", []string{"cloudinit/networkconfig"}},
@@ -73,8 +74,9 @@ var flagGroups = []struct {
 // notFlagProblems are files of flagGroups' packages whose texts are no problem: what render prints in place of
 // what only a create learns.
 var notFlagProblems = map[string]string{
-	"harvester/objects/render.go":  "render's placeholders for what only a create learns (an image's storage class)",
-	"harvester/objects/address.go": "render's comment on the address a create allocates",
+	"harvester/objects/render.go":       "render's placeholders for what only a create learns (an image's storage class)",
+	"harvester/objects/address.go":      "render's comment on the address a create allocates",
+	"harvester/objects/vmpatch_refs.go": "the objects a VM names for its guest, and the command that allows one: parts of the VM patch's problems, the pre-flight's and render's",
 }
 
 // notShown are the packages whose texts no user of the driver reads, and why. hack/ and e2e/ are the maintainers'

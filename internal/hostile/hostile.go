@@ -68,3 +68,18 @@ func GrowThenReadPatch(copies, n int) string {
 	}
 	return "[" + strings.Join(ops, ",") + "]"
 }
+
+// Quantities are resource.Quantity strings that cost resource.ParseQuantity, or the arithmetic after it, work
+// without bound, each with the words of quantity.Form's refusal.
+var Quantities = map[string]string{
+	"1e-1000000000":                         "decimal exponent beyond ±99", // the parse divides by 10^(10^9)
+	"1e1000000000":                          "decimal exponent beyond ±99", // Sub and Cmp build 10^(10^9)
+	"1E+1000000000":                         "decimal exponent beyond ±99",
+	" 1e1000000000 ":                        "decimal exponent beyond ±99", // Quantity.UnmarshalJSON trims spaces
+	"-1.5e-100":                             "decimal exponent beyond ±99",
+	"0e500":                                 "decimal exponent beyond ±99", // 0, with a scale that costs the next Sub
+	"1e0000000000000000000000000000000100":  "decimal exponent beyond ±99",
+	"1" + strings.Repeat("0", 65):           "run of more than 64 digits",
+	"0." + strings.Repeat("0", 1<<20) + "1": "run of more than 64 digits",
+	strings.Repeat("9", 16<<20):             "run of more than 64 digits",
+}

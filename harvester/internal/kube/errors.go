@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/quantity"
 )
 
 // IsGone reports whether err is the API server saying that this very object does not exist. A bare 404 is not
@@ -87,14 +89,14 @@ func (c *Client) Explain(action, object string, err error) error {
 		server = "Harvester at " + c.server
 	}
 	var (
-		netErr   net.Error
-		tooLarge *ResponseTooLargeError
-		quantity *QuantityError
+		netErr      net.Error
+		tooLarge    *ResponseTooLargeError
+		badQuantity *quantity.Error
 	)
 	switch {
 	case errors.As(err, &tooLarge):
 		return fmt.Errorf("cannot %s %s: %v", action, object, tooLarge)
-	case errors.As(err, &quantity):
+	case errors.As(err, &badQuantity):
 		// guard.go: an object with a quantity the driver will not parse, named with its field.
 		return fmt.Errorf("cannot %s %s: %s sent %v; fix that object in Harvester", action, object, server, err)
 	case apierrors.IsUnauthorized(err):

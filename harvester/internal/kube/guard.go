@@ -5,139 +5,19 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/quantity"
 )
 
-// Every object the driver decodes passes here before a resource.Quantity in it is parsed (see QuantityForm): the
+// Every object the driver decodes passes here before a resource.Quantity in it is parsed (see quantity.Form): the
 // objects of the dynamic client in FromUnstructured, which holds the JSON as strings until it converts them, and
 // the VMs and VMIs of KubeVirt's client in its decoder (guardedSerializer), which parses them as it decodes.
 
-// boundQuantities holds every string of v (JSON as decoded into any) that a value of type t would parse as a
-// resource.Quantity to QuantityForm. The error names the field.
-func boundQuantities(v any, t reflect.Type) *QuantityError {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if !holdsQuantities(t) {
-		return nil
-	}
-	if t == quantityType {
-		if s, ok := v.(string); ok {
-			if err := QuantityForm(s); err != nil {
-				return err.(*QuantityError)
-			}
-		}
-		return nil // null, or a JSON number: float64 keeps its exponent within ±308, int64 its digits within 19
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		for i := range t.NumField() {
-			name, inline := jsonField(t.Field(i))
-			switch {
-			case inline:
-				if err := boundQuantities(m, t.Field(i).Type); err != nil {
-					return err
-				}
-			case name != "":
-				if fv, ok := m[name]; ok {
-					if err := boundQuantities(fv, t.Field(i).Type); err != nil {
-						return err.within(name)
-					}
-				}
-			}
-		}
-	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		for k, ev := range m {
-			if err := boundQuantities(ev, t.Elem()); err != nil {
-				return err.within("[" + k + "]")
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		l, ok := v.([]any)
-		if !ok {
-			return nil
-		}
-		for i, ev := range l {
-			if err := boundQuantities(ev, t.Elem()); err != nil {
-				return err.within(fmt.Sprintf("[%d]", i))
-			}
-		}
-	}
-	return nil
-}
-
-// jsonField is the name under which encoding/json reads a struct field, or inline for an embedded one whose
-// fields are read in place ("" for a field it skips).
-func jsonField(f reflect.StructField) (name string, inline bool) {
-	tag := f.Tag.Get("json")
-	if tag == "-" {
-		return "", false
-	}
-	name, opts, _ := strings.Cut(tag, ",")
-	if name == "" && (f.Anonymous || strings.Contains(","+opts+",", ",inline,")) {
-		return "", true
-	}
-	if !f.IsExported() {
-		return "", false
-	}
-	if name == "" {
-		name = f.Name
-	}
-	return name, false
-}
-
-var (
-	quantityType = reflect.TypeFor[resource.Quantity]()
-	// quantityTypes remembers, by type, whether its values can hold a Quantity.
-	quantityTypes sync.Map
-)
-
-// holdsQuantities reports whether a value of type t can hold a resource.Quantity, so that objects without any
-// (Secrets, Settings, …) are not walked at all.
-func holdsQuantities(t reflect.Type) bool {
-	if v, ok := quantityTypes.Load(t); ok {
-		return v.(bool)
-	}
-	holds := typeHolds(t, map[reflect.Type]bool{})
-	quantityTypes.Store(t, holds)
-	return holds
-}
-
-func typeHolds(t reflect.Type, seen map[reflect.Type]bool) bool {
-	if t == quantityType {
-		return true
-	}
-	if seen[t] {
-		return false // a type within itself: what it holds is decided where it was first met
-	}
-	seen[t] = true
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
-		return typeHolds(t.Elem(), seen)
-	case reflect.Struct:
-		for i := range t.NumField() {
-			if f := t.Field(i); (f.IsExported() || f.Anonymous) && typeHolds(f.Type, seen) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // guardedSerializer is a client's NegotiatedSerializer whose decoders hold the quantities of every object, and
-// of every watch event's object, to QuantityForm before decoding it. runtime.NewClientNegotiator takes a
+// of every watch event's object, to quantity.Form before decoding it. runtime.NewClientNegotiator takes a
 // response's decoder and a watch's object decoder from DecoderToVersion (k8s.io/apimachinery pkg/runtime
 // negotiate.go, clientNegotiator.Decoder and StreamDecoder).
 type guardedSerializer struct {
@@ -155,7 +35,7 @@ type guardedDecoder struct {
 }
 
 // Decode decodes data once more into plain JSON values first, when the object can hold a quantity and its bytes
-// hold what a quantity QuantityForm refuses would need (mayHoldCostlyQuantity): for the pre-flight's list of all
+// hold what a quantity quantity.Form refuses would need (mayHoldCostlyQuantity): for the pre-flight's list of all
 // VMIs, the one large response of this client, that second decode would take as long as the first.
 func (d guardedDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	if err := d.bound(data, into); err != nil {
@@ -180,14 +60,14 @@ func (d guardedDecoder) bound(data []byte, into runtime.Object) error {
 		}
 		t = reflect.TypeOf(obj)
 	}
-	if !holdsQuantities(t) || !mayHoldCostlyQuantity(data) {
+	if !quantity.Holds(t) || !mayHoldCostlyQuantity(data) {
 		return nil
 	}
-	var v any
-	if json.Unmarshal(data, &v) != nil {
-		return nil
+	v, err := quantity.Decode(data)
+	if err != nil {
+		return nil // not JSON: the decoder says so
 	}
-	if err := boundQuantities(v, t); err != nil {
+	if err := quantity.Bound(v, t); err != nil {
 		what := t.Elem().Name()
 		if m, ok := v.(map[string]any); ok {
 			md, _ := m["metadata"].(map[string]any)
@@ -211,17 +91,17 @@ func objectName(kind, namespace, name string) string {
 	return kind + " " + namespace + "/" + name
 }
 
-// mayHoldCostlyQuantity reports whether JSON data may hold a string QuantityForm refuses: one with a run of more
-// than MaxQuantityDigits digits or an e or E, a sign perhaps, and three digits or more. Characters escaped as
+// mayHoldCostlyQuantity reports whether JSON data may hold a string quantity.Form refuses: one with a run of more
+// than quantity.MaxDigits digits or an e or E, a sign perhaps, and three digits or more. Characters escaped as
 // \u00XX count as what they stand for when they could be one of those (a digit, a sign, e or E): such an escape
-// makes the answer yes. One pass over the bytes; a yes only means the object is walked (boundQuantities).
+// makes the answer yes. One pass over the bytes; a yes only means the object is walked (quantity.Bound).
 func mayHoldCostlyQuantity(data []byte) bool {
 	run := 0
 	for i := 0; i < len(data); i++ {
 		c := data[i]
 		switch {
 		case c >= '0' && c <= '9':
-			if run++; run > MaxQuantityDigits {
+			if run++; run > quantity.MaxDigits {
 				return true
 			}
 			continue

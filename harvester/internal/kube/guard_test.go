@@ -19,6 +19,9 @@ import (
 	"k8s.io/client-go/rest"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	kubevirtv1client "kubevirt.io/client-go/kubevirt/typed/core/v1"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/quantity"
+	"github.com/harvester/docker-machine-driver-harvester/internal/hostile"
 )
 
 // Objects with a hostile quantity anywhere a Go type holds one — in a map, a slice, an embedded struct — are
@@ -51,7 +54,7 @@ func TestFromUnstructuredBoundsQuantities(t *testing.T) {
 			"", convert[corev1.ResourceQuota]},
 	} {
 		err := tc.conv(&unstructured.Unstructured{Object: tc.obj})
-		var qe *QuantityError
+		var qe *quantity.Error
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
@@ -87,7 +90,7 @@ func TestFromUnstructuredRefusesBeforeParsing(t *testing.T) {
 	}
 }
 
-// KubeVirt's client decodes VMs and VMIs as it reads them: its decoder holds them to QuantityForm first, in a
+// KubeVirt's client decodes VMs and VMIs as it reads them: its decoder holds them to quantity.Form first, in a
 // get, a list and a watch's events, and decodes ordinary ones as KubeVirt's own client does.
 func TestKubevirtClientBoundsQuantities(t *testing.T) {
 	vm := func(name, memory string) string {
@@ -105,6 +108,10 @@ func TestKubevirtClientBoundsQuantities(t *testing.T) {
 			fmt.Fprint(w, vm("vm2", "1e-1000000000"))
 		case strings.HasSuffix(r.URL.Path, "/virtualmachines/vm3"): // the e escaped, as JSON allows
 			fmt.Fprint(w, strings.Replace(vm("vm3", "1E-1000000000"), "1E-", `1\u0045-`, 1))
+		case strings.HasSuffix(r.URL.Path, "/virtualmachines/vm4"): // KubeVirt reads a VMI spec's names in any case
+			fmt.Fprint(w, strings.Replace(vm("vm4", "1e-1000"), `"resources"`, `"Resources"`, 1))
+		case strings.HasSuffix(r.URL.Path, "/virtualmachines/vm5"): // a number: Quantity.UnmarshalJSON parses its text
+			fmt.Fprint(w, strings.Replace(vm("vm5", "1e-1000"), `"1e-1000"`, `1e-1000`, 1))
 		case strings.HasSuffix(r.URL.Path, "/virtualmachines"):
 			fmt.Fprintf(w, `{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineList","metadata":{},"items":[%s,%s]}`, vm("vm1", "4Gi"), vm("vm2", "0e500"))
 		default:
@@ -125,7 +132,7 @@ func TestKubevirtClientBoundsQuantities(t *testing.T) {
 	if err != nil || wantErr != nil || !reflect.DeepEqual(got, want) || got.Spec.Template.Spec.Domain.Resources.Limits.Memory().String() != "4Gi" {
 		t.Errorf("an ordinary VM: %+v, %v; KubeVirt's own client: %+v, %v", got, err, want, wantErr)
 	}
-	var qe *QuantityError
+	var qe *quantity.Error
 	_, err = vms.Get(ctx, "vm2", metav1.GetOptions{})
 	if !errors.As(err, &qe) || !strings.Contains(err.Error(), `VirtualMachine ns/vm2: spec.template.spec.domain.resources.limits[memory] "1e-1000000000" has a decimal exponent beyond ±99`) {
 		t.Errorf("get: %v", err)
@@ -133,6 +140,14 @@ func TestKubevirtClientBoundsQuantities(t *testing.T) {
 	_, err = vms.Get(ctx, "vm3", metav1.GetOptions{})
 	if !errors.As(err, &qe) || !strings.Contains(err.Error(), `VirtualMachine ns/vm3: spec.template.spec.domain.resources.limits[memory] "1E-1000000000"`) {
 		t.Errorf("get, the exponent escaped: %v", err)
+	}
+	_, err = vms.Get(ctx, "vm4", metav1.GetOptions{})
+	if !errors.As(err, &qe) || !strings.Contains(err.Error(), `VirtualMachine ns/vm4: spec.template.spec.domain.Resources.limits[memory] "1e-1000"`) {
+		t.Errorf("get, a field in another case: %v", err)
+	}
+	_, err = vms.Get(ctx, "vm5", metav1.GetOptions{})
+	if !errors.As(err, &qe) || !strings.Contains(err.Error(), `VirtualMachine ns/vm5: spec.template.spec.domain.resources.limits[memory] "1e-1000"`) {
+		t.Errorf("get, a quantity as a JSON number: %v", err)
 	}
 	_, err = vms.List(ctx, metav1.ListOptions{})
 	if !errors.As(err, &qe) || !strings.Contains(err.Error(), `VirtualMachineList: items[1].spec.template.spec.domain.resources.limits[memory] "0e500"`) {
@@ -150,7 +165,7 @@ func TestKubevirtClientBoundsQuantities(t *testing.T) {
 	}
 }
 
-// The decoder walks an object only when its bytes may hold a quantity QuantityForm refuses: every such string, as
+// The decoder walks an object only when its bytes may hold a quantity quantity.Form refuses: every such string, as
 // JSON writes it or with its characters escaped (\u0065 for e), is caught by the scan; ordinary objects are not.
 func TestPrescanCatchesEveryRefusedQuantity(t *testing.T) {
 	escaped := func(s string) string {
@@ -161,7 +176,7 @@ func TestPrescanCatchesEveryRefusedQuantity(t *testing.T) {
 		return b.String()
 	}
 	check := func(s string) {
-		if QuantityForm(s) == nil {
+		if quantity.Form(s) == nil {
 			return
 		}
 		forms := []string{fmt.Sprintf("%q", s)}
@@ -174,18 +189,18 @@ func TestPrescanCatchesEveryRefusedQuantity(t *testing.T) {
 			}
 		}
 	}
-	for s := range hostileQuantities {
+	for s := range hostile.Quantities {
 		check(s)
 	}
 	// Strings of a quantity's shape — sign, digits, point, digits, e or E, sign, digits — with runs of every length
-	// to 70, drawn at random; QuantityForm refuses a good part of them.
+	// to 70, drawn at random; quantity.Form refuses a good part of them.
 	rng := rand.New(rand.NewPCG(1, 2))
 	digits := func() string { return strings.Repeat("7", rng.IntN(71)) }
 	pick := func(options ...string) string { return options[rng.IntN(len(options))] }
 	refused := 0
 	for range 5000 {
 		s := pick("", "-", "+", " ") + digits() + pick("", ".") + digits() + pick("e", "E", "Ei", "") + pick("", "+", "-") + pick("", "0", "00") + digits()
-		if QuantityForm(s) != nil {
+		if quantity.Form(s) != nil {
 			refused++
 		}
 		check(s)

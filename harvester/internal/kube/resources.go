@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/quantity"
 )
 
 // Kind is one API resource read and written as the Go type T through the dynamic client. client-go's generated
@@ -179,10 +181,10 @@ func ToUnstructured[T any](k Kind[T], obj *T) (*unstructured.Unstructured, error
 }
 
 // FromUnstructured converts what the dynamic client returned into T, once its quantities have passed
-// QuantityForm (guard.go): the conversion parses them.
+// quantity.Form (guard.go): the conversion parses them.
 func FromUnstructured[T any](u *unstructured.Unstructured) (*T, error) {
 	var out T
-	if err := boundQuantities(u.Object, reflect.TypeFor[T]()); err != nil {
+	if err := quantity.Bound(u.Object, reflect.TypeFor[T]()); err != nil {
 		return nil, fmt.Errorf("%s: %w", objectName(reflect.TypeFor[T]().Name(), u.GetNamespace(), u.GetName()), err)
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &out); err != nil {
