@@ -30,7 +30,7 @@ type layer struct {
 //  5. package harvester, the lifecycle rancher-machine calls;
 //  6. the command, cmd/docker-machine-driver-harvester.
 var layers = []layer{
-	{pkg: "harvester/internal/kube"},
+	{pkg: "harvester/internal/kube", tests: []string{"harvester/internal/configtest"}},
 	{pkg: "harvester/internal/lists"},
 	{pkg: "harvester/internal/logging"},
 	// The driver's name only: it translates flag names, knows no flag table and no lifecycle.
@@ -56,7 +56,7 @@ var layers = []layer{
 	{pkg: "harvester/ippool", may: []string{"harvester/config", "harvester/objects", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake"}},
 	{pkg: "harvester/guestaccount", may: []string{"harvester/config", "harvester/connection", "harvester/internal/kube", "harvester/internal/logging", "harvester/objects", "cloudinit"},
-		tests: []string{"harvester/internal/kubefake", "internal/readmetest"}},
+		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake", "internal/readmetest"}},
 
 	{pkg: "harvester", may: []string{"harvester/config", "harvester/objects", "harvester/connection", "harvester/ippool", "harvester/guestaccount",
 		"harvester/identity", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging", "internal/version"},

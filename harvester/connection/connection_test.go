@@ -129,3 +129,23 @@ current-context: h
 		t.Errorf("want the file refused without its credentials, got %v", err)
 	}
 }
+
+// A client made by Connect follows no redirect, whichever way the credential came: as content, as the file the
+// user named, or from $KUBECONFIG. Nothing reaches the redirect's target, and the error names both hosts.
+func TestConnectFollowsNoRedirect(t *testing.T) {
+	const token = "Q9-connect-redirect-token"
+	for _, via := range []string{"content", "path", "KUBECONFIG"} {
+		t.Run(via, func(t *testing.T) {
+			r := configtest.NewRedirector(t)
+			cred := Credential{Content: []byte(r.Kubeconfig(token))}
+			switch file := writeFile(t, r.Kubeconfig(token)); via {
+			case "path":
+				cred = Credential{Path: file}
+			case "KUBECONFIG":
+				cred = Credential{}
+				t.Setenv("KUBECONFIG", file)
+			}
+			r.WantRefused(t, getNode(t, cred), token)
+		})
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/connection"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
@@ -263,4 +265,13 @@ func TestEnsureRejects(t *testing.T) {
 	if sas, err := kube.List(ctx, fc.C, kube.ServiceAccounts, "default", metav1.ListOptions{}); err != nil || len(sas) != 0 {
 		t.Errorf("a refused account made ServiceAccounts: %v %v", err, sas)
 	}
+}
+
+// The cloud-provider-config verb's client (EnsureWith) follows no redirect: nothing reaches the redirect's
+// target, and the error names both hosts, not the credential.
+func TestEnsureWithFollowsNoRedirect(t *testing.T) {
+	const token = "Q9-guest-redirect-token"
+	r := configtest.NewRedirector(t)
+	_, err := EnsureWith(context.Background(), connection.Credential{Content: []byte(r.Kubeconfig(token))}, Account{Namespace: "default", Cluster: "gc1"})
+	r.WantRefused(t, err, token)
 }

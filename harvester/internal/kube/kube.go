@@ -67,17 +67,18 @@ func New(kubevirt KubevirtInterface, dyn dynamic.Interface, server, renew string
 }
 
 // NewForConfig returns a client for cfg. Both clients share one HTTP client and so one connection pool, whose
-// responses are read within a budget (BoundResponses).
+// responses are read within a budget (BoundResponses) and which follows no redirect (clientFor). It is the only
+// place the driver makes an HTTP client (TestOneHTTPClientConstructor).
 func NewForConfig(cfg *rest.Config, renew string) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(BoundResponses)
-	httpClient, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("the Harvester kubeconfig is not usable: %v", err)
-	}
 	server := cfg.Host
 	if u, err := url.Parse(cfg.Host); err == nil && u.Host != "" {
 		server = u.Host + u.Path
+	}
+	httpClient, err := clientFor(cfg, server)
+	if err != nil {
+		return nil, fmt.Errorf("the Harvester kubeconfig is not usable: %v", err)
 	}
 	kv, err := newKubevirtClient(cfg, httpClient)
 	if err != nil {
