@@ -2,7 +2,11 @@ package connection
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,6 +150,39 @@ func TestConnectFollowsNoRedirect(t *testing.T) {
 				t.Setenv("KUBECONFIG", file)
 			}
 			r.WantRefused(t, getNode(t, cred), token)
+		})
+	}
+}
+
+// What the credential authenticates with — its token, its password, its client key — is withheld from whatever
+// the server answers: a proxy that echoes a request's Authorization header, say.
+func TestConnectHoldsTheCredential(t *testing.T) {
+	cert, key := configtest.ClientCertificate(t)
+	keyBody := strings.Split(string(key), "\n")[1] // a line of the key's base64, more than 8 characters
+	for _, tc := range []struct{ name, user, secret string }{
+		{"token", "token: Q9-held-bearer-token", "Q9-held-bearer-token"},
+		{"password", "username: admin, password: Q9-held-password", "Q9-held-password"},
+		{"client key", fmt.Sprintf("client-certificate-data: %s, client-key-data: %s",
+			base64.StdEncoding.EncodeToString(cert), base64.StdEncoding.EncodeToString(key)), keyBody},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusForbidden)
+				fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":%q}`, "a proxy refused "+tc.secret)
+			}))
+			defer srv.Close()
+			kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: h, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {%s}}]
+contexts: [{name: h, context: {cluster: h, user: u}}]
+current-context: h
+`, srv.URL, tc.user)
+			err := getNode(t, Credential{Content: []byte(kubeconfig)})
+			if !apierrors.IsForbidden(err) || strings.Contains(err.Error(), tc.secret) || !strings.Contains(err.Error(), "a proxy refused "+kube.Withheld) {
+				t.Errorf("want the 403 with the %s withheld, got %v", tc.name, err)
+			}
 		})
 	}
 }
