@@ -22,13 +22,20 @@ type Redirector struct {
 	*httptest.Server
 	Target *Recorder
 	asked  atomic.Int64
+	http2  atomic.Bool
 }
 
 // NewRedirector starts a Redirector and its Target for the test's duration.
-func NewRedirector(t *testing.T) *Redirector {
+func NewRedirector(t *testing.T) *Redirector { return newRedirector(t, false) }
+
+// NewHTTP2Redirector is NewRedirector speaking HTTP/2 (to a client that offers it, as client-go's does).
+func NewHTTP2Redirector(t *testing.T) *Redirector { return newRedirector(t, true) }
+
+func newRedirector(t *testing.T, http2 bool) *Redirector {
 	r := &Redirector{Target: NewRecorder(t)}
-	r.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.asked.Add(1)
+		r.http2.Store(req.ProtoMajor == 2)
 		to, err := url.Parse(r.Target.URL + req.URL.Path + "?" + RedirectQuery)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -40,9 +47,14 @@ func NewRedirector(t *testing.T) *Redirector {
 		}
 		http.Redirect(w, req, to.String(), code)
 	}))
+	r.EnableHTTP2 = http2
+	r.StartTLS()
 	t.Cleanup(r.Close)
 	return r
 }
+
+// HTTP2 reports whether the last request reached the Redirector over HTTP/2.
+func (r *Redirector) HTTP2() bool { return r.http2.Load() }
 
 // Asked is how many requests reached the Redirector.
 func (r *Redirector) Asked() int64 { return r.asked.Load() }

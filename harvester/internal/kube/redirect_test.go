@@ -22,8 +22,8 @@ import (
 
 const redirectToken = "Q9-bearer-redirect-token"
 
-// No call follows a redirect: a dry-run create (a 307 would replay it elsewhere without dryRun=All), a read
-// (302), a watch of the VM client and of the dynamic client, and a delete. Nothing reaches the redirect's
+// No call follows a redirect, over HTTP/1.1 or HTTP/2: a dry-run create (a 307 would replay it elsewhere without
+// dryRun=All), a read (302), a watch of the VM client and of the dynamic client, and a delete. Nothing reaches the redirect's
 // target, and the error, as it is and as Explain words it, names the API server and the target's host, never the
 // redirect's query or the token.
 func TestNoRedirectIsFollowed(t *testing.T) {
@@ -57,24 +57,41 @@ func TestNoRedirectIsFollowed(t *testing.T) {
 			return c.VirtualMachines("default").Delete(ctx, "m1", metav1.DeleteOptions{})
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := configtest.NewRedirector(t)
-			c, err := NewForConfig(&rest.Config{Host: r.URL, BearerToken: redirectToken, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, "")
-			if err != nil {
-				t.Fatal(err)
+		for _, h2 := range []bool{false, true} {
+			name := tc.name
+			if h2 {
+				name += ", HTTP/2"
 			}
-			err = tc.call(c)
-			var redirect *RedirectError
-			if !errors.As(err, &redirect) {
-				t.Fatalf("want a RedirectError, got %v", err)
-			}
-			r.WantRefused(t, err, redirectToken)
-			explained := c.Explain("ask about", "VM default/m1", err)
-			r.WantRefused(t, explained, redirectToken)
-			if !strings.HasPrefix(explained.Error(), "cannot ask about VM default/m1: Harvester at") || strings.Contains(explained.Error(), "unreachable") {
-				t.Errorf("explained as %v", explained)
-			}
-		})
+			t.Run(name, func(t *testing.T) { refusedRedirect(t, h2, tc.call) })
+		}
+	}
+}
+
+// refusedRedirect makes call through a client of a Redirector (over HTTP/2 with h2) and checks the redirect was
+// refused.
+func refusedRedirect(t *testing.T, h2 bool, call func(c *Client) error) {
+	newRedirector := configtest.NewRedirector
+	if h2 {
+		newRedirector = configtest.NewHTTP2Redirector
+	}
+	r := newRedirector(t)
+	c, err := NewForConfig(&rest.Config{Host: r.URL, BearerToken: redirectToken, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = call(c)
+	if r.HTTP2() != h2 {
+		t.Fatalf("HTTP/2 %v, want %v", r.HTTP2(), h2)
+	}
+	var redirect *RedirectError
+	if !errors.As(err, &redirect) {
+		t.Fatalf("want a RedirectError, got %v", err)
+	}
+	r.WantRefused(t, err, redirectToken)
+	explained := c.Explain("ask about", "VM default/m1", err)
+	r.WantRefused(t, explained, redirectToken)
+	if !strings.HasPrefix(explained.Error(), "cannot ask about VM default/m1: Harvester at") || strings.Contains(explained.Error(), "unreachable") {
+		t.Errorf("explained as %v", explained)
 	}
 }
 
