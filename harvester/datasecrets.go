@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
@@ -74,6 +75,10 @@ func readDataSecrets(ctx context.Context, c kube.Interface, cfg *config.Config, 
 			addReadProblem(c, p, ref, err)
 			continue
 		}
+		if why := notTheUsers(read.secret); why != "" {
+			p.Addf(ref.Flag, "%s %s; keep your data in a Secret of your own", ref, why)
+			continue
+		}
 		*s.value = secretValue(p, ref, read.secret)
 	}
 	if found.user != nil {
@@ -83,6 +88,28 @@ func readDataSecrets(ctx context.Context, c kube.Interface, cfg *config.Config, 
 		return nil
 	}
 	return found
+}
+
+// notTheUsers says why s is no Secret a user keeps their data in, or "": it is one a node driver made — another
+// machine's cloud-init Secret (objects.CloudInitSecret) or a guest cluster's cloud-provider token
+// (guestaccount.Ensure), both labelled config.LabelCreator — or a VM's own cloud-init Secret (the reference
+// driver's and Harvester's UI's carry no such label, but the VM as their owner), or a service account's token. Each
+// holds another machine's join token or a credential of Harvester, which must not reach this guest, whose users
+// could read it there.
+func notTheUsers(s *corev1.Secret) string {
+	if v := s.Labels[config.LabelCreator]; v == config.CreatorName {
+		return fmt.Sprintf("was made by a node driver (label %s=%s): another machine's cloud-init Secret or a guest cluster's cloud-provider token, "+
+			"which hold that machine's join token and Harvester credentials", config.LabelCreator, config.CreatorName)
+	}
+	for _, o := range s.OwnerReferences {
+		if o.Kind == "VirtualMachine" && strings.HasPrefix(o.APIVersion, kubevirtv1.SchemeGroupVersion.Group+"/") {
+			return fmt.Sprintf("belongs to VirtualMachine %s (its owner): it is that VM's cloud-init, which may hold its join token and passwords", o.Name)
+		}
+	}
+	if s.Type == corev1.SecretTypeServiceAccountToken {
+		return fmt.Sprintf("is a service account's token (type %s), a Harvester credential", corev1.SecretTypeServiceAccountToken)
+	}
+	return ""
 }
 
 // addReadProblem records why the Secret of ref could not be read.

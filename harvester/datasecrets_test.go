@@ -177,6 +177,29 @@ func TestCreateReadsDataSecretsItself(t *testing.T) {
 	}
 }
 
+// Another machine's cloud-init Secret, as a node driver made it (gc2-pool1-abcde-cloudinit, with the driver's
+// labels), is refused as a data Secret by the pre-flight and by a create that runs without one, before anything
+// is made: its join token and cloud-provider kubeconfig never reach this guest.
+func TestAnotherMachinesSecretIsNoDataSecret(t *testing.T) {
+	fc := newFakeCluster(t)
+	fc.kubeVirt(healthy("10.0.0.5"))
+	kubefake.CaptureLog(t)
+	other := fc.userSecret("gc2-pool1-abcde-cloudinit", map[string]string{"userdata": secretUser},
+		map[string]string{config.LabelCreator: config.CreatorName, config.LabelVMName: "gc2-pool1-abcde"})
+	opts := dataSecretOptions(config.FlagUserDataSecret, "gc2-pool1-abcde-cloudinit", config.FlagNetworkDataSecret, "")
+	const want = "--harvester-user-data-secret: Secret default/gc2-pool1-abcde-cloudinit was made by a node driver (label harvesterhci.io/creator=docker-machine-driver-harvester)"
+	configtest.WantAll(t, errString(newTestDriver(t, fc, "m1", opts).PreCreateCheck()), want)
+	err := newTestDriver(t, fc, "m1", opts).Create()
+	configtest.WantAll(t, errString(err), "cannot create the machine on Harvester: "+want)
+	if strings.Contains(errString(err), "PLANTED") {
+		t.Errorf("the refusal quotes the Secret: %v", err)
+	}
+	if vms, _, secrets := fc.objects(); vms != 0 || secrets != 1 {
+		t.Errorf("after the refused create: %d VMs, %d Secrets; want only the other machine's", vms, secrets)
+	}
+	fc.unchanged(t, "the refused create", other)
+}
+
 // The data Secrets' check says what is wrong with each Secret, under its flag, naming the Secret and never
 // quoting what it holds: absent, unreadable, without the key, empty, too large, binary, not what cloud-init
 // reads, the driver's own Secret; hostile values are refused by their size or kind before anything parses them.
@@ -192,6 +215,7 @@ func TestDataSecretsCheck(t *testing.T) {
 	tests := []struct {
 		name    string
 		secret  map[string]string // Secret ud's data; nil: no Secret
+		meta    func(*corev1.Secret)
 		opts    []any
 		forbid  bool
 		want    []string // problems; none: the check passes with detail want[0]
@@ -223,6 +247,22 @@ func TestDataSecretsCheck(t *testing.T) {
 			want: []string{ud + "Secret default/ud, key userdata: gzip: inflates to more than 1 MiB, over the 1 MiB limit (the most a cloud-init Secret holds)"}},
 		{name: "the driver's own Secret", opts: []any{config.FlagUserDataSecret, "m1-cloudinit", config.FlagNetworkDataSecret, ""},
 			want: []string{ud + "Secret default/m1-cloudinit is the cloud-init Secret the driver makes for machine m1 (with the merged user data, and deletes with it): keep your data in a Secret of another name"}},
+		{name: "another machine's cloud-init Secret", secret: map[string]string{"userdata": secretUser},
+			meta: func(s *corev1.Secret) {
+				s.Labels = map[string]string{config.LabelCreator: config.CreatorName, config.LabelVMName: "gc2-pool1-abcde"}
+			},
+			opts: []any{config.FlagNetworkDataSecret, ""},
+			want: []string{ud + "Secret default/ud was made by a node driver (label harvesterhci.io/creator=docker-machine-driver-harvester): another machine's cloud-init Secret or a guest cluster's cloud-provider token, which hold that machine's join token and Harvester credentials; keep your data in a Secret of your own"}},
+		{name: "a VM's cloud-init Secret", secret: map[string]string{"userdata": secretUser},
+			meta: func(s *corev1.Secret) {
+				s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: "old-vm", UID: "u1"}}
+			},
+			want: []string{ud + "Secret default/ud belongs to VirtualMachine old-vm (its owner): it is that VM's cloud-init, which may hold its join token and passwords; keep your data in a Secret of your own",
+				"--harvester-network-data-secret: Secret default/ud belongs to VirtualMachine old-vm"}},
+		{name: "a service account's token", secret: map[string]string{"userdata": secretUser},
+			meta: func(s *corev1.Secret) { s.Type = corev1.SecretTypeServiceAccountToken },
+			opts: []any{config.FlagNetworkDataSecret, ""},
+			want: []string{ud + "Secret default/ud is a service account's token (type kubernetes.io/service-account-token), a Harvester credential; keep your data in a Secret of your own"}},
 		{name: "gzip and KubeVirt's second keys", secret: map[string]string{"userData": gz(secretUser), "networkData": secretNetwork}, passing: true,
 			want: []string{"user data from Secret default/ud, key userData (1"}},
 	}
@@ -231,7 +271,13 @@ func TestDataSecretsCheck(t *testing.T) {
 			fc := newFakeCluster(t)
 			kubefake.CaptureLog(t)
 			if tt.secret != nil {
-				fc.userSecret("ud", tt.secret, nil)
+				s := fc.userSecret("ud", tt.secret, nil)
+				if tt.meta != nil {
+					tt.meta(s)
+					if _, err := kube.Update(context.Background(), fc.C, kube.Secrets, "default", s); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 			if tt.forbid { // the read of ud only: the pre-flight also reads the machine's cloud-init Secret
 				fc.Dyn.PrependReactor("get", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {

@@ -68,6 +68,7 @@ type Driver struct {
 	// first needed, since UnmarshalJSON must not fail a machine's loading.
 	credentialErr error
 	clients       kube.Interface // built on first use (api); tests set fakes
+	heldIn        kube.Interface // the client whose screen holds the configuration's secrets (holdSecrets)
 	// credentialExpiry is when the credential's token expires, when it says (a JWT's exp); zero otherwise.
 	credentialExpiry time.Time
 	looked           *lookups // facts found by PreCreateCheck, reused by Create

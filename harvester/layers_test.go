@@ -31,7 +31,7 @@ type layer struct {
 //  6. the command, cmd/docker-machine-driver-harvester.
 var layers = []layer{
 	{pkg: "harvester/internal/quantity", tests: []string{"internal/hostile"}, noClient: true},
-	{pkg: "harvester/internal/kube", may: []string{"harvester/internal/quantity"}, tests: []string{"internal/hostile"}},
+	{pkg: "harvester/internal/kube", may: []string{"harvester/internal/quantity"}, tests: []string{"internal/hostile", "harvester/internal/configtest"}},
 	{pkg: "harvester/internal/lists"},
 	{pkg: "harvester/internal/logging"},
 	// The driver's name only: it translates flag names, knows no flag table and no lifecycle.
@@ -57,7 +57,7 @@ var layers = []layer{
 	{pkg: "harvester/ippool", may: []string{"harvester/config", "harvester/objects", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake"}},
 	{pkg: "harvester/guestaccount", may: []string{"harvester/config", "harvester/connection", "harvester/internal/kube", "harvester/internal/logging", "harvester/objects", "cloudinit"},
-		tests: []string{"harvester/internal/kubefake", "internal/readmetest"}},
+		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake", "internal/readmetest"}},
 
 	{pkg: "harvester", may: []string{"harvester/config", "harvester/objects", "harvester/connection", "harvester/ippool", "harvester/guestaccount",
 		"harvester/identity", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging", "internal/version"},

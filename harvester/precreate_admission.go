@@ -83,14 +83,10 @@ func checkAdmission(ctx context.Context, r *checkRun) {
 	var accepted []string
 	ask := func(kind string, name string, access kube.Access, create func() error) {
 		object := kind + " " + ns + "/" + name
-		// What the API server said, unless it repeats the Secret's data: an admission policy's message may quote the
-		// object it judges, as a webhook's may (refusedBy).
-		said := func(err error) string {
-			if msg := kube.ServerMessage(err); kind != "Secret" || !quotesSecret(msg, secret) {
-				return msg
-			}
-			return "with a message that repeats the cloud-init data and is not shown here"
-		}
+		// What the API server said. An admission policy's message, as a webhook's, may quote the object it judges:
+		// the client's screen has withheld every run of the secrets the driver holds from it (kube.Screen), the
+		// cloud-init Secret's content among them.
+		said := kube.ServerMessage
 		if slices.Contains(denied, access) {
 			r.u.addf("the credential may not %s in namespace %s, which a create needs: %s was not sent", access, ns, object)
 			return
@@ -100,7 +96,7 @@ func checkAdmission(ctx context.Context, r *checkRun) {
 		case err == nil:
 			accepted = append(accepted, object)
 		case refused:
-			r.p.Addf("", "%s: %s (%s)", object, refusedBy(refusal, kind == "Secret" && quotesSecret(refusal.Message, secret)), note)
+			r.p.Addf("", "%s: %s (%s)", object, refusedBy(refusal), note)
 		case apierrors.IsAlreadyExists(err):
 			r.p.Addf("", "%s already exists: the cluster's admission lets the create through, and the API server refuses it for its name; "+
 				"choose another machine name or remove that %s", object, kind)
@@ -177,28 +173,10 @@ func (r *checkRun) admissionObjects(cfg *config.Config, looked *lookups, address
 	return secret, vm, assumed, nil
 }
 
-// refusedBy words a webhook's refusal; a message that repeats the Secret's content is not shown (withhold).
-func refusedBy(refusal kube.WebhookRefusal, withhold bool) string {
-	switch {
-	case withhold:
-		return fmt.Sprintf("admission webhook %s refuses it, with a message that repeats the cloud-init data and is not shown here", refusal.Webhook)
-	case refusal.Message == "":
+// refusedBy words a webhook's refusal.
+func refusedBy(refusal kube.WebhookRefusal) string {
+	if refusal.Message == "" {
 		return fmt.Sprintf("admission webhook %s refuses it without a reason", refusal.Webhook)
 	}
 	return fmt.Sprintf("admission webhook %s refuses it: %s", refusal.Webhook, refusal.Message)
-}
-
-// quotesSecret reports whether msg repeats a line of the Secret's data: user data holds passwords and tokens.
-// The API server's own validation of a Secret names its keys and size, never its values (k8s.io/kubernetes
-// pkg/apis/core/validation ValidateSecret), and Harvester's Secret validator judges deletes only
-// (harvester/harvester pkg/webhook/resources/secret); a webhook of someone else's might say more.
-func quotesSecret(msg string, s *corev1.Secret) bool {
-	for _, v := range s.Data {
-		for line := range strings.Lines(string(v)) {
-			if l := strings.TrimSpace(line); len(l) >= 16 && strings.Contains(msg, l) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -149,12 +149,13 @@ func TestCheckAdmissionWordsTheWebhooksAnswer(t *testing.T) {
 		// unjudged: not ok, and no problem of the machine.
 		{"no dry runs", "virtualmachines", apierrors.NewBadRequest(`admission webhook "sideeffects.example.com" does not support dry run`),
 			"skipped  admission             admission webhook sideeffects.example.com does not support dry runs (its sideEffects is neither None nor NoneOnDryRun): it cannot judge VM default/m1 without a real create"},
-		// The Secret's content is never repeated, whatever a webhook or an admission policy says.
+		// The Secret's content is never repeated, whatever a webhook or an admission policy says: the client's screen
+		// withholds it, and the rest of the message is shown.
 		{"a Secret's content", "secrets", kubefake.WebhookDenial("secrets.example.com", metav1.Status{Message: "bad line: write_files: [{path: /etc/marker, content: user-data-secret-marker}]"}),
-			"problem  admission             Secret default/m1-cloudinit: admission webhook secrets.example.com refuses it, with a message that repeats the cloud-init data and is not shown here (dry run; " + assumedKey + ")"},
+			"problem  admission             Secret default/m1-cloudinit: admission webhook secrets.example.com refuses it: bad line: [withheld] (dry run; " + assumedKey + ")"},
 		{"a Secret's content in a policy's message", "secrets", apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "m1-cloudinit",
 			errors.New("ValidatingAdmissionPolicy 'no-markers' denied request: write_files: [{path: /etc/marker, content: user-data-secret-marker}]")),
-			"problem  admission             Secret default/m1-cloudinit: forbidden although the credential's role allows the create: an admission plugin or policy of Harvester refuses it (with a message that repeats the cloud-init data and is not shown here)"},
+			`problem  admission             Secret default/m1-cloudinit: forbidden although the credential's role allows the create: an admission plugin or policy of Harvester refuses it (secrets "m1-cloudinit" is forbidden: ValidatingAdmissionPolicy 'no-markers' denied request: [withheld])`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fc := newFakeCluster(t)

@@ -116,7 +116,7 @@ func machineCommand(data []byte, id identity.Identity, from *poolSource) (ranche
 		}
 		spec[name] = v
 	}
-	problems = append(problems, unknownFields(unknown, fields, rancher.ConfigKind(id.Name()))...)
+	problems = append(problems, unknownFields(unknown, fields, rancher.ConfigKind(id.Name()), id)...)
 	if len(problems) > 0 {
 		return out, errors.New("--machine-config: " + config.Redact(strings.Join(problems, "; ")))
 	}
@@ -153,13 +153,18 @@ func decodeMachineConfig(data []byte, fields map[string]configField) (map[string
 }
 
 // unknownFields are the problems of the keys of a machine config that are no field of kind. A key is named only
-// when it is a typo of a field, at most two letters off, told with the field meant; any other key may be a
-// secret pasted by mistake, and is counted, not named.
-func unknownFields(keys []string, fields map[string]configField, kind string) []string {
+// when it says what it meant: a flag's name or its environment variable (under this driver's name or the
+// canonical one, with or without its dashes), told with the field of that flag; or a typo of a field, at most two
+// letters off, told with the field meant. Any other key may be a secret pasted by mistake, and is counted, not
+// named.
+func unknownFields(keys []string, fields map[string]configField, kind string, id identity.Identity) []string {
 	var problems []string
 	hidden := 0
 	for _, key := range keys {
-		if meant := nearestField(key, fields); meant != "" {
+		if field, flag := flagOfKey(key, fields, id); field != "" {
+			// Unquoted: it is a flag's name (a quoted one holding "password" would be redacted).
+			problems = append(problems, fmt.Sprintf("field %s is the name of flag --%s, not a field of %s: its field is %s", key, flag, kind, field))
+		} else if meant := nearestField(key, fields); meant != "" {
 			problems = append(problems, fmt.Sprintf("field %q is not a field of %s: did you mean %s?", key, kind, meant))
 		} else {
 			hidden++
@@ -173,6 +178,20 @@ func unknownFields(keys []string, fields map[string]configField, kind string) []
 		problems = append(problems, fmt.Sprintf("%d fields that are not fields of %s (their names are not shown: %s)", hidden, kind, why))
 	}
 	return problems
+}
+
+// flagOfKey is the field, and the flag under id's name, whose flag name (harvester-cpu-count, --harvester-cpu-count)
+// or environment variable (HARVESTER_CPU_COUNT) key is, under id's name or the canonical one; "" for none. A flag's
+// name is no secret: the message may name it.
+func flagOfKey(key string, fields map[string]configField, id identity.Identity) (field, flag string) {
+	bare := strings.TrimLeft(key, "-")
+	for name, f := range fields {
+		canonical := f.flag.String()
+		if bare == canonical || bare == id.Flag(canonical) || key == config.EnvVar(canonical) || key == id.EnvVar(canonical) {
+			return name, id.Flag(canonical)
+		}
+	}
+	return "", ""
 }
 
 // nearestField is the field key is a typo of, at most two edits away ignoring case, or "".

@@ -26,9 +26,13 @@ type poolSource struct {
 	pool    string
 }
 
-// parsePoolSource reads --cluster's file: an object with apiVersion or kind is a cluster, one with
-// resourceFields a pool's schema. --pool names a pool of a cluster.
+// parsePoolSource reads --cluster's file, one YAML or JSON document as --machine-config's: an object with
+// apiVersion or kind is a cluster, one with resourceFields a pool's schema. --pool names a pool of a cluster.
 func parsePoolSource(data []byte, pool string) (*poolSource, error) {
+	// sigs.k8s.io/yaml reads the first document alone: a second one would be ignored without a word.
+	if err := config.OneDocument(data); err != nil {
+		return nil, errors.New("--cluster: " + err.Error())
+	}
 	raw, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		// A provisioning cluster may hold secrets (an agent's proxy URL, say): the parser's message is told only

@@ -186,7 +186,9 @@ func TestCheckClusterRefuses(t *testing.T) {
 		"other.yaml":  strings.Replace(poolYAML, "nc-gc8-pool1-q99l7", "nc-gc8-pool9-zzzzz", 1),
 		"big.yaml":    strings.Replace(clusterYAML(t, "HarvesterConfig"), "quantity: 3", "quantity: 5000", 1),
 		"secret.yaml": "apiVersion: v1\nkind: Secret\ndata: {token: c2VjcmV0}\n", "noname.yaml": strings.Replace(poolYAML, "  name: nc-gc8-pool1-q99l7\n", "", 1),
-		"badkey.yaml": "apiVersion: v1\n? [c2VjcmV0]\n: b\n"})
+		"badkey.yaml": "apiVersion: v1\n? [c2VjcmV0]\n: b\n",
+		// sigs.k8s.io/yaml would read the first document alone and say nothing of the second.
+		"twodocs.yaml": clusterYAML(t, "HarvesterConfig") + "---\n" + clusterYAML(t, "HarvesterConfig")})
 	f := func(name string) string { return filepath.Join(dir, name) }
 	for _, tc := range []struct {
 		args []string
@@ -204,6 +206,7 @@ func TestCheckClusterRefuses(t *testing.T) {
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", dir}, "--cluster: cannot read the file"},
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("badkey.yaml")}, "--cluster: not a YAML or JSON object: it does not parse"},
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("cluster.yaml"), "--count", "x"}, "invalid value"},
+		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("twodocs.yaml")}, "--cluster: holds more than one YAML document; only the first would be read: give one document"},
 	} {
 		_, err := parseCheckArgs(append([]string{"--machine-name", "m1"}, tc.args...), noEnv)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -52,7 +52,23 @@ func Connect(cred Credential, now time.Time) (kube.Interface, time.Time, error) 
 	if err != nil {
 		return nil, time.Time{}, kube.ScrubNotFound(err)
 	}
+	c.Screen().Hold(restSecrets(cfg)...) // before the first request: a server may echo its Authorization
 	return c, expiry, nil
+}
+
+// CredentialSecrets are the secrets of a kubeconfig given as content, as its chosen user carries them inline
+// (see contentRESTConfig): its token, its password and its client key; none when it is not one.
+func CredentialSecrets(kubeconfig []byte) [][]byte {
+	cfg, err := contentRESTConfig(kubeconfig)
+	if err != nil {
+		return nil
+	}
+	return restSecrets(cfg)
+}
+
+// restSecrets are the secrets of a REST config: what its credential sends or proves with.
+func restSecrets(cfg *rest.Config) [][]byte {
+	return [][]byte{[]byte(cfg.BearerToken), []byte(cfg.Password), cfg.KeyData}
 }
 
 // restConfig resolves the Harvester credential: the kubeconfig given as content, which may carry its credential

@@ -161,9 +161,7 @@ func typeError(err error) string {
 // lists the cluster's pools.
 func (c Cluster) PoolFor(kind, name, pool string) (Pool, error) {
 	var found []Pool
-	var all []string
 	for _, p := range c.Pools {
-		all = append(all, fmt.Sprintf("%s (%s %s)", p.Name, p.ConfigKind, p.ConfigName))
 		if pool != "" && p.Name == pool {
 			if p.ConfigKind != kind || p.ConfigName != name {
 				return Pool{}, fmt.Errorf("pool %s of cluster %s uses %s %s, not %s %s", p.Name, c.Name, p.ConfigKind, p.ConfigName, kind, name)
@@ -174,17 +172,36 @@ func (c Cluster) PoolFor(kind, name, pool string) (Pool, error) {
 			found = append(found, p)
 		}
 	}
-	pools := strings.Join(all, ", ")
-	if pools == "" {
-		pools = "none"
-	}
 	switch {
 	case pool != "":
-		return Pool{}, fmt.Errorf("cluster %s has no pool %s; its pools: %s", c.Name, pool, pools)
+		return Pool{}, fmt.Errorf("cluster %s has no pool %s; %s", c.Name, pool, c.poolsNamed())
 	case len(found) == 0:
-		return Pool{}, fmt.Errorf("no pool of cluster %s uses %s %s; its pools: %s", c.Name, kind, name, pools)
+		return Pool{}, fmt.Errorf("no pool of cluster %s uses %s %s; %s", c.Name, kind, name, c.poolsNamed())
 	case len(found) > 1:
 		return Pool{}, fmt.Errorf("pools %s and %s of cluster %s both use %s %s: name one with --pool", found[0].Name, found[1].Name, c.Name, kind, name)
 	}
 	return found[0], nil
+}
+
+// namedPools is how many of a cluster's pools a message names; the others are counted.
+const namedPools = 5
+
+// poolsNamed names the cluster's first pools, each with the machine config it uses, and counts the rest: a
+// cluster may have thousands, and the message is one line ("its pools: a (…), b (…) and 9998 more, 10000 in all").
+func (c Cluster) poolsNamed() string {
+	if len(c.Pools) == 0 {
+		return "it has no pools"
+	}
+	var named []string
+	for _, p := range c.Pools[:min(len(c.Pools), namedPools)] {
+		if p.ConfigKind == "" && p.ConfigName == "" {
+			named = append(named, p.Name)
+		} else {
+			named = append(named, fmt.Sprintf("%s (%s %s)", p.Name, p.ConfigKind, p.ConfigName))
+		}
+	}
+	if more := len(c.Pools) - len(named); more > 0 {
+		return fmt.Sprintf("its pools: %s and %d more, %d in all", strings.Join(named, ", "), more, len(c.Pools))
+	}
+	return "its pools: " + strings.Join(named, ", ")
 }

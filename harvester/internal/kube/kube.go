@@ -39,6 +39,10 @@ type Interface interface {
 	WatchVM(ctx context.Context, namespace, name string, check MachineCheck) (Machine, error)
 	// WaitForSecret waits until the Secret named name exists and satisfies done (see Client.WaitForSecret).
 	WaitForSecret(ctx context.Context, namespace, name string, done func(*corev1.Secret) bool) (*corev1.Secret, error)
+
+	// Screen withholds the secrets it holds from everything the cluster says through this client (screen.go):
+	// the driver holds each secret there as it learns it.
+	Screen() *Screen
 }
 
 // Machine is what is known of a machine at one moment: its VM and VMI, nil when absent.
@@ -54,30 +58,34 @@ type MachineCheck func(Machine) (done bool, err error)
 type Client struct {
 	kubevirt KubevirtInterface
 	dynamic  dynamic.Interface
+	screen   *Screen
 	server   string
 	renew    string // how to give a current credential, said when the API server rejects this one
 }
 
 var _ Interface = (*Client)(nil)
 
-// New returns a client over the given clients (tests pass client-go's fakes). server names the API server in
-// messages; renew tells a user whose credential was rejected how to give a current one.
+// New returns a client over the given clients (tests pass client-go's fakes), whose answers pass its Screen
+// before anyone reads them (screen_client.go). server names the API server in messages; renew tells a user whose
+// credential was rejected how to give a current one.
 func New(kubevirt KubevirtInterface, dyn dynamic.Interface, server, renew string) *Client {
-	return &Client{kubevirt: kubevirt, dynamic: dyn, server: server, renew: renew}
+	s := NewScreen()
+	return &Client{kubevirt: screenedKubevirt{kubevirt, s}, dynamic: screenedDynamic{dyn, s}, screen: s, server: server, renew: renew}
 }
 
 // NewForConfig returns a client for cfg. Both clients share one HTTP client and so one connection pool, whose
-// responses are read within a budget (BoundResponses).
+// responses are read within a budget (BoundResponses) and which follows no redirect (clientFor). It is the only
+// place the driver makes an HTTP client (TestOneHTTPClientConstructor).
 func NewForConfig(cfg *rest.Config, renew string) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(BoundResponses)
-	httpClient, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("the Harvester kubeconfig is not usable: %v", err)
-	}
 	server := cfg.Host
 	if u, err := url.Parse(cfg.Host); err == nil && u.Host != "" {
 		server = u.Host + u.Path
+	}
+	httpClient, err := clientFor(cfg, server)
+	if err != nil {
+		return nil, fmt.Errorf("the Harvester kubeconfig is not usable: %v", err)
 	}
 	kv, err := newKubevirtClient(cfg, httpClient)
 	if err != nil {
@@ -101,3 +109,5 @@ func (c *Client) VirtualMachineInstances(namespace string) VirtualMachineInstanc
 }
 
 func (c *Client) Dynamic() dynamic.Interface { return c.dynamic }
+
+func (c *Client) Screen() *Screen { return c.screen }
