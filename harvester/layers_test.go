@@ -23,7 +23,8 @@ type layer struct {
 // harvester/internal/kubefake in tests only; internal/readmetest, outside the plugin, too):
 //
 //  1. what knows no flag and no machine: the bound on quantities harvester/internal/quantity, the client layer
-//     harvester/internal/kube, harvester/internal/lists and harvester/internal/logging, harvester/identity, cloudinit, userdata, internal/version and internal/rancher;
+//     harvester/internal/kube, harvester/internal/lists and harvester/internal/logging, harvester/identity, cloudinit, userdata, bounded input
+//     (internal/bounded), internal/version and internal/rancher;
 //  2. harvester/config: flags to a validated Config;
 //  3. harvester/objects, pure objects from a Config, and harvester/connection, the credential to a client;
 //  4. harvester/ippool, address allocation, and harvester/guestaccount, the guest cluster's cloud-provider account;
@@ -42,17 +43,18 @@ var layers = []layer{
 	{pkg: "cloudinit/internal/yamlnode"},
 	{pkg: "cloudinit/networkconfig", may: []string{"cloudinit/internal/yamlnode"}, tests: []string{"internal/golden", "internal/testenv"}},
 	{pkg: "cloudinit", may: []string{"cloudinit/internal/yamlnode", "userdata"}, tests: []string{"cloudinit/networkconfig", "internal/golden", "internal/testenv"}},
-	{pkg: "userdata", tests: []string{"internal/hostile"}},
+	{pkg: "internal/bounded", tests: []string{"internal/hostile"}, noClient: true},
+	{pkg: "userdata", may: []string{"internal/bounded"}, tests: []string{"internal/hostile"}},
 	{pkg: "internal/version"},
 	{pkg: "internal/rancher"},
 	// Only tests import these two.
 	{pkg: "harvester/internal/configtest", may: []string{"harvester/config"}},
 	{pkg: "harvester/internal/kubefake", may: []string{"harvester/internal/kube", "harvester/internal/logging"}},
 
-	{pkg: "harvester/config", may: []string{"cloudinit", "cloudinit/networkconfig", "userdata", "harvester/internal/lists"},
+	{pkg: "harvester/config", may: []string{"cloudinit", "cloudinit/networkconfig", "userdata", "internal/bounded", "harvester/internal/lists"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/logging", "internal/readmetest", "internal/hostile", "internal/rancher"}, noClient: true},
 
-	{pkg: "harvester/objects", may: []string{"harvester/config", "harvester/internal/quantity", "cloudinit", "cloudinit/networkconfig", "userdata"},
+	{pkg: "harvester/objects", may: []string{"harvester/config", "harvester/internal/quantity", "cloudinit", "cloudinit/networkconfig", "internal/bounded"},
 		tests: []string{"harvester/internal/configtest", "internal/golden", "internal/hostile", "internal/testenv"}, noClient: true, pure: true},
 	{pkg: "harvester/connection", may: []string{"harvester/config", "harvester/internal/kube", "internal/version"},
 		tests: []string{"harvester/internal/configtest"}},
@@ -67,7 +69,7 @@ var layers = []layer{
 		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake"}},
 
 	{pkg: "cmd/docker-machine-driver-harvester", may: []string{"harvester", "harvester/config", "harvester/objects", "harvester/connection", "harvester/guestaccount",
-		"harvester/identity", "internal/rancher", "internal/version", "userdata"},
+		"harvester/identity", "internal/bounded", "internal/rancher", "internal/version"},
 		tests: []string{"internal/hostile", "internal/nodedriver", "internal/rancher"}},
 
 	// The repository's tools: golden files, the guides' generated sections and checks, hostile inputs, what a test

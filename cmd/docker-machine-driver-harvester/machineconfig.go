@@ -15,8 +15,8 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // maxMachineConfigSize bounds what --machine-config reads. The API server stores an object of at most about
@@ -34,7 +34,7 @@ func readMachineConfig(path string, stdin io.Reader) ([]byte, error) {
 // above about 1.5 MiB.
 func readObjectFile(flag, what, path string, stdin io.Reader) ([]byte, error) {
 	if path != "-" {
-		data, err := userdata.ReadRegularFile(path, maxMachineConfigSize)
+		data, err := bounded.ReadRegularFile(path, maxMachineConfigSize)
 		if err != nil {
 			return nil, fmt.Errorf("%s: cannot read the file: %w", flag, err)
 		}
@@ -45,7 +45,7 @@ func readObjectFile(flag, what, path string, stdin io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%s -: cannot read stdin: %w", flag, err)
 	}
 	if len(data) > maxMachineConfigSize {
-		return nil, fmt.Errorf("%s -: stdin holds more than %s, more than %s can be", flag, userdata.FormatSize(maxMachineConfigSize), what)
+		return nil, fmt.Errorf("%s -: stdin holds more than %s, more than %s can be", flag, bounded.FormatSize(maxMachineConfigSize), what)
 	}
 	return data, nil
 }

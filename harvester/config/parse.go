@@ -9,6 +9,7 @@ import (
 	"github.com/rancher/machine/libmachine/drivers"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
@@ -161,7 +162,7 @@ func checkValueSizes(p *Problems, opts drivers.DriverOptions) {
 			continue
 		}
 		if n, limit := len(opts.String(f.name)), maxValueSize(f.name); n > limit {
-			p.Addf(f.name, "is %s long, over the %s this flag takes", userdata.FormatSize(int64(n)), userdata.FormatSize(int64(limit)))
+			p.Addf(f.name, "is %s long, over the %s this flag takes", bounded.FormatSize(int64(n)), bounded.FormatSize(int64(limit)))
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/quantity"
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 )
 
 // MaxPatchedVM is the most a VM patched by --harvester-vm-patch may hold, as JSON: far more than any VM needs
@@ -45,7 +45,7 @@ func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VM
 		}
 	}
 	if err == nil && len(doc) > MaxPatchedVM {
-		err = fmt.Errorf("makes the VM %s as JSON, over the %s a patched VM may hold", userdata.FormatSize(int64(len(doc))), userdata.FormatSize(MaxPatchedVM))
+		err = fmt.Errorf("makes the VM %s as JSON, over the %s a patched VM may hold", bounded.FormatSize(int64(len(doc))), bounded.FormatSize(MaxPatchedVM))
 	}
 	if err != nil {
 		p.Addf(config.FlagVMPatch, "%s %v", patch.Kind, err)
@@ -148,7 +148,7 @@ func whyNot(err error) string {
 	case errors.Is(err, errPanicked):
 		return err.Error()
 	case errors.As(err, &copies):
-		return fmt.Sprintf("the copies add more than the %s a patched VM may hold", userdata.FormatSize(MaxPatchedVM))
+		return fmt.Sprintf("the copies add more than the %s a patched VM may hold", bounded.FormatSize(MaxPatchedVM))
 	case errors.Is(err, jsonpatch.ErrTestFailed):
 		return "the VM holds another value there"
 	case errors.Is(err, jsonpatch.ErrInvalidIndex):
