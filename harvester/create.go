@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -59,34 +58,31 @@ func (d *Driver) Create() (err error) {
 	if err != nil {
 		return err
 	}
-	if cfg, err = d.withDataSecrets(ctx, c); err != nil { // the user data and network data kept in Secrets
+	facts := looked.facts
+	if facts.UserData, facts.NetworkData, err = d.withDataSecrets(ctx, c); err != nil { // the user data and network data kept in Secrets
 		return err
 	}
 	public, err := d.prepareSSHKey()
 	if err != nil {
 		return err
 	}
-	keys := authorizedKeys(public, looked)
 	guestKubeconfig, err := d.guestKubeconfig(ctx, c)
 	if err != nil {
 		return err
 	}
-	userData, err := objects.UserData(cfg, keys, guestKubeconfig)
+	machine, err := d.draft.Complete(facts, objects.Draw{ClaimSuffix: randomSuffix(), CreateID: d.CreateID})
 	if err != nil {
 		return err
 	}
 	made := &created{}
-	facts := looked.facts
-	if made.addresses, err = ippool.Allocate(ctx, c, cfg, d.CreateID); err != nil {
+	if made.addresses, err = ippool.Allocate(ctx, c, machine.Addresses, d.CreateID); err != nil {
 		return d.rollBack(c, made, err) // the IPv4 address of a dual-stack pool, when the IPv6 one failed
 	}
-	if a := made.addresses; len(a) > 0 {
-		facts.StaticAddress = a[0].Static
-		if len(a) > 1 {
-			facts.StaticAddress6 = a[1].Static
-		}
+	learned := objects.Learned{SSHKey: public, GuestKubeconfig: guestKubeconfig}
+	for _, a := range made.addresses {
+		learned.Addresses = append(learned.Addresses, a.Static)
 	}
-	secret, vm, err := buildObjects(cfg, facts, userData)
+	secret, vm, err := machine.Objects(learned)
 	if err == nil {
 		err = d.allowPatchObjectsOf(ctx, c, vm) // what --harvester-vm-patch gives the guest, as this VM names it
 	}
@@ -101,40 +97,6 @@ func (d *Driver) Create() (err error) {
 		return d.rollBack(c, made, err)
 	}
 	return nil
-}
-
-// authorizedKeys lists the public keys the guest's SSH user gets: the driver's own (rancher-machine and Rancher log
-// in with it), the --harvester-key-pair-name key, then the --harvester-ssh-keypairs keys of the people who log in.
-// A key already listed, whatever its comment, is left out.
-func authorizedKeys(public string, looked *lookups) []string {
-	keys := []string{}
-	seen := map[string]bool{}
-	for _, key := range slices.Concat([]string{public, looked.keyPairKey}, looked.extraKeys) {
-		fields := strings.Fields(key) // type, base64 and an optional comment: the first two are the key
-		id := strings.Join(fields[:min(2, len(fields))], " ")
-		if id != "" && !seen[id] {
-			seen[id] = true
-			keys = append(keys, key)
-		}
-	}
-	return keys
-}
-
-// buildObjects builds the cloud-init Secret and the VM of a create.
-func buildObjects(cfg *config.Config, facts objects.Facts, userData []byte) (*corev1.Secret, *kubevirtv1.VirtualMachine, error) {
-	network, err := objects.NetworkData(cfg, facts)
-	if err != nil {
-		return nil, nil, err
-	}
-	vm, err := objects.VirtualMachine(cfg, facts, randomSuffix())
-	if err != nil {
-		return nil, nil, err
-	}
-	secret, err := objects.CloudInitSecret(cfg, userData, network)
-	if err != nil {
-		return nil, nil, err
-	}
-	return secret, vm, nil
 }
 
 // guestKubeconfig returns the cloud provider kubeconfig the guest gets: the given one, or the generated
@@ -177,11 +139,9 @@ var createAccess = []kube.Access{
 
 // createObjects sends the Secret and the VM and links them. The Secret goes first so the VM never exists
 // without its cloud-init; it gets its owner once the VM (and its UID) exists. Both are create-only and carry the
-// create's id: an existing object of either name is not touched, and the create fails.
+// create's id (objects.Draw): an existing object of either name is not touched, and the create fails.
 func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *corev1.Secret, vm *kubevirtv1.VirtualMachine, made *created) error {
 	ns := d.cfg.Namespace
-	d.markCreate(&secret.ObjectMeta)
-	d.markCreate(&vm.ObjectMeta)
 	got, err := kube.Create(ctx, c, kube.Secrets, ns, secret)
 	if apierrors.IsAlreadyExists(err) {
 		return secretExists(ctx, c, ns, secret.Name, d.MachineName)

@@ -43,8 +43,8 @@ type secretRead struct {
 
 // readDataSecrets reads the Secrets cfg names for its user data and network data — one GET each, one for both
 // when both name the same Secret — and checks what their keys hold as the create will use it: within the bounds
-// of the inline flags, then as cloud-init reads it (the user data merged as objects.Rules merges inline user
-// data, the network-config as --harvester-network-data is checked). It returns nil when it found a problem,
+// of the inline flags, then as cloud-init reads it (the user data merged as objects.ParseConfig merges inline
+// user data, the network-config as --harvester-network-data is checked). It returns nil when it found a problem,
 // each recorded in p under its flag, naming the Secret and never quoting what it holds.
 func readDataSecrets(ctx context.Context, c kube.Interface, cfg *config.Config, p *config.Problems) *dataSecrets {
 	reads := map[string]secretRead{}
@@ -160,18 +160,18 @@ func secretKeys(s *corev1.Secret) string {
 	return "its keys: " + lists.Join(keys, "and")
 }
 
-// withDataSecrets is the Config a create builds from: d.cfg with the user data and network data its Secrets
-// hold, as the pre-flight read them, or read now when no pre-flight ran in this process.
-func (d *Driver) withDataSecrets(ctx context.Context, c kube.Interface) (*config.Config, error) {
+// withDataSecrets is what the Secrets of the user data and network data hold, for the create: as the pre-flight
+// read them, or read now when no pre-flight ran in this process; nil for a flag not given.
+func (d *Driver) withDataSecrets(ctx context.Context, c kube.Interface) (user, network *config.SecretValue, err error) {
 	cfg := d.cfg
 	if !dataSecretsGiven(cfg) {
-		return cfg, nil
+		return nil, nil, nil
 	}
 	found := d.dataSecrets
 	if found == nil {
 		var p config.Problems
 		if found = readDataSecrets(ctx, c, cfg, &p); found == nil {
-			return nil, p.ErrTitled("cannot create the machine on Harvester")
+			return nil, nil, p.ErrTitled("cannot create the machine on Harvester")
 		}
 	}
 	out := cfg.WithSecretData(found.user, found.network)
@@ -180,7 +180,7 @@ func (d *Driver) withDataSecrets(ctx context.Context, c kube.Interface) (*config
 			logging.Debugf("Using the %s of %s", dataOf(ref), ref)
 		}
 	}
-	return out, nil
+	return found.user, found.network, nil
 }
 
 // dataOf says what a data Secret holds: "user data" or "network data".

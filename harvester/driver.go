@@ -58,9 +58,12 @@ type Driver struct {
 	CreateID string `json:",omitempty"`
 
 	// id is the name this copy of the plugin answers to (see identity.go); the zero value is "harvester".
-	id         identity.Identity
-	cfg        *config.Config // set by SetConfigFromFlags, used by PreCreateCheck and Create in the same process
-	kubeconfig []byte         // the Harvester credential: flags, environment, or the machine's saved state
+	id  identity.Identity
+	cfg *config.Config // set by SetConfigFromFlags, used by PreCreateCheck and Create in the same process
+	// draft is the machine's objects as SetConfigFromFlags built them, with placeholders for what the pre-flight
+	// reads (objects.Machine).
+	draft      *objects.Machine
+	kubeconfig []byte // the Harvester credential: flags, environment, or the machine's saved state
 	// storedCredential is the credential saved with the machine (MarshalJSON, see savedState): one given on the
 	// command line, or the one the machine's saved state carries until a credential is given again. "" for none.
 	storedCredential string
@@ -105,11 +108,11 @@ func (d *Driver) DriverName() string { return d.id.Name() }
 // as the create flag is kept with the machine (see savedState); one from the environment is not.
 func (d *Driver) SetConfigFromFlags(given drivers.DriverOptions) error {
 	opts := d.id.Options(given)
-	cfg, err := config.ParseConfig(d.MachineName, opts, objects.Rules...)
+	cfg, machine, err := objects.ParseConfig(d.MachineName, opts)
 	if err != nil {
 		return d.id.Err(err)
 	}
-	d.cfg = cfg
+	d.cfg, d.draft = cfg, machine
 	d.VMNamespace = cfg.Namespace
 	d.ClusterName = cfg.ClusterName
 	d.IPPoolNetwork = config.IPPoolNetwork(cfg)

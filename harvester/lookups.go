@@ -14,11 +14,11 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
-// lookups are the facts a create needs from the cluster, found once (by PreCreateCheck) and reused by Create.
+// lookups are the facts a create needs from the cluster, found once (by PreCreateCheck) and reused by Create: the
+// images' storage classes and the key pairs' public keys (of --harvester-key-pair-name, then of
+// --harvester-ssh-keypairs in the flag's order).
 type lookups struct {
-	facts      objects.Facts
-	keyPairKey string   // public key of --harvester-key-pair-name, "" without one
-	extraKeys  []string // public keys of --harvester-ssh-keypairs, in the flag's order
+	facts objects.Facts
 }
 
 // lookUp returns the lookups PreCreateCheck found, or looks them up (lookUpImages).
@@ -57,11 +57,13 @@ func lookUpImages(ctx context.Context, c kube.Interface, cfg *config.Config) (*l
 		l.facts.ImageStorageClasses[*disk.Image] = img.Status.StorageClassName
 	}
 	if ref := cfg.SSH.KeyPair; ref != nil {
-		l.keyPairKey = readKeyPair(ctx, c, &p, config.FlagKeyPairName, *ref)
+		if key := readKeyPair(ctx, c, &p, config.FlagKeyPairName, *ref); key != "" {
+			l.facts.KeyPairKeys = append(l.facts.KeyPairKeys, key)
+		}
 	}
 	for _, ref := range cfg.SSH.ExtraKeyPairs {
 		if key := readKeyPair(ctx, c, &p, config.FlagSSHKeyPairs, ref); key != "" {
-			l.extraKeys = append(l.extraKeys, key)
+			l.facts.KeyPairKeys = append(l.facts.KeyPairKeys, key)
 		}
 	}
 	if err := p.ErrTitled("cannot create the machine on Harvester"); err != nil {

@@ -196,7 +196,7 @@ func ipPoolGiven(cfg *config.Config) bool { return cfg.IPPool != nil }
 // checkIPPool makes sure the static-address pool has an address for each machine (ippool.Check).
 // What it finds are the addresses a create would take (nil for none), for the admission's dry run.
 func checkIPPool(ctx context.Context, r *checkRun) {
-	r.findings = ippool.Check(ctx, r.c, r.cfg, r.machineCount(), &r.p)
+	r.findings = ippool.Check(ctx, r.c, r.draft.Addresses, r.machineCount(), &r.p)
 }
 
 // checkCredential reads the machine's namespace: the first read proves the credential. When it fails for any

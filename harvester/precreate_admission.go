@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
@@ -57,20 +56,21 @@ func checkAdmission(ctx context.Context, r *checkRun) {
 		r.u.addf("the VM cannot be built as a create builds it: an image or a key pair could not be used")
 		return
 	}
+	facts := looked.facts
 	if dataSecretsGiven(cfg) {
 		found, _ := r.findingsOf(CheckDataSecrets).(*dataSecrets)
 		if found == nil {
 			r.u.addf("the VM cannot be built as a create builds it: the user data or network data kept in a Secret could not be used")
 			return
 		}
-		cfg = cfg.WithSecretData(found.user, found.network) // as the create builds from it (withDataSecrets)
+		facts.UserData, facts.NetworkData = found.user, found.network // as the create reads them (withDataSecrets)
 	}
 	addresses, _ := r.findingsOf(CheckIPPool).([]*objects.StaticAddress)
 	if cfg.IPPool != nil && len(addresses) == 0 {
 		r.u.addf("the VM cannot be built as a create builds it: the IP pool check found no address for it")
 		return
 	}
-	secret, vm, assumed, err := r.admissionObjects(cfg, looked, addresses)
+	secret, vm, assumed, err := r.admissionObjects(facts, addresses)
 	if err != nil {
 		r.p.Addf("", "%v", err)
 		return
@@ -132,9 +132,10 @@ func checkAdmission(ctx context.Context, r *checkRun) {
 	}
 }
 
-// admissionObjects builds the Secret and the VM a create of cfg would send (Create, createObjects) and says what it
-// assumed for the facts only a create learns.
-func (r *checkRun) admissionObjects(cfg *config.Config, looked *lookups, addresses []*objects.StaticAddress) (*corev1.Secret, *kubevirtv1.VirtualMachine, []string, error) {
+// admissionObjects makes the Secret and the VM a create would send (Create, createObjects), from the machine
+// completed with facts, and says what it assumed for the facts only a create learns.
+func (r *checkRun) admissionObjects(facts objects.Facts, addresses []*objects.StaticAddress) (*corev1.Secret, *kubevirtv1.VirtualMachine, []string, error) {
+	cfg := r.cfg
 	var assumed []string
 	_, public, err := r.machineKey()
 	if err != nil {
@@ -148,28 +149,20 @@ func (r *checkRun) admissionObjects(cfg *config.Config, looked *lookups, address
 		guestKubeconfig = objects.GeneratedKubeconfigPlaceholder(cfg)
 		assumed = append(assumed, "a stand-in for the kubeconfig of the cloud-provider account a create makes")
 	}
-	userData, err := objects.UserData(cfg, authorizedKeys(public, looked), guestKubeconfig)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	facts := looked.facts
-	for i, a := range addresses {
-		if i == 0 {
-			facts.StaticAddress = a
-		} else {
-			facts.StaticAddress6 = a
-		}
+	for _, a := range addresses {
 		assumed = append(assumed, fmt.Sprintf("address %s, the pool's first free", a.Address.Addr()))
 	}
-	secret, vm, err := buildObjects(cfg, facts, userData)
+	// A create's id of its own, and claims' suffix: the checks only read the machine's driver.
+	create := &Driver{}
+	create.ensureCreateID()
+	machine, err := r.draft.Complete(facts, objects.Draw{ClaimSuffix: randomSuffix(), CreateID: create.CreateID})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	// A create's id, on a driver of its own: the checks only read the machine's driver.
-	create := &Driver{}
-	create.ensureCreateID()
-	create.markCreate(&secret.ObjectMeta)
-	create.markCreate(&vm.ObjectMeta)
+	secret, vm, err := machine.Objects(objects.Learned{SSHKey: public, GuestKubeconfig: guestKubeconfig, Addresses: addresses})
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	return secret, vm, assumed, nil
 }
 

@@ -287,12 +287,12 @@ func TestCheckAdmissionWithAPoolsAddress(t *testing.T) {
 // holdAddress allocates addr of opts's pool to another machine's create, in flight for an hour.
 func holdAddress(t *testing.T, fc *fakeCluster, opts config.Options, addr string) {
 	t.Helper()
-	cfg, err := config.ParseConfig("other", opts, objects.Rules...)
+	cfg, err := config.ParseConfig("other", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc.OK(kube.Create(context.Background(), fc.C, kube.ConfigMaps, "default",
-		objects.Allocation(cfg, objects.StaticAddressFor(cfg, netip.MustParseAddr(addr)), time.Hour, "other-create")))
+	plan := objects.PlanAddresses(cfg)
+	fc.OK(kube.Create(context.Background(), fc.C, kube.ConfigMaps, "default", plan.Allocation(plan.Static(netip.MustParseAddr(addr), nil), time.Hour, "other-create")))
 }
 
 // The dry runs need what the creates they stand for need, which the permission table shows (its "always" row is

@@ -24,10 +24,10 @@ var vmPatchObjectAccess = []kube.Access{{Resource: "secrets", Verb: "get"}, {Res
 
 func vmPatchGiven(cfg *config.Config) bool { return cfg.VMPatch != nil }
 
-// checkVMPatchObjects reads the objects --harvester-vm-patch gives the guest (objects.PatchObjectRefs) and
+// checkVMPatchObjects reads the objects --harvester-vm-patch gives the guest (objects.ObjectRefs of the VM SetConfigFromFlags built) and
 // refuses each that no admin allowed (allowPatchObjects). What it allowed is its findings, which Create uses.
 func checkVMPatchObjects(ctx context.Context, r *checkRun) {
-	refs := objects.PatchObjectRefs(r.cfg)
+	refs := objects.ObjectRefs(r.draft.VM)
 	if len(refs) == 0 {
 		r.detail = "the patch gives the guest no object of the namespace"
 		return

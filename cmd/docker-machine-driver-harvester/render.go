@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // render runs `docker-machine-driver-harvester render --machine-name NAME [--harvester-… flags]` (under a second
 // name, its --<name>-… flags and $<NAME>_… variables): it prints, as
 // YAML, the cloud-init Secret and the VirtualMachine a create with these flags would make (objects.Render), and
-// on stderr the label each object a VM patch gives the guest needs (objects.PatchObjectRefs). It never contacts
+// on stderr the label each object a VM patch gives the guest needs (objects.ObjectRefs). It never contacts
 // a cluster. Invalid flags print the same aggregated problems a create reports, and the exit code
 // is 1 (2 for a malformed command line).
 func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
@@ -24,12 +23,12 @@ func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr
 		fmt.Fprintln(stderr, "render: --machine-name is required: the name of the machine, which names its VM")
 		return 2
 	}
-	cfg, err := config.ParseConfig(machineName, opts, objects.Rules...)
+	cfg, machine, err := objects.ParseConfig(machineName, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, named(err.Error()))
 		return 1
 	}
-	out, err := objects.Render(cfg)
+	out, err := objects.Render(machine)
 	if err != nil {
 		fmt.Fprintln(stderr, named(err.Error()))
 		return 1
@@ -39,7 +38,7 @@ func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr
 		return 1
 	}
 	// What only the cluster can tell: whether an admin allowed the objects the VM patch gives the guest.
-	for _, ref := range objects.PatchObjectRefs(cfg) {
+	for _, ref := range objects.ObjectRefs(machine.VM) {
 		fmt.Fprintf(stderr, "render: the VM patch gives the guest %s: a create refuses it unless an admin who may write it in Harvester allows it (never one a node driver made) with: %s\n",
 			ref, ref.AllowCommand(cfg.Namespace))
 	}

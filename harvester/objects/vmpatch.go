@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,13 +23,14 @@ import (
 const MaxPatchedVM = 1 << 20
 
 // patchVM applies --harvester-vm-patch (cfg.VMPatch) to vm, the VM the driver built, and returns the patched VM,
-// or vm itself without a patch. The patch is applied to the VM as JSON, as the API server applies a patch
+// or vm itself without a patch; static says the first NIC gets a static address of --harvester-ip-pool (its MAC
+// address is then the driver's). The patch is applied to the VM as JSON, as the API server applies a patch
 // (k8s.io/apiserver pkg/endpoints/handlers/patch.go, applyJSPatch, with the same library,
 // gopkg.in/evanphx/json-patch.v4), and the result is read back as a KubeVirt VirtualMachine strictly, its
 // quantities bounded before any is parsed (readVM).
 // Then the driver's own parts (ownedParts) must be as it built them. Problems are filed under --harvester-vm-patch, naming paths and operations, never a value; nil is
 // returned then.
-func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VMPatch) *kubevirtv1.VirtualMachine {
+func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VMPatch, static bool) *kubevirtv1.VirtualMachine {
 	if patch == nil {
 		return vm
 	}
@@ -61,15 +63,44 @@ func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VM
 		p.Addf(config.FlagVMPatch, "the patched VM is not a KubeVirt VirtualMachine: %v", err)
 		return nil
 	}
-	if changed := changedParts(vm, out); len(changed) > 0 {
+	if changed := changedParts(vm, out, static); len(changed) > 0 {
 		p.Addf(config.FlagVMPatch, "changes what the driver owns: %s. The driver names, labels and annotates its VMs, gives them their cloud-init "+
 			"and their disks' claims, and starts and stops them; patch other fields", strings.Join(changed, ", "))
+		return nil
+	}
+	if copied := copiedFacts(vm, out); len(copied) > 0 {
+		p.Addf(config.FlagVMPatch, "copies %s out of the driver's parts: only the create knows them, so the copy would hold a placeholder; patch other fields",
+			strings.Join(copied, " and "))
 		return nil
 	}
 	if beyond := beyondGuest(out); len(beyond) > 0 {
 		p.Addf(config.FlagVMPatch, "gives the VM what no patch may: %s. A patch may not reach beyond the guest's own disks into the host, "+
 			"virt-launcher or other claims", strings.Join(beyond, ", "))
 		return nil
+	}
+	return out
+}
+
+// createFacts are the placeholders the VM a patch applies to holds, in the driver's own parts, for what only a
+// create knows (Build, Machine.Complete), with what each stands for.
+var createFacts = []struct{ placeholder, what string }{
+	{placeholderPVCSuffix, "a claim's name"},
+	{classPlaceholderPrefix, "an image's storage class"},
+}
+
+// copiedFacts names what only a create knows that patched holds more often than built, the VM the patch applied
+// to: a copy of a claim's name or an image's storage class, out of the parts the driver owns (which no patch
+// changes, changedParts). Complete fills in those parts and no other: the copy would keep the placeholder.
+func copiedFacts(built, patched *kubevirtv1.VirtualMachine) []string {
+	before, _ := json.Marshal(built) // API types always encode
+	after, _ := json.Marshal(patched)
+	var out []string
+	for _, f := range createFacts {
+		placeholder, _ := json.Marshal(f.placeholder) // as the VM's JSON holds it
+		p := bytes.Trim(placeholder, `"`)
+		if bytes.Count(after, p) > bytes.Count(before, p) {
+			out = append(out, f.what)
+		}
 	}
 	return out
 }

@@ -44,7 +44,8 @@ var flagGroups = []struct {
 		[]string{"harvester/config/kubeconfig_content.go", "harvester/config/inline_credential.go", "harvester/config/parse_kubeconfig.go"}},
 	{"Any flag: numbers, booleans, lengths, names", []string{"harvester/config/options.go", "harvester/config/parse.go",
 		"harvester/config/refs.go", "harvester/config/parse_timeout.go", "harvester/config/config.go", "harvester/config/flags.go",
-		"harvester/config/redact.go", "harvester/config/keys.go", "harvester/config/subnet.go", "harvester/config/doc.go"}},
+		"harvester/config/redact.go", "harvester/config/keys.go", "harvester/config/subnet.go", "harvester/config/doc.go",
+		"internal/bounded"}}, // a file a flag names, a value's size
 	{"JSON values: `--harvester-disk-info`, `--harvester-network-info`, `--harvester-vgpu-info`, `--harvester-host-device-info`, `--harvester-vm-affinity`, `--harvester-vm-patch`",
 		[]string{"harvester/config/jsonflag.go", "harvester/config/yamldoc.go"}},
 	{"Disks: `--harvester-disk-info`, `--harvester-disk-size`, `--harvester-disk-bus`, `--harvester-image-name`",
