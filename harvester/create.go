@@ -21,6 +21,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // rollbackTimeout bounds the cleanup after a failed create: removing the VM waits for it to be gone.
@@ -37,14 +38,21 @@ const rollbackTimeout = 5 * time.Minute
 //
 // rancher-machine saves the machine's state before Create (after PreCreateCheck) and again only after a
 // successful Create: the VM's UID goes into d.VMUID the moment the VM exists, so the second save records it;
-// the create id (d.CreateID, on the VM and the Secret) is in the first.
+// the create id (d.CreateID, on the VM and the Secret) is in the first. It sends the machine's objects as the
+// pre-flight judged them (Driver.checked), with what only it learns: its SSH key and the cloud-provider
+// account's kubeconfig in the user data, the allocated address on the VM and in the network data.
 func (d *Driver) Create() (err error) {
 	defer d.named(&err)
 	if d.cfg == nil {
 		return errNoConfig
 	}
 	cfg := d.cfg
-	d.ensureCreateID() // normally done by PreCreateCheck, before the state is first saved
+	if d.checked == nil { // rancher-machine runs PreCreateCheck first, in the same process
+		if err := d.preCreateCheck(); err != nil {
+			return err
+		}
+	}
+	machine := d.checked
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.CreateTimeout)
 	defer cancel()
 	c, err := d.api()
@@ -54,23 +62,11 @@ func (d *Driver) Create() (err error) {
 	if warning := connection.ExpiryWarning(d.credentialExpiry, time.Now()); warning != "" {
 		logging.Infof("%s", d.id.Text(warning))
 	}
-	looked, err := d.lookUp(ctx, c)
-	if err != nil {
-		return err
-	}
-	facts := looked.facts
-	if facts.UserData, facts.NetworkData, err = d.withDataSecrets(ctx, c); err != nil { // the user data and network data kept in Secrets
-		return err
-	}
 	public, err := d.prepareSSHKey()
 	if err != nil {
 		return err
 	}
 	guestKubeconfig, err := d.guestKubeconfig(ctx, c)
-	if err != nil {
-		return err
-	}
-	machine, err := d.draft.Complete(facts, objects.Draw{ClaimSuffix: randomSuffix(), CreateID: d.CreateID})
 	if err != nil {
 		return err
 	}
@@ -82,12 +78,10 @@ func (d *Driver) Create() (err error) {
 	for _, a := range made.addresses {
 		learned.Addresses = append(learned.Addresses, a.Static)
 	}
-	secret, vm, err := machine.Objects(learned)
+	secret, vm, err := machine.Objects(learned) // what the pre-flight judged, with what only the create learns
 	if err == nil {
-		err = d.allowPatchObjectsOf(ctx, c, vm) // what --harvester-vm-patch gives the guest, as this VM names it
-	}
-	if err == nil {
-		logging.Infof("Creating VM %s/%s on Harvester (%d CPUs, %d GiB memory, %d disks)", cfg.Namespace, cfg.MachineName, cfg.CPUs, cfg.MemoryGiB, len(cfg.Disks))
+		cpus, memory, disks := vmSize(vm)
+		logging.Infof("Creating VM %s/%s on Harvester (%s CPUs, %s memory, %d disks)", vm.Namespace, vm.Name, cpus, memory, disks)
 		err = d.createObjects(ctx, c, secret, vm, made)
 	}
 	if err == nil {
@@ -97,6 +91,14 @@ func (d *Driver) Create() (err error) {
 		return d.rollBack(c, made, err)
 	}
 	return nil
+}
+
+// vmSize is what a VM is made of, for the create's line: its CPU and memory limits as the VM holds them (the
+// flags', or --harvester-vm-patch's), and its disks but the cloud-init disk.
+func vmSize(vm *kubevirtv1.VirtualMachine) (cpus, memory string, disks int) {
+	limits := vm.Spec.Template.Spec.Domain.Resources.Limits
+	cpu, mem := limits[corev1.ResourceCPU], limits[corev1.ResourceMemory]
+	return cpu.String(), mem.String(), len(vm.Spec.Template.Spec.Domain.Devices.Disks) - 1
 }
 
 // guestKubeconfig returns the cloud provider kubeconfig the guest gets: the given one, or the generated
@@ -185,17 +187,7 @@ func secretExists(ctx context.Context, c kube.Interface, ns, name, machine strin
 	case err != nil:
 		return c.Explain("read the existing cloud-init Secret", ns+"/"+name, err)
 	}
-	return errors.New(secretInTheWay(ns, name, machine, old))
-}
-
-// secretInTheWay words an existing Secret of the cloud-init Secret's name, for Create and PreCreateCheck.
-func secretInTheWay(ns, name, machine string, s *corev1.Secret) string {
-	if isStaleCloudInitSecret(s.Labels, s.OwnerReferences, machine) {
-		return fmt.Sprintf("cloud-init Secret %s/%s already exists without a VM: another create of machine %s is running, or one died before making its VM "+
-			"(created %s). It is left alone; if no create of that name is running, delete it (kubectl -n %s delete secret %s) or choose another machine name",
-			ns, name, machine, s.CreationTimestamp.UTC().Format(time.RFC3339), ns, name)
-	}
-	return fmt.Sprintf("a Secret named %s already exists in namespace %s and is not a leftover of this driver; remove it or choose another machine name", name, ns)
+	return errors.New(preflight.SecretInTheWay(ns, name, machine, old))
 }
 
 // rollBack removes what a failed create made and returns the create's error, joined with what it could not

@@ -3,10 +3,11 @@
 //
 // It is the lifecycle rancher-machine calls (PreCreateCheck, Create, state, power, Remove), on top of the
 // driver's other packages: harvester/config turns flag values into a validated Config without touching the
-// network, harvester/objects makes the API objects from it (pure), harvester/connection turns the credential into
-// a client, harvester/ippool allocates static addresses and harvester/guestaccount makes the guest cluster's
-// cloud-provider account. It sends the objects through harvester/internal/kube, the only code that talks to the
-// API server. layers_test.go holds every package to the imports its floor allows.
+// network, harvester/objects builds the machine's API objects from it once (pure), harvester/preflight judges those
+// objects against the cluster and completes them with what it reads, harvester/connection turns the credential
+// into a client, harvester/ippool allocates static addresses and harvester/guestaccount makes the guest cluster's
+// cloud-provider account. It sends the objects the pre-flight judged through harvester/internal/kube, the only code
+// that talks to the API server. layers_test.go holds every package to the imports its floor allows.
 package harvester
 
 import (
@@ -74,13 +75,11 @@ type Driver struct {
 	heldIn        kube.Interface // the client whose screen holds the configuration's secrets (holdSecrets)
 	// credentialExpiry is when the credential's token expires, when it says (a JWT's exp); zero otherwise.
 	credentialExpiry time.Time
-	looked           *lookups // facts found by PreCreateCheck, reused by Create
-	// dataSecrets is what the Secrets of the user data and network data held when PreCreateCheck read them, for
-	// Create (see datasecrets.go). Secret: never logged or persisted.
-	dataSecrets *dataSecrets
-	// patchObjects are the objects a VM patch gives the guest that PreCreateCheck found allowed, by
-	// patchObjectKey (see precreate_vmpatch.go).
-	patchObjects map[string]bool
+	// checked is the machine as PreCreateCheck completed it with what it read, and judged: Create sends it. It
+	// holds what the data Secrets hold: never logged or persisted.
+	checked *objects.Machine
+	// claimSuffix makes the claims of this machine's create unique: drawn once, before the pre-flight.
+	claimSuffix string
 	// created is the machine's VM and VMI as the create's wait last saw them (running with an address), and when:
 	// the first GetState and the first address asked after the create answer from it (see fromCreate).
 	created *seenAt

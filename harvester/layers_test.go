@@ -28,8 +28,9 @@ type layer struct {
 //  2. harvester/config: flags to a validated Config;
 //  3. harvester/objects, pure objects from a Config, and harvester/connection, the credential to a client;
 //  4. harvester/ippool, address allocation, and harvester/guestaccount, the guest cluster's cloud-provider account;
-//  5. package harvester, the lifecycle rancher-machine calls;
-//  6. the command, cmd/docker-machine-driver-harvester.
+//  5. harvester/preflight, the pre-flight judging the machine's objects against the cluster;
+//  6. package harvester, the lifecycle rancher-machine calls;
+//  7. the command, cmd/docker-machine-driver-harvester.
 //
 // Beside the plugin: the repository's own tools (internal/…, hack/…), which the plugin never imports, and the test
 // bed (e2e/…), which drives the built plugin and imports the plugin's packages in its tests only.
@@ -64,11 +65,16 @@ var layers = []layer{
 	{pkg: "harvester/guestaccount", may: []string{"harvester/config", "harvester/connection", "harvester/internal/kube", "harvester/internal/logging", "harvester/objects", "cloudinit"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake", "internal/readmetest"}},
 
-	{pkg: "harvester", may: []string{"harvester/config", "harvester/objects", "harvester/connection", "harvester/ippool", "harvester/guestaccount",
-		"harvester/identity", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging", "internal/version"},
+	// It takes the machine's objects and a client and returns one typed result: it knows no Driver.
+	{pkg: "harvester/preflight", may: []string{"harvester/config", "harvester/objects", "harvester/connection", "harvester/ippool",
+		"harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake"}},
 
-	{pkg: "cmd/docker-machine-driver-harvester", may: []string{"harvester", "harvester/config", "harvester/objects", "harvester/connection", "harvester/guestaccount",
+	{pkg: "harvester", may: []string{"harvester/config", "harvester/objects", "harvester/connection", "harvester/ippool", "harvester/guestaccount",
+		"harvester/preflight", "harvester/identity", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging", "internal/version"},
+		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake"}},
+
+	{pkg: "cmd/docker-machine-driver-harvester", may: []string{"harvester", "harvester/preflight", "harvester/config", "harvester/objects", "harvester/connection", "harvester/guestaccount",
 		"harvester/identity", "internal/bounded", "internal/rancher", "internal/version"},
 		tests: []string{"internal/hostile", "internal/nodedriver", "internal/rancher"}},
 
@@ -117,7 +123,7 @@ var layers = []layer{
 	{pkg: "e2e/release", tests: []string{"e2e/internal/repo", "harvester", "harvester/identity", "internal/nodedriver", "internal/uiplugin"}},
 	{pkg: "e2e/scenarios", tests: []string{"e2e/admission", "e2e/apiproxy", "e2e/controlplane", "e2e/crds", "e2e/credential", "e2e/fixtures", "e2e/guest",
 		"e2e/internal/apply", "e2e/internal/countproxy", "e2e/internal/ownedtemp", "e2e/internal/repo", "e2e/internal/rmachine", "e2e/internal/vmspec",
-		"e2e/standin", "e2e/testbed", "harvester", "harvester/config", "harvester/identity", "internal/rancher"}},
+		"e2e/standin", "e2e/testbed", "harvester", "harvester/config", "harvester/identity", "harvester/preflight", "internal/rancher"}},
 }
 
 // The layers hold: every package of the module has its row, and imports only what its row allows. It reads what

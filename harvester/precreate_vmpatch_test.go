@@ -17,6 +17,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // secretVolumePatch is a VM patch mounting Secret name into the guest.
@@ -95,7 +96,7 @@ func TestVMPatchObjectsCheck(t *testing.T) {
 				})
 			}
 			d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagVMPatch, tt.patch))
-			c := checkNamed(t, d, CheckVMPatchObjects)
+			c := checkNamed(t, d, preflight.CheckVMPatchObjects)
 			var lines []string
 			for _, p := range c.Problems {
 				lines = append(lines, p.String())

@@ -12,9 +12,9 @@ import (
 	"github.com/rancher/machine/libmachine/mcnflag"
 	"sigs.k8s.io/yaml"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
 )
@@ -54,7 +54,7 @@ func readObjectFile(flag, what, path string, stdin io.Reader) ([]byte, error) {
 // check line of what the pool's schema drops (nil without) and the pool's quantity (0 when unknown).
 type rancherCommand struct {
 	args     []string
-	schema   *harvester.Check
+	schema   *preflight.Check
 	quantity int64
 }
 
@@ -90,7 +90,7 @@ func machineCommand(data []byte, id identity.Identity, from *poolSource) (ranche
 		if err != nil {
 			return out, err
 		}
-		var schema harvester.Check
+		var schema preflight.Check
 		obj, schema = pruneForPool(obj, pool, id)
 		out.schema, clusterName = &schema, cluster
 		if pool.Quantity != nil {

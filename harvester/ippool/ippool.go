@@ -12,8 +12,9 @@
 // and VMI are gone, so a guest still shutting down keeps its address; and an allocation whose VM does not exist
 // yet (no UID recorded: a create in flight) only once its lifetime is over.
 //
-// It is the driver's allocation layer: it talks to the cluster through harvester/internal/kube and builds its
-// objects with harvester/objects; package harvester calls it from PreCreateCheck, Create and Remove.
+// It is the driver's allocation layer: it talks to the cluster through harvester/internal/kube and allocates by the
+// address plan of harvester/objects (objects.AddressPlan), which builds its objects; harvester/preflight checks a
+// plan with it (Check), package harvester allocates at Create and releases at Remove.
 package ippool
 
 import (

@@ -30,6 +30,7 @@ var runtimePackages = []string{
 	"harvester/internal/kube",
 	"harvester/internal/quantity", // its refusals, in harvester/internal/kube's messages
 	"harvester/ippool",
+	"harvester/preflight",
 	"internal/rancher",
 }
 
@@ -105,6 +106,8 @@ var internalMessages = map[string]string{
 	"unknown type of flag %v: %v":                                                "the driver's own flags are all string, int or bool (internal/rancher's tests)",
 	"flag %s does not follow Rancher's naming convention [DRIVER]-[FLAG-NAME]":   "the driver's own flags all do (TestFlagsRoundTripThroughRancher)",
 	"flag %s has an empty part between '-'":                                      "the driver's own flags have none (TestFlagsRoundTripThroughRancher)",
+	"the machine could not be completed with what the pre-flight read":           "the admission is skipped first when an image, a key pair or a data Secret could not be used, the only ways the completion fails",
+	"the pre-flight passed but did not complete the machine's objects":           "a pre-flight whose checks all passed read every image, key pair and data Secret the completion needs",
 }
 
 // goDirs returns the module's package folders users run (PackageDirs).
