@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 
 	"github.com/rancher/machine/libmachine/mcnflag"
@@ -72,10 +71,6 @@ var flagGroups = map[string]string{
 // (internal/nodedriver CredentialFields and PublicCredentialFields, which the shipped binary does not link).
 var credentialFields = map[string]bool{"kubeconfigContent": true, "clusterType": true, "clusterId": true}
 
-// usageDefault is the value a usage text names as the default: "Default: 900." (config's tests hold every flag
-// the driver applies a default to to that sentence).
-var usageDefault = regexp.MustCompile(`Default: ([A-Za-z0-9.-]*[A-Za-z0-9])\.`)
-
 // flagsVerb runs `flags [--json] [--driver NAME]`: the flag table as JSON, under the executable's driver name
 // or NAME.
 func flagsVerb(args []string, stdout, stderr io.Writer) int {
@@ -136,8 +131,8 @@ func flagTable(driver string) (flagsDoc, error) {
 			e.Kind, e.Declared = "bool", "false"
 		}
 		e.Applied = e.Declared
-		if m := usageDefault.FindStringSubmatch(e.Usage); e.Declared == "" && m != nil {
-			e.Applied = m[1]
+		if d := config.UsageDefault(e.Usage); e.Declared == "" && d != "" {
+			e.Applied = d
 		}
 		doc.Flags = append(doc.Flags, e)
 	}
