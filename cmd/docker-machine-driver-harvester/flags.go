@@ -78,13 +78,13 @@ func flagsVerb(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	fs.Bool("json", true, "print JSON (the only format)")
 	driver := fs.String("driver", self.Name(), "the driver name the flags are printed for")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "flags: %s\nusage: flags [--json] [--driver NAME]\n", config.Redact(orArg(err, fs).Error()))
-		return 2
-	}
+	problems := &config.ArgsError{Problems: config.ParseFlagSet(fs, args)}
 	doc, err := flagTable(*driver)
 	if err != nil {
-		fmt.Fprintf(stderr, "flags: %s\n", config.Redact(err.Error()))
+		problems.Problemf("%s", err.Error())
+	}
+	if len(problems.Problems) > 0 {
+		fmt.Fprintf(stderr, "flags: %s\nusage: flags [--json] [--driver NAME]\n", problems.Error())
 		return 2
 	}
 	enc := json.NewEncoder(stdout)
@@ -94,13 +94,6 @@ func flagsVerb(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func orArg(err error, fs *flag.FlagSet) error {
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 }
 
 // flagTable is the flag table as driver declares it.

@@ -43,6 +43,17 @@ var formatArgs = map[string]int{
 // or a string constant of its package. fmt.Fprint* count only when they write to stderr; a fmt.Sprintf inside
 // panic is a broken invariant, not a message for a user.
 func GoMessages(root string, dirs ...string) ([]Message, error) {
+	return goTexts(root, func(words int) bool { return words >= minWords }, dirs)
+}
+
+// GoJoiners returns the joiners of the packages in dirs that hold a word of their own ("pool %s: %v", "cannot %s
+// %s: %w"), found as GoMessages finds messages: the text they put around a message is printed too.
+func GoJoiners(root string, dirs ...string) ([]Message, error) {
+	return goTexts(root, func(words int) bool { return words > 0 && words < minWords }, dirs)
+}
+
+// goTexts returns the texts given to the sinks of the packages in dirs whose count of words keep takes.
+func goTexts(root string, keep func(words int) bool, dirs []string) ([]Message, error) {
 	type pkg struct {
 		dir    string
 		files  []*ast.File
@@ -135,7 +146,7 @@ func GoMessages(root string, dirs ...string) ([]Message, error) {
 					return true
 				}
 				s, ok := literal(call.Args[at], p.consts)
-				if !ok || len(word.FindAllString(Literal(s), -1)) < minWords {
+				if !ok || !keep(len(word.FindAllString(Literal(s), -1))) {
 					return true
 				}
 				pos := fset.Position(call.Pos())

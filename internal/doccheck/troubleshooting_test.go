@@ -73,6 +73,7 @@ var flagGroups = []struct {
 // notFlagProblems are files of flagGroups' packages whose texts are no problem: what render prints in place of
 // what only a create learns.
 var notFlagProblems = map[string]string{
+	"harvester/config/cmdline.go":  "the verbs' command line, told in docs/troubleshooting.md (The command line)",
 	"harvester/objects/render.go":  "render's placeholders for what only a create learns (an image's storage class)",
 	"harvester/objects/address.go": "render's comment on the address a create allocates",
 }
@@ -93,6 +94,10 @@ var notShown = map[string]string{
 	"internal/nodedriver":           "make nodedriver-manifests, at release time",
 	"internal/version":              "the version string",
 }
+
+// goFlagMessages are what Go's flag package says of a command line the verbs tell (config.ParseFlagSet keeps its
+// words): src/flag/flag.go, FlagSet.parseOne's failf calls.
+var goFlagMessages = []string{"flag provided but not defined: -%s", "flag needs an argument: -%s", "bad flag syntax: %s", "flag: help requested"}
 
 // internalMessages are messages of runtimePackages that no user can meet, each with the reason. Keep it short:
 // a message a user may see belongs in docs/troubleshooting.md.
@@ -227,19 +232,43 @@ func TestTroubleshootingCoversEveryMessage(t *testing.T) {
 	}
 }
 
-// Every message docs/troubleshooting.md quotes is one the driver (or its UI extension) can print: a message that
-// changed or went is not left in the guide.
+// Every message docs/troubleshooting.md quotes is one the driver (or its UI extension) prints, word for word: a
+// message that changed or went, or words no message prints, are not left in the guide (Printed).
 func TestTroubleshootingQuotesAreMessages(t *testing.T) {
 	ui, err := UIMessages(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs := append(messagesOf(t, append(slices.Clone(runtimePackages), flagPackages()...)), ui...)
+	dirs := append(slices.Clone(runtimePackages), flagPackages()...)
+	msgs := append(messagesOf(t, dirs), ui...)
+	checks, err := CheckNames(root, runtimePackages...)
+	if err != nil || len(checks) < 10 {
+		t.Fatalf("the check lines' names: %v, %v", checks, err)
+	}
+	formats := make([]string, len(msgs))
+	for i, m := range msgs {
+		formats[i] = m.Format
+	}
+	// The joiners that start with words of their own ("pool %s: %v", "cannot %s %s: %w") print them too.
+	joinerMsgs, err := GoJoiners(root, dirs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joiners := make([]string, len(joinerMsgs))
+	for i, j := range joinerMsgs {
+		joiners[i] = j.Format
+	}
+	printed := NewPrinted(append(formats, goFlagMessages...), joiners, checks)
 	for _, q := range guideQuotes(t, troubleshooting) {
-		if !slices.ContainsFunc(msgs, func(m Message) bool { return Pattern(m.Format).MatchString(q.Text) }) {
-			t.Errorf("%s:%d quotes a message the driver does not print (changed or gone? quote it as printed now, or remove the entry):\n  %s",
-				troubleshooting, q.Line, q.Text)
+		if printed.Quote(q.Text) {
+			continue
 		}
+		near := ""
+		if i := slices.IndexFunc(msgs, func(m Message) bool { return Pattern(m.Format).MatchString(q.Text) }); i >= 0 {
+			near = fmt.Sprintf("\n  it holds %s, with words around it no message prints (a leading or trailing … marks a part left out)", msgs[i])
+		}
+		t.Errorf("%s:%d quotes a message the driver does not print (changed or gone? quote it as printed now, or remove the entry):\n  %s%s",
+			troubleshooting, q.Line, q.Text, near)
 	}
 }
 
@@ -298,4 +327,29 @@ func codeSpan(s string) string {
 func TestFlagProblems(t *testing.T) {
 	readmetest.Generated(t, filepath.Join(root, flagProblems), flagProblemsStart, flagProblemsEnd, flagProblemsMarkdown(t),
 		"go test ./internal/doccheck -run FlagProblems -update-docs", *updateDocs)
+}
+
+const (
+	contentsStart = "<!-- contents:start (generated from the headings: go test ./internal/doccheck -run Contents -update-docs) -->"
+	contentsEnd   = "<!-- contents:end -->"
+)
+
+// docs/troubleshooting.md opens with a list of its sections, each a link to its heading, in their order.
+// go test ./internal/doccheck -run Contents -update-docs rewrites it.
+func TestTroubleshootingContents(t *testing.T) {
+	md, err := ReadFile(root, troubleshooting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, line := range Prose(md) {
+		if title, ok := strings.CutPrefix(line, "## "); ok {
+			fmt.Fprintf(&b, "- [%s](#%s)\n", strings.TrimSpace(title), Slug(title))
+		}
+	}
+	if b.Len() == 0 {
+		t.Fatalf("%s has no sections", troubleshooting)
+	}
+	readmetest.Generated(t, filepath.Join(root, troubleshooting), contentsStart, contentsEnd, b.String(),
+		"go test ./internal/doccheck -run Contents -update-docs", *updateDocs)
 }
