@@ -125,7 +125,7 @@ release-snapshot: ## build the release into dist/ with goreleaser (built by hack
 	@cat dist/sha256sums.txt
 	@ls dist/hcivm-*.tgz
 
-nodedriver-manifests: ## write dist/nodedriver-hcivm-<arch>.yaml, the NodeDriver that installs the second driver name on a stock Rancher, with the checksums of dist/sha256sums.txt (VERSION=the release tag the archives are published under)
+nodedriver-manifests: ## write dist/nodedriver-hcivm-<arch>.yaml, the NodeDriver that installs the second driver name on a stock Rancher, with the checksums of dist/sha256sums.txt, the published release's (download it first; VERSION=the release tag the archives are published under)
 	$(GO) run ./hack/nodedriver -version $(VERSION) -checksums dist/sha256sums.txt -out dist
 
 # Rancher's image with this driver in place of its built-in Harvester driver (package/rancher/Dockerfile).
