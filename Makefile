@@ -70,9 +70,9 @@ quick-tools: ## what make quick's tests run: cloud-init from Debian as root; say
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then cloudinit/testdata/install-cloud-init.sh; \
 	else echo "quick: no cloud-init here and no root to install it (cloudinit/testdata/install-cloud-init.sh): the tests that run it are skipped"; fi
 	@if ! hack/tools.sh --if-built kubevirt >/dev/null 2>&1 || ! hack/tools.sh --if-built harvester >/dev/null 2>&1; then \
-	echo "quick: KubeVirt's and Harvester's admission tools are not built, so harvester/objects' tests that pass the golden VMs through them are skipped; make admission-tools builds them once (about 20 minutes on 2 cores; make deps does too), and make quick runs those tests from then on"; fi
+	echo "quick: KubeVirt's and Harvester's admission tools are not built, so harvester/objects' tests that pass the golden VMs through them are skipped; make admission-tools builds them once (7 to 20 minutes on 2 cores; make deps does too), and make quick runs those tests from then on"; fi
 
-admission-tools: ## build KubeVirt's and Harvester's admission (hack/tools.sh kubevirt and harvester: about 20 minutes the first time on 2 cores), which harvester/objects' tests pass the golden VMs through; cached
+admission-tools: ## build KubeVirt's and Harvester's admission (hack/tools.sh kubevirt and harvester: 7 to 20 minutes the first time on 2 cores), which harvester/objects' tests pass the golden VMs through; cached
 	hack/tools.sh kubevirt >/dev/null
 	hack/tools.sh harvester >/dev/null
 
