@@ -65,7 +65,7 @@ var layers = []layer{
 
 	{pkg: "cmd/docker-machine-driver-harvester", may: []string{"harvester", "harvester/config", "harvester/objects", "harvester/connection", "harvester/guestaccount",
 		"harvester/identity", "internal/rancher", "internal/version", "userdata"},
-		tests: []string{"internal/hostile", "internal/nodedriver", "internal/rancher"}},
+		tests: []string{"internal/doccheck", "internal/hostile", "internal/nodedriver", "internal/rancher"}},
 }
 
 // The layers hold: every package the plugin is built from has its row, and imports only what its row allows. It

@@ -68,10 +68,11 @@ type checkInput struct {
 	schema *harvester.Check
 }
 
-// countFlag is --count: the number, and whether it was given (else the pool's quantity counts).
+// countFlag is --count: the number, whether it was given (else the pool's quantity counts), and whether what was
+// given is a number (else its problem is told, not its range).
 type countFlag struct {
-	n   int
-	set bool
+	n          int
+	set, valid bool
 }
 
 func (c *countFlag) String() string { return strconv.Itoa(c.n) }
@@ -79,7 +80,8 @@ func (c *countFlag) String() string { return strconv.Itoa(c.n) }
 func (c *countFlag) Set(s string) error {
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return errors.New("not a whole number")
+		c.valid = false
+		return errors.New("must be a whole number")
 	}
 	c.n, c.set = n, true
 	return nil
@@ -98,7 +100,7 @@ func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (check
 		fs.StringVar(&machineConfig, "machine-config", "", "a machine-config object (kubectl get "+self.Name()+"config NAME -o yaml), - for stdin")
 		fs.StringVar(&cluster, "cluster", "", "the machine config's provisioning cluster (kubectl get clusters.provisioning.cattle.io NAME -o yaml) or its pool's dynamicSchemaSpec, - for stdin")
 		fs.StringVar(&pool, "pool", "", "the pool of --cluster that uses the machine config, when several do")
-		count = countFlag{n: 1}
+		count = countFlag{n: 1, valid: true}
 		fs.Var(&count, "count", "how many machines of this configuration to check at once (the pool's quantity)")
 	}
 	var err error
@@ -119,13 +121,17 @@ func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (check
 		err = errors.New("--cluster and --pool need --machine-config: they say what Rancher drops from it")
 	}
 	in.count = count.n
-	switch {
-	case err != nil:
+	// --count's range is one more problem of the command line, told beside the others.
+	if count.valid && (in.count < 1 || in.count > harvester.MaxPoolSize) {
+		problems := &config.ArgsError{}
+		if err != nil && !errors.As(err, &problems) {
+			return checkInput{}, err
+		}
+		problems.Problemf("--count must be 1 to %d: the number of machines in the pool, checked at once", harvester.MaxPoolSize)
+		err = problems
+	}
+	if err != nil {
 		return checkInput{}, err
-	case in.machineName == "":
-		return checkInput{}, errors.New("--machine-name is required: the name of the machine, which names its VM")
-	case in.count < 1 || in.count > harvester.MaxPoolSize:
-		return checkInput{}, fmt.Errorf("--count must be 1 to %d: the number of machines in the pool, checked at once", harvester.MaxPoolSize)
 	}
 	return in, nil
 }

@@ -205,7 +205,7 @@ func TestCheckClusterRefuses(t *testing.T) {
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("pool.yaml")}, `it is apiVersion "rke-machine-config.cattle.io/v1", kind "HarvesterConfig"`},
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", dir}, "--cluster: cannot read the file"},
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("badkey.yaml")}, "--cluster: not a YAML or JSON object: it does not parse"},
-		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("cluster.yaml"), "--count", "x"}, "invalid value"},
+		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("cluster.yaml"), "--count", "x"}, `--count: must be a whole number, got "x"`},
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("twodocs.yaml")}, "--cluster: holds more than one YAML document; only the first would be read: give one document"},
 	} {
 		_, err := parseCheckArgs(append([]string{"--machine-name", "m1"}, tc.args...), noEnv)

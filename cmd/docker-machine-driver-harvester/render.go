@@ -12,16 +12,13 @@ import (
 // name, its --<name>-… flags and $<NAME>_… variables): it prints, as
 // YAML, the cloud-init Secret and the VirtualMachine a create with these flags would make (objects.Render), and
 // on stderr the label each object a VM patch gives the guest needs (objects.PatchObjectRefs). It never contacts
-// a cluster. Invalid flags print the same aggregated problems a create reports, and the exit code
-// is 1 (2 for a malformed command line).
+// a cluster. Invalid flags print the same aggregated problems a create reports, and the exit code is 1; a
+// malformed command line prints every problem of it at once (a value an int or bool flag cannot take, an unknown
+// flag, a stray argument, no --machine-name), and the exit code is 2.
 func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	machineName, opts, err := parseMachineArgs(args, lookupEnv, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "render: %s\nusage: render --machine-name NAME [%s]\n", named(err.Error()), flagsHint(self))
-		return 2
-	}
-	if machineName == "" {
-		fmt.Fprintln(stderr, "render: --machine-name is required: the name of the machine, which names its VM")
 		return 2
 	}
 	cfg, err := config.ParseConfig(machineName, opts, objects.Rules...)

@@ -32,7 +32,11 @@ func run(name, version, sumsPath, base, out string) error {
 	}
 	f, err := os.Open(sumsPath)
 	if err != nil {
-		return fmt.Errorf("-checksums: %v (build the release first: make release-snapshot, or goreleaser release)", err)
+		// The manifests point at the published archives, so their checksums must be the published ones: a snapshot
+		// built here (make release-snapshot) has archives of its own, whose sums Rancher would refuse.
+		return fmt.Errorf("-checksums: %v: download the release's checksum file, %s/%s/sha256sums.txt, to %s "+
+			"(the checksums of a release built here, make release-snapshot, are of its own archives and cannot match the published ones)",
+			err, base, version, sumsPath)
 	}
 	defer f.Close()
 	sums, err := nodedriver.ReadChecksums(f)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -194,6 +195,18 @@ var flagTable = []flagSpec{
 	{name: FlagVMPatch, usage: `A change to the VM the driver builds, for the KubeVirt and Harvester fields no flag covers: a JSON merge patch (RFC 7386), a JSON object such as {"spec":{"template":{"spec":{"terminationGracePeriodSeconds":60}}}}, or a JSON patch (RFC 6902), a JSON list of operations such as [{"op":"add","path":"/metadata/annotations/example.com~1owner","value":"ml"}]; as JSON, base64 of JSON or the path of a file holding it; at most 64 KiB and 256 operations. It may not change what the driver owns: the VM's name, namespace and metadata other than labels and annotations, the driver's own labels and annotations, the cloud-init disk, volume and Secret, the disks' claims, the run strategy and the status. A Secret, ConfigMap or ServiceAccount it gives the guest needs the label node-driver.harvesterhci.io/vm-patch-allowed=true, set on it in Harvester by an admin. Empty: none.`},
 	{name: FlagUserDataSecret, usage: "Your cloud-init user data kept in Harvester instead of the machine config: the Secret in the VM namespace that holds it, as NAME or NAME:KEY (KEY: the key holding it; default userdata, else userData, as KubeVirt reads a cloud-init Secret). The driver reads it at create time (the credential must be allowed to get secrets there) and merges it as it merges --harvester-user-data, which it replaces; it never copies, changes or deletes the Secret. The value is the user data as cloud-init reads it (cloud-config, shell script, MIME multipart or gzip of them), at most 1 MiB. Empty: none."},
 	{name: FlagNetworkDataSecret, usage: "cloud-init network-config (version 1 or 2) kept in Harvester: the Secret in the VM namespace that holds it, as NAME or NAME:KEY (default key networkdata, else networkData, as KubeVirt reads it), read at create time in place of --harvester-network-data; not with --harvester-ip-pool. Empty: none."},
+}
+
+// usageDefault is the value a usage text names as the default: "Default: 900.".
+var usageDefault = regexp.MustCompile(`Default: ([A-Za-z0-9.-]*[A-Za-z0-9])\.`)
+
+// UsageDefault is the default a flag's usage names ("Default: virtio." gives virtio), or "": the default the
+// driver applies to a flag that declares none (config's tests hold every such flag to that sentence).
+func UsageDefault(usage string) string {
+	if m := usageDefault.FindStringSubmatch(usage); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

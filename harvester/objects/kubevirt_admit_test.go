@@ -14,7 +14,7 @@ import (
 )
 
 // upstreamTool returns the tool of hack/tools/<name> (kubevirt, harvester), built by `hack/tools.sh <name>`
-// (make quick and make deps run it first). Without it the tests that need it fail when DMDH_REQUIRE_TOOLS=1 (make
+// (make admission-tools and make deps run it first; make quick does not). Without it the tests that need it fail when DMDH_REQUIRE_TOOLS=1 (make
 // test, CI) and are skipped otherwise, saying the command that builds it (testenv.Tool).
 func upstreamTool(t *testing.T, name string) string {
 	t.Helper()
