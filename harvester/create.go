@@ -52,7 +52,7 @@ func (d *Driver) Create() (err error) {
 	if err != nil {
 		return err
 	}
-	if warning := connection.ExpiryWarning(d.credentialExpiry, time.Now()); warning != "" {
+	if warning := connection.ExpiryWarning(d.credentialExpiry(ctx), time.Now()); warning != "" {
 		logging.Infof("%s", d.id.Text(warning))
 	}
 	looked, err := d.lookUp(ctx, c)

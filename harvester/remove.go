@@ -17,6 +17,7 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/connection"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
@@ -56,6 +57,9 @@ func (d *Driver) Remove() (err error) {
 	c, err := d.api()
 	if err != nil {
 		return kube.ScrubNotFound(err)
+	}
+	if warning := connection.RemoveExpiryWarning(d.credentialExpiry(ctx), time.Now()); warning != "" {
+		logging.Infof("%s", d.id.Text(warning))
 	}
 	vm, err := d.getVM(ctx, c)
 	if err != nil {
