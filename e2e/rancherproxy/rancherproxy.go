@@ -7,17 +7,20 @@
 // sets it and not cleared when the ttl is set to 0 later (cloudcredential/controller.go syncHarvesterToken); an
 // expired one is refused on both paths with 401 (tokens.VerifyToken, "must authenticate, expired").
 //
-// It forwards to the bed's API server with the bed's admin credential, over plain HTTP on 127.0.0.1.
+// It forwards to the bed's API server with the bed's admin credential. It serves HTTPS on 127.0.0.1, with a
+// certificate of its own that its kubeconfigs trust: client-go sends a kubeconfig's token to an https server only
+// (k8s.io/client-go tools/clientcmd client_config.go, ClientConfig).
 package rancherproxy
 
 import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"log"
-	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strings"
@@ -34,10 +37,10 @@ const ClusterID = "c-m-h4rv3st3"
 
 // Proxy is the stand-in Rancher.
 type Proxy struct {
-	// URL is its address, http://127.0.0.1:<port>.
+	// URL is its address, https://127.0.0.1:<port>.
 	URL     string
 	forward *httputil.ReverseProxy
-	server  *http.Server
+	server  *httptest.Server
 
 	mu     sync.Mutex
 	tokens map[string]*token // by name
@@ -75,11 +78,6 @@ func Start(admin *rest.Config) (*Proxy, error) {
 		FlushInterval: -1,
 		ErrorLog:      log.New(io.Discard, "", 0),
 	}}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	p.URL = "http://" + l.Addr().String()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v3/tokens/{name}", p.tokenAPI)
 	mux.HandleFunc(prefix+"/", func(w http.ResponseWriter, r *http.Request) {
@@ -89,8 +87,10 @@ func Start(admin *rest.Config) (*Proxy, error) {
 		}
 		p.forward.ServeHTTP(w, r)
 	})
-	p.server = &http.Server{Handler: mux}
-	go p.server.Serve(l)
+	p.server = httptest.NewUnstartedServer(mux)
+	p.server.Config.ErrorLog = log.New(io.Discard, "", 0)
+	p.server.StartTLS()
+	p.URL = p.server.URL
 	return p, nil
 }
 
@@ -137,7 +137,8 @@ func (p *Proxy) Expire(tok string) {
 // ForTokenBased): the proxy URL of the cluster, the token.
 func (p *Proxy) Kubeconfig(tok string) []byte {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["harvester"] = &clientcmdapi.Cluster{Server: p.URL + "/k8s/clusters/" + ClusterID}
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.server.Certificate().Raw})
+	cfg.Clusters["harvester"] = &clientcmdapi.Cluster{Server: p.URL + "/k8s/clusters/" + ClusterID, CertificateAuthorityData: ca}
 	cfg.AuthInfos["harvester"] = &clientcmdapi.AuthInfo{Token: tok}
 	cfg.Contexts["harvester"] = &clientcmdapi.Context{Cluster: "harvester", AuthInfo: "harvester"}
 	cfg.CurrentContext = "harvester"

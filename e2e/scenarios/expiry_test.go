@@ -63,12 +63,12 @@ func TestEveryRouteWarnsOfAnExpiringCredential(t *testing.T) {
 					t.Errorf("%s does not warn %q…, with how to renew it:\n%s", route, want, out)
 				}
 			}
+			cli := newCLI(t, c.kubeconfig) // builds the plugin
 			out, code := runCheck(t, c.kubeconfig, checkArgs(ns)...)
 			if code != 0 {
 				t.Errorf("check: exit %d", code)
 			}
 			warns("check", out)
-			cli := newCLI(t, c.kubeconfig)
 			warns("create", quiet(t, cli.must(append(createArgs(t, ns), "m1")...)).Output)
 			if _, err := b.Virt.KubevirtV1().VirtualMachines(ns).Get(ctx, "m1", metav1.GetOptions{}); err != nil {
 				t.Fatal(err)
