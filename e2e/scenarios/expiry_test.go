@@ -19,13 +19,8 @@ import (
 // (rancherproxy: GET /v3/tokens/<name>, answered as Rancher answers); a Rancher token whose ttl Rancher set to 0
 // (its built-in Harvester credentials') and a token that says nothing (the bed's admin token) get no warning.
 func TestEveryRouteWarnsOfAnExpiringCredential(t *testing.T) {
-	b := testbed.Shared(t)
+	b, rancher := testbed.Shared(t), startRancher(t)
 	ctx := context.Background()
-	rancher, err := rancherproxy.Start(b.AdminConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rancher.Close)
 	ns := b.Namespace(t)
 	issued, err := b.Credential(ctx, credential.Spec{Namespace: ns, Name: "expiring", ClusterRoles: []string{"cluster-admin"}})
 	if err != nil {
@@ -90,13 +85,8 @@ func TestEveryRouteWarnsOfAnExpiringCredential(t *testing.T) {
 // A Rancher token that has expired: rm says so, removes nothing, and says what to do; given a current credential
 // (rm --update-config, as Rancher's next try passes the updated cloud credential), the same rm removes the machine.
 func TestRemoveWithAnExpiredRancherTokenSaysWhatToDo(t *testing.T) {
-	b := testbed.Shared(t)
+	b, rancher := testbed.Shared(t), startRancher(t)
 	ctx := context.Background()
-	rancher, err := rancherproxy.Start(b.AdminConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rancher.Close)
 	ns := b.Namespace(t)
 	tok := rancher.Token(0, 30*24*time.Hour, false)
 	cli := newCLI(t, rancher.Kubeconfig(tok))
@@ -121,4 +111,15 @@ func TestRemoveWithAnExpiredRancherTokenSaysWhatToDo(t *testing.T) {
 	cli.setCredential(rancher.Kubeconfig(rancher.Token(0, 30*24*time.Hour, false)))
 	cli.must("rm", "-y", "--update-config", "m1")
 	nothingLeft(t, b, ns)
+}
+
+// startRancher starts a stand-in Rancher in front of the shared bed for the test.
+func startRancher(t *testing.T) *rancherproxy.Proxy {
+	t.Helper()
+	p, err := rancherproxy.Start(testbed.Shared(t).AdminConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
 }
