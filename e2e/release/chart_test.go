@@ -89,8 +89,8 @@ func checkChart(t *testing.T, root, dist string, sums map[string]string) {
 	for _, arch := range []string{"amd64", "arm64"} {
 		t.Run("helm template arch="+arch, func(t *testing.T) {
 			docs := helmTemplate(t, helm, chart, pluginNamespace, "--set", "arch="+arch)
-			if len(docs) != 2 {
-				t.Fatalf("%d objects rendered, want the NodeDriver and the UIPlugin:\n%s", len(docs), bytes.Join(docs, []byte("---\n")))
+			if len(docs) != 3 {
+				t.Fatalf("%d objects rendered, want the NodeDriver, the UIPlugin and the Role the driver's rm reads the cluster with:\n%s", len(docs), bytes.Join(docs, []byte("---\n")))
 			}
 			byKind := map[string][]byte{}
 			for _, doc := range docs {
@@ -102,6 +102,9 @@ func checkChart(t *testing.T, root, dist string, sums map[string]string) {
 			var plugin renderedUIPlugin
 			unmarshal(t, byKind["NodeDriver"], &nd)
 			unmarshal(t, byKind["UIPlugin"], &plugin)
+			if byKind["Role"] == nil {
+				t.Errorf("no Role rendered: %s", bytes.Join(docs, []byte("---\n")))
+			}
 
 			archive := nodedriver.Archive(identity.Release, arch)
 			if nd.Kind != "NodeDriver" || nd.Metadata.Name != identity.Release || nd.Spec.DisplayName != identity.Release || !nd.Spec.Active || nd.Spec.Builtin {

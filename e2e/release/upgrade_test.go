@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,11 +38,13 @@ type helmRelease struct {
 
 // renderedObject is what the test reads of each object a release renders.
 type renderedObject struct {
-	Kind string
-	Spec struct {
+	Kind     string
+	Metadata struct{ Name, Namespace string }
+	Spec     struct {
 		URL    string
 		Plugin struct{ Version, Endpoint, CompressedEndpoint string }
 	}
+	Rules []struct{ APIGroups, Resources, Verbs []string }
 }
 
 // The chart of this release, then of the next, installed and upgraded with Helm's own install and upgrade: the
@@ -87,6 +90,21 @@ func TestChartUpgradeNamesTheNewRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A value that named one version's files is refused, not dropped without a word under --reuse-values.
+	for _, old := range []string{"compressedEndpoint", "endpoint"} {
+		out, err := exec.Command(h.bin, "template", release.Chart, newChart, "-n", release.Namespace, "--set", "plugin."+old+"=https://mirror.example/x").CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "plugin."+old+" is no longer read") {
+			t.Errorf("plugin.%s set: %v\n%s", old, err, out)
+		}
+	}
+
+	// Under --reuse-values from a chart without volumeCleanup, the value is missing altogether (helm's
+	// --set key=null deletes it the same way): the Role is made, in fleet-default, as the defaults say.
+	out, err := exec.Command(h.bin, "template", release.Chart, newChart, "-n", release.Namespace, "--set", "volumeCleanup=null").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "name: rke2-machine-provisioner\n  namespace: \"fleet-default\"") {
+		t.Errorf("volumeCleanup missing: %v\n%s", err, out)
+	}
+
 	const mirror = "http://mirror.example:8080/hcivm"
 	for _, c := range []struct {
 		name    string
@@ -100,23 +118,30 @@ func TestChartUpgradeNamesTheNewRelease(t *testing.T) {
 		{"--reset-values", []string{"--set", "arch=arm64"}, []string{"--reset-values"}, "amd64", release.DownloadBase},
 		{"--reset-then-reuse-values", []string{"--set", "arch=arm64"}, []string{"--reset-then-reuse-values"}, "arm64", release.DownloadBase},
 		{"--reuse-values with a mirror", []string{"--set", "plugin.downloadBase=" + mirror + "/"}, []string{"--reuse-values"}, "amd64", mirror},
+		{"--reuse-values, cleanup off", []string{"--set", "volumeCleanup.enabled=false"}, []string{"--reuse-values"}, "amd64", release.DownloadBase},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h.t = t
 			installed := h.run(nil, append([]string{"install", release.Chart, oldChart, "-n", release.Namespace, "--create-namespace"}, c.install...)...)
-			checkRelease(t, installed, version, c.arch, c.base)
+			installedArch := "amd64" // as installed, before the upgrade (--reset-values changes it)
+			if slices.Contains(c.install, "arch=arm64") {
+				installedArch = "arm64"
+			}
+			checkRelease(t, installed, version, installedArch, c.base, !strings.Contains(strings.Join(c.install, " "), "volumeCleanup.enabled=false"))
 			upgraded := h.run(&installed, append([]string{"upgrade", release.Chart, newChart, "-n", release.Namespace}, c.upgrade...)...)
 			if upgraded.Version != 2 || upgraded.Info.Status != "deployed" {
 				t.Errorf("the upgrade made revision %d, %s; want revision 2, deployed", upgraded.Version, upgraded.Info.Status)
 			}
-			checkRelease(t, upgraded, next, c.arch, c.base)
+			cleanup := !strings.Contains(strings.Join(c.install, " "), "volumeCleanup.enabled=false") || c.name == "--reset-values"
+			checkRelease(t, upgraded, next, c.arch, c.base, cleanup)
 		})
 	}
 }
 
 // checkRelease checks the objects of a release of the chart of version: every URL names that release, the
-// NodeDriver's archive is of arch, the UIPlugin's archive comes from base.
-func checkRelease(t *testing.T, r helmRelease, version, arch, base string) {
+// NodeDriver's archive is of arch, the UIPlugin's archive comes from base, and the Role the driver's rm reads the
+// cluster with is there when cleanup is on.
+func checkRelease(t *testing.T, r helmRelease, version, arch, base string, cleanup bool) {
 	t.Helper()
 	if m := r.Chart.Metadata; m.Version != version || m.AppVersion != version {
 		t.Errorf("release of chart %s (appVersion %s), want %s", m.Version, m.AppVersion, version)
@@ -136,11 +161,20 @@ func checkRelease(t *testing.T, r helmRelease, version, arch, base string) {
 			if want := base + "/" + release.Tag(version) + "/" + release.UIArchive(version); p.CompressedEndpoint != want || p.Version != version || p.Endpoint != "" {
 				t.Errorf("UIPlugin version %s, compressedEndpoint %s, endpoint %q; want %s, %s, none", p.Version, p.CompressedEndpoint, p.Endpoint, version, want)
 			}
+		case "Role":
+			if o.Metadata.Name != "rke2-machine-provisioner" || o.Metadata.Namespace != "fleet-default" || len(o.Rules) != 1 ||
+				fmt.Sprint(o.Rules[0].APIGroups, o.Rules[0].Resources, o.Rules[0].Verbs) != "[cluster.x-k8s.io] [clusters] [get]" {
+				t.Errorf("Role %+v, want rke2-machine-provisioner in fleet-default allowed to get clusters.cluster.x-k8s.io alone", o)
+			}
 		default:
 			t.Errorf("the release renders a %s", o.Kind)
 		}
 	}
-	if want := map[string]int{"NodeDriver": 1, "UIPlugin": 1}; fmt.Sprint(kinds) != fmt.Sprint(want) {
+	want := map[string]int{"NodeDriver": 1, "UIPlugin": 1}
+	if cleanup {
+		want["Role"] = 1
+	}
+	if fmt.Sprint(kinds) != fmt.Sprint(want) {
 		t.Errorf("the release renders %v, want %v", kinds, want)
 	}
 }

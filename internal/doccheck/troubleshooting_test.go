@@ -103,6 +103,7 @@ var internalMessages = map[string]string{
 	"unknown type of flag %v: %v":                                                "the driver's own flags are all string, int or bool (internal/rancher's tests)",
 	"flag %s does not follow Rancher's naming convention [DRIVER]-[FLAG-NAME]":   "the driver's own flags all do (TestFlagsRoundTripThroughRancher)",
 	"flag %s has an empty part between '-'":                                      "the driver's own flags have none (TestFlagsRoundTripThroughRancher)",
+	"not in a pod with a service account":                                        "kube.ErrNotInCluster: Remove asks nothing then, and says nothing",
 }
 
 // goDirs returns the module's package folders users run (PackageDirs).
