@@ -88,6 +88,14 @@ func TestVersionIsAboveTheExistingDriver(t *testing.T) {
 	if _, err := Version(root); err != nil {
 		t.Error(err)
 	}
+	// make release-tag-check (hack/helm-chart.sh) refuses the same versions.
+	script, err := os.ReadFile(filepath.Join(root, "hack", "helm-chart.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(script), "\nexisting="+ExistingDriver+"\n") {
+		t.Errorf("hack/helm-chart.sh does not say existing=%s, the existing driver's newest release", ExistingDriver)
+	}
 }
 
 func TestURLs(t *testing.T) {
