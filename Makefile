@@ -3,7 +3,12 @@
 GO        ?= go
 PKG       := github.com/harvester/docker-machine-driver-harvester
 BIN       := bin/docker-machine-driver-harvester
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The release's one version (internal/release): ui/pkg/hcivm/package.json "version", which is also the chart's
+# version and appVersion, the extension's, and for a release the tag without its v (hack/helm-chart.sh says why).
+RELEASE_VERSION := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' ui/pkg/hcivm/package.json)
+# The driver's --version: the release's tag when the checkout is at it, else the release's version marked -dev
+# (git describe would name the existing driver's newest tag in the repository the release is published in).
+VERSION   ?= $(shell git describe --tags --exact-match --match 'v$(RELEASE_VERSION)' 2>/dev/null || echo v$(RELEASE_VERSION)-dev)
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/internal/version.Commit=$(COMMIT) -X $(PKG)/internal/version.Date=$(DATE)
@@ -89,11 +94,9 @@ ui-test: ## the UI extension's tests, as `cd ui && npm test` runs them (ui/scrip
 ui-flags: ## rewrite ui/pkg/hcivm/flags.json, the flag table the UI extension is built from
 	$(GO) run ./cmd/docker-machine-driver-harvester flags --json --driver hcivm > ui/pkg/hcivm/flags.json
 
-# The extension's version (ui/pkg/hcivm/package.json), which is also the chart's version and appVersion and, for a
-# release, its tag without the v (hack/helm-chart.sh says why); CHART_VERSION, the tag without its v, names the
-# chart's file.
-UI_VERSION    := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' ui/pkg/hcivm/package.json)
-CHART_VERSION ?= $(shell echo "$(VERSION)" | sed -n 's/^v\{0,1\}\([0-9]\{1,\}\.[0-9]\{1,\}\.[0-9]\{1,\}.*\)$$/\1/p' | grep . || echo 0.0.0-$(VERSION))
+# CHART_VERSION names the chart's file: goreleaser's version of the release (the tag without its v, or
+# <version>-snapshot); the chart inside has the release's version.
+CHART_VERSION ?= $(RELEASE_VERSION)
 # The release's checksum file the chart's NodeDriver checksums come from, and the chart package written; goreleaser
 # sets both, and VERSION, CHART_VERSION and SNAPSHOT, when it runs this target (.goreleaser.yaml, signs).
 CHECKSUMS     ?= dist/sha256sums.txt
@@ -103,10 +106,11 @@ ui-extension: ## build the UI extension with @rancher/shell's toolchain (ui/pack
 	@ui/scripts/build-extension.sh
 
 helm-chart: ## package the Helm chart of the second name (package/helm/hcivm: the NodeDriver for the release's archives, from CHECKSUMS, and the UIPlugin) into dist/hcivm-<version>.tgz (VERSION=the release tag); make release-snapshot runs it through goreleaser
-	@hack/helm-chart.sh $(if $(filter true,$(SNAPSHOT)),--snapshot) "$(CHECKSUMS)" "$(VERSION)" "$(UI_VERSION)" "$(CHART)"
+	@hack/helm-chart.sh $(if $(filter true,$(SNAPSHOT)),--snapshot) "$(CHECKSUMS)" "$(VERSION)" "$(RELEASE_VERSION)" "$(CHART)"
 
-release-tag-check: ## refuse a release tag (VERSION) that is not v<the UI extension's version>, unless SNAPSHOT=true; goreleaser runs it before building
-	@[ "$(SNAPSHOT)" = true ] || hack/helm-chart.sh --check-tag "$(VERSION)" "$(UI_VERSION)"
+release-tag-check: ## refuse a release tag (VERSION) that is not v<the release's version, ui/pkg/hcivm/package.json>, or a version not above the existing driver's v1.0.6; with SNAPSHOT=true only the version; goreleaser runs it before building
+	@if [ "$(SNAPSHOT)" = true ]; then hack/helm-chart.sh --check-version "$(RELEASE_VERSION)"; \
+	else hack/helm-chart.sh --check-tag "$(VERSION)" "$(RELEASE_VERSION)"; fi
 
 e2e-guest: ## only the real-guest tests: the driver's VMs booted under qemu with real cloud-init and qemu-guest-agent
 	hack/guest-image.sh >/dev/null
@@ -120,8 +124,8 @@ bench: build ## measure the driver on the simulated Harvester (ready detection, 
 	CGO_ENABLED=0 $(GO) run ./e2e/cmd/bench -plugin $(BIN) $(if $(REFERENCE_PLUGIN),-reference-plugin $(REFERENCE_PLUGIN))
 	$(GO) test -run '^$$' -bench HostileInput -benchmem -benchtime 5x ./harvester/config ./cmd/docker-machine-driver-harvester
 
-release-snapshot: ## build the release into dist/ with goreleaser (built by hack/tools.sh) as a tag would, without publishing: the archives and their checksums, the UI extension's archive (make ui-extension, cached) and the Helm chart (make helm-chart); print the checksums
-	@goreleaser=$$(hack/tools.sh goreleaser)/goreleaser && GOFLAGS=-buildvcs=false $$goreleaser release --snapshot --clean --skip=publish
+release-snapshot: ## build the release into dist/ with goreleaser (built by hack/tools.sh) as the tag v<the release's version> would, versioned <version>-snapshot, without publishing: the archives and their checksums, the UI extension's archive (make ui-extension, cached) and the Helm chart (make helm-chart); print the checksums
+	@goreleaser=$$(hack/tools.sh goreleaser)/goreleaser && GOFLAGS=-buildvcs=false DMDH_RELEASE_VERSION=$(RELEASE_VERSION) $$goreleaser release --snapshot --clean --skip=publish
 	@cat dist/sha256sums.txt
 	@ls dist/hcivm-*.tgz
 

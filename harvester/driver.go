@@ -69,9 +69,9 @@ type Driver struct {
 	credentialErr error
 	clients       kube.Interface // built on first use (api); tests set fakes
 	heldIn        kube.Interface // the client whose screen holds the configuration's secrets (holdSecrets)
-	// credentialExpiry is when the credential's token expires, when it says (a JWT's exp); zero otherwise.
-	credentialExpiry time.Time
-	looked           *lookups // facts found by PreCreateCheck, reused by Create
+	// token tells when the credential's token expires (connection.Token, set with clients); nil: nothing is known.
+	token  expiryReader
+	looked *lookups // facts found by PreCreateCheck, reused by Create
 	// dataSecrets is what the Secrets of the user data and network data held when PreCreateCheck read them, for
 	// Create (see datasecrets.go). Secret: never logged or persisted.
 	dataSecrets *dataSecrets

@@ -209,7 +209,7 @@ func checkCredential(ctx context.Context, r *checkRun) {
 		r.fail(config.FlagKubeconfigContent, r.c.Explain("read namespace", ns, err))
 		return
 	}
-	r.detail = credentialDetail(r.credentialExpiry, time.Now())
+	r.detail = credentialDetail(r.credentialExpiry(ctx), time.Now())
 	r.findings = err
 }
 
@@ -268,14 +268,14 @@ func (u *unchecked) addf(format string, args ...any) {
 func (u unchecked) String() string { return strings.Join(u, "; ") }
 
 // credentialDetail says when a working credential's token expires, with the create's warning when that is soon.
-func credentialDetail(expiry, now time.Time) string {
-	if w := connection.ExpiryWarning(expiry, now); w != "" {
+func credentialDetail(e connection.Expiry, now time.Time) string {
+	if w := connection.ExpiryWarning(e, now); w != "" {
 		return w
 	}
-	if expiry.IsZero() {
+	if e.At.IsZero() {
 		return "accepted by Harvester"
 	}
-	return fmt.Sprintf("accepted by Harvester; its token expires at %s, in %s", expiry.Format(time.RFC3339), connection.RoundDuration(expiry.Sub(now)))
+	return fmt.Sprintf("accepted by Harvester; its token expires at %s, in %s", e.At.Format(time.RFC3339), connection.RoundDuration(e.At.Sub(now)))
 }
 
 // neededAccess is what a create, the readiness watch and a later remove need in the machine's namespace; each

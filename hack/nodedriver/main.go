@@ -10,14 +10,14 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
 	"github.com/harvester/docker-machine-driver-harvester/internal/nodedriver"
+	"github.com/harvester/docker-machine-driver-harvester/internal/release"
 )
 
 func main() {
 	name := flag.String("name", identity.Release, "the second driver name")
-	version := flag.String("version", "", "the release tag the archives are published under, e.g. v1.2.0")
+	version := flag.String("version", "", "the release tag the archives are published under, e.g. v1.1.0")
 	sumsPath := flag.String("checksums", "dist/sha256sums.txt", "the release's checksum file")
-	base := flag.String("url-base", "https://github.com/harvester/docker-machine-driver-harvester/releases/download",
-		"where the release's files are downloaded from: <url-base>/<version>/<archive>")
+	base := flag.String("url-base", release.DownloadBase, "where the release's files are downloaded from: <url-base>/<version>/<archive>")
 	out := flag.String("out", "dist", "directory the manifests are written to")
 	flag.Parse()
 	if err := run(*name, *version, *sumsPath, *base, *out); err != nil {

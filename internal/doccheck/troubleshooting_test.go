@@ -122,6 +122,7 @@ var notShown = map[string]string{
 	"harvester/internal/kubefake":   "the tests' Harvester",
 	"harvester/internal/configtest": "the tests' flags and credentials",
 	"internal/readmetest":           "the tests of the generated sections",
+	"internal/release":              "the release's version, read by the tests and the release's tooling (make release-tag-check has its own words)",
 	"harvester/internal/lists":      "joins words for the messages of others",
 	"harvester/internal/logging":    "the log streams; the lines are their callers'",
 	"internal/golden":               "the golden-file tests",
@@ -145,6 +146,7 @@ var internalMessages = map[string]string{
 	"unknown type of flag %v: %v":                                                "the driver's own flags are all string, int or bool (internal/rancher's tests)",
 	"flag %s does not follow Rancher's naming convention [DRIVER]-[FLAG-NAME]":   "the driver's own flags all do (TestFlagsRoundTripThroughRancher)",
 	"flag %s has an empty part between '-'":                                      "the driver's own flags have none (TestFlagsRoundTripThroughRancher)",
+	"not in a pod with a service account":                                        "kube.ErrNotInCluster: Remove asks nothing then, and says nothing",
 }
 
 // goDirs returns the module's package folders users run (PackageDirs).
