@@ -26,7 +26,9 @@ type PoolNodes struct {
 }
 
 // Autoscales reports whether Rancher's cluster autoscaler scales the pool: it has both bounds.
-func (n PoolNodes) Autoscales() bool { return n.AutoscalingMinSize != nil && n.AutoscalingMaxSize != nil }
+func (n PoolNodes) Autoscales() bool {
+	return n.AutoscalingMinSize != nil && n.AutoscalingMaxSize != nil
+}
 
 // Taint is a node taint as a pool holds it (corev1.Taint; timeAdded is not read).
 type Taint struct {
