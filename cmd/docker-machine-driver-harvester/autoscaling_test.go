@@ -60,7 +60,7 @@ func TestCheckPrintsThePoolsAutoscalingAnnotations(t *testing.T) {
 		t.Fatalf("the snippet is no YAML of machineDeploymentAnnotations: %v\n%s", err, snippet)
 	}
 	want := map[string]string{
-		"example.com/owner": "ml",
+		"example.com/owner":                                        "ml",
 		"capacity.cluster-autoscaler.kubernetes.io/cpu":            "4",
 		"capacity.cluster-autoscaler.kubernetes.io/memory":         "8092Mi",
 		"capacity.cluster-autoscaler.kubernetes.io/ephemeral-disk": "40Gi",
