@@ -24,11 +24,11 @@ func (r Result) Snippet(in Inputs) []byte {
 		comment(&b, "", "The machineDeploymentAnnotations a pool of this node template needs to autoscale from zero machines (docs/autoscaling.md); the pool's labels and taints come with check --cluster and --pool:")
 	case in.Pool.Nodes.Autoscales():
 		current = in.Pool.Nodes.MachineDeploymentAnnotations
-		comment(&b, "", fmt.Sprintf("Pool %s autoscales (autoscalingMinSize %d, autoscalingMaxSize %d): put this in place of its machineDeploymentAnnotations (docs/autoscaling.md):",
-			in.Pool.Name, *in.Pool.Nodes.AutoscalingMinSize, *in.Pool.Nodes.AutoscalingMaxSize))
+		comment(&b, "", "Pool %s autoscales (autoscalingMinSize %d, autoscalingMaxSize %d): put this in place of its machineDeploymentAnnotations (docs/autoscaling.md):",
+			in.Pool.Name, *in.Pool.Nodes.AutoscalingMinSize, *in.Pool.Nodes.AutoscalingMaxSize)
 	default:
 		current = in.Pool.Nodes.MachineDeploymentAnnotations
-		comment(&b, "", fmt.Sprintf("Pool %s does not autoscale (it has no autoscalingMinSize and autoscalingMaxSize) and needs none of these; were it to autoscale, its machineDeploymentAnnotations would be (docs/autoscaling.md):", in.Pool.Name))
+		comment(&b, "", "Pool %s does not autoscale (it has no autoscalingMinSize and autoscalingMaxSize) and needs none of these; were it to autoscale, its machineDeploymentAnnotations would be (docs/autoscaling.md):", in.Pool.Name)
 	}
 	b.WriteString("machineDeploymentAnnotations:\n")
 	// The pool's own annotations stay: all but those computed here, a capacity one the pool gives and this does
@@ -51,14 +51,14 @@ func (r Result) Snippet(in Inputs) []byte {
 		if v, ok := current[a.Key]; ok && v != a.Value {
 			how += fmt.Sprintf(" (the pool has %q)", v)
 		}
-		comment(&b, "  ", how)
+		comment(&b, "  ", "%s", how)
 		entry(&b, a.Key, a.Value)
 	}
 	for _, o := range r.Omitted {
 		if _, given := current[o.Key]; given {
 			continue
 		}
-		comment(&b, "  ", fmt.Sprintf("not given: %s: %s", strings.TrimPrefix(o.Key, Prefix), o.Why))
+		comment(&b, "  ", "not given: %s: %s", strings.TrimPrefix(o.Key, Prefix), o.Why)
 	}
 	return b.Bytes()
 }
@@ -73,14 +73,14 @@ func entry(b *bytes.Buffer, key, value string) {
 	}
 }
 
-// comment writes text as one YAML comment line; a control character (a newline in a pool's name) becomes a
-// space, so that nothing of it leaves the comment.
-func comment(b *bytes.Buffer, indent, text string) {
-	text = strings.Map(func(r rune) rune {
+// comment writes the text of format and args as one YAML comment line; a control character (a newline in a
+// pool's name) becomes a space, so that nothing of it leaves the comment.
+func comment(b *bytes.Buffer, indent, format string, args ...any) {
+	text := strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return ' '
 		}
 		return r
-	}, text)
+	}, fmt.Sprintf(format, args...))
 	b.WriteString(indent + "# " + text + "\n")
 }
