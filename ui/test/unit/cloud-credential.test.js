@@ -2,10 +2,11 @@ import jsyaml from 'js-yaml';
 import flagTable from '../../pkg/hcivm/flags.json';
 import { PERMISSIONS, permissionRows } from '../../pkg/hcivm/lib/permissions';
 import { ACCOUNT_ANNOTATION, ACCOUNT_LABEL, needsFor } from '../../pkg/hcivm/lib/account';
-import { timing } from '../../pkg/hcivm/lib/account-api';
+import { AccountError, ensureAccount, timing } from '../../pkg/hcivm/lib/account-api';
 import * as rancher from '../fixtures/rancher';
 import { CA_PEM, harvesterVip, kubeApi, TOKEN } from '../rancher/kube';
-import { flush, mountCredential, text } from './helpers';
+import { flush, mountCredential, registered, text } from './helpers';
+import { makeStore } from '../rancher/host';
 import {
   Checkbox, choose, control, LabeledInput, LabeledSelect, RadioGroup
 } from './controls';
@@ -161,6 +162,41 @@ describe('the cloud-credential form, making the driver\'s account in an imported
     expect(saved(value).config).toEqual({ clusterType: 'external', kubeconfigContent: 'YXBpVmVyc2lvbjogdjEK' });
     expect(events[events.length - 1]).toBe(true);
     expect(await wrapper.vm.test()).toBe(true);
+  });
+});
+
+describe('the token of the driver\'s account', () => {
+  const account = {
+    name: 'hcivm-t0k3n', namespace: 'default', namespaces: ['default'], options: [], server: 'https://10.0.0.5:6443',
+  };
+  const ensure = async(kube, tries = 3) => {
+    const { store } = await makeStore(registered, { kube });
+
+    return ensureAccount(store.dispatch, rancher.HARVESTER_ID, account, { wait: async() => {}, tries });
+  };
+
+  it('is waited for until kube-controller-manager fills it in, and only so long', async() => {
+    expect(jsyaml.load(await ensure(kubeApi({ objects: harvesterVip(), fillAfter: 3 }))).users[0].user.token).toBe(TOKEN);
+    const late = await ensure(kubeApi({ objects: harvesterVip(), fillAfter: 9 })).catch((e) => e);
+
+    expect(late).toBeInstanceOf(AccountError);
+    expect([late.key, late.args]).toEqual(['tokenTimeout', { what: 'default/hcivm-t0k3n-token', seconds: 3 }]);
+  });
+
+  it('is refused when the Secret holds more than a token can be, and never quoted', async() => {
+    const secret = {
+      apiVersion: 'v1',
+      kind:       'Secret',
+      type:       'kubernetes.io/service-account-token',
+      metadata:   {
+        name: 'hcivm-t0k3n-token', namespace: 'default', uid: 'u9', resourceVersion: '3', labels: { [ACCOUNT_LABEL]: 'hcivm-t0k3n' }, annotations: { 'kubernetes.io/service-account.name': 'hcivm-t0k3n' },
+      },
+      data: { token: 'A'.repeat(20000), 'ca.crt': btoa(CA_PEM) },
+    };
+    const err = await ensure(kubeApi({ objects: { ...harvesterVip(), 'api/v1/namespaces/default/secrets/hcivm-t0k3n-token': secret } })).catch((e) => e);
+
+    expect([err.key, err.args]).toEqual(['tokenUnusable', { what: 'default/hcivm-t0k3n-token' }]);
+    expect(JSON.stringify(err)).not.toContain('AAAA');
   });
 });
 

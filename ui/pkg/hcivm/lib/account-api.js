@@ -134,19 +134,21 @@ function filledToken(secret) {
   if (!token || !ca) {
     return null;
   }
+  const unusable = new AccountError('tokenUnusable', { what: `${ secret.metadata?.namespace }/${ secret.metadata?.name }` });
+
   if (token.length > MAX_TOKEN || ca.length > MAX_CA) {
-    throw new AccountError('tokenUnusable', { what: `Secret ${ secret.metadata?.namespace }/${ secret.metadata?.name }` });
+    throw unusable;
   }
   try {
     return { token: atob(token), caData: ca.replace(/\s/g, '') };
   } catch (e) {
-    throw new AccountError('tokenUnusable', { what: `Secret ${ secret.metadata?.namespace }/${ secret.metadata?.name }` });
+    throw unusable;
   }
 }
 
 async function waitForToken(req, account, wait, tries) {
   const path = `api/v1/namespaces/${ account.namespace }/secrets/${ tokenSecretName(account.name) }`;
-  const what = `Secret ${ account.namespace }/${ tokenSecretName(account.name) }`;
+  const name = `${ account.namespace }/${ tokenSecretName(account.name) }`;
 
   for (let i = 0; i < tries; i++) {
     let secret;
@@ -154,7 +156,7 @@ async function waitForToken(req, account, wait, tries) {
     try {
       secret = await req('get', path);
     } catch (e) {
-      throw refused('read', what, e);
+      throw refused('read', `Secret ${ name }`, e);
     }
     const filled = filledToken(secret);
 
@@ -163,7 +165,7 @@ async function waitForToken(req, account, wait, tries) {
     }
     await wait(1000);
   }
-  throw new AccountError('tokenTimeout', { what, seconds: tries });
+  throw new AccountError('tokenTimeout', { what: name, seconds: tries });
 }
 
 // ensureAccount makes (or brings back) the account {name, namespace, namespaces, options, server} in the
