@@ -19,6 +19,9 @@ const GROUP = { [CORE]: '', [RBAC]: 'rbac.authorization.k8s.io' };
 export const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBdzCCAR2gAwIBAgIBADAKBggqhkjOPQQDAjAjMSEwHwYDVQQDDBhya2UyLXNl\n-----END CERTIFICATE-----\n';
 export const TOKEN = 'eyJhbGciOiJSUzI1NiIsImtpZCI6ImhjaXZtIn0.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2lnbmF0dXJl';
 
+// tokenOf is the token of the token Secret of that uid: each Secret's token is its own.
+export const tokenOf = (uid) => `${ TOKEN }${ uid.replace(/[^a-z0-9]/g, '') }`;
+
 const b64 = (s) => btoa(String.fromCharCode(...new TextEncoder().encode(s)));
 
 function answer(body, status) {
@@ -67,7 +70,7 @@ export function kubeApi({
     if (secret.type !== 'kubernetes.io/service-account-token' || !sa || n < fillAfter || secret.data?.token) {
       return;
     }
-    secret.data = { 'ca.crt': b64(CA_PEM), namespace: b64(secret.metadata.namespace), token: b64(TOKEN) };
+    secret.data = { 'ca.crt': b64(CA_PEM), namespace: b64(secret.metadata.namespace), token: b64(tokenOf(secret.metadata.uid)) };
     secret.metadata.annotations['kubernetes.io/service-account.uid'] = sa.metadata.uid;
     secret.metadata.resourceVersion = String(++version);
   }

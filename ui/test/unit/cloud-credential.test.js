@@ -4,7 +4,7 @@ import { PERMISSIONS, permissionRows } from '../../pkg/hcivm/lib/permissions';
 import { ACCOUNT_ANNOTATION, ACCOUNT_LABEL, needsFor } from '../../pkg/hcivm/lib/account';
 import { AccountError, ensureAccount, timing } from '../../pkg/hcivm/lib/account-api';
 import * as rancher from '../fixtures/rancher';
-import { CA_PEM, harvesterVip, kubeApi, TOKEN } from '../rancher/kube';
+import { CA_PEM, harvesterVip, kubeApi, tokenOf } from '../rancher/kube';
 import { flush, mountCredential, registered, text } from './helpers';
 import { makeStore } from '../rancher/host';
 import {
@@ -85,7 +85,7 @@ describe('the cloud-credential form, making the driver\'s account in an imported
     const kubeconfig = jsyaml.load(saved(value).config.kubeconfigContent);
 
     expect(kubeconfig.clusters[0].cluster).toEqual({ server: 'https://10.0.0.5:6443', 'certificate-authority-data': btoa(CA_PEM) });
-    expect(kubeconfig.users[0].user).toEqual({ token: TOKEN });
+    expect(kubeconfig.users[0].user).toEqual({ token: tokenOf(token.metadata.uid) });
     expect(kubeconfig.contexts[0].context).toEqual({ cluster: 'default', user: 'default', namespace: 'default' });
     expect(saved(value).config).toMatchObject({ clusterType: 'imported', clusterId: rancher.HARVESTER_ID });
     expect(JSON.parse(saved(value).annotations[ACCOUNT_ANNOTATION])).toEqual({
@@ -176,7 +176,7 @@ describe('the token of the driver\'s account', () => {
   };
 
   it('is waited for until kube-controller-manager fills it in, and only so long', async() => {
-    expect(jsyaml.load(await ensure(kubeApi({ objects: harvesterVip(), fillAfter: 3 }))).users[0].user.token).toBe(TOKEN);
+    expect(jsyaml.load(await ensure(kubeApi({ objects: harvesterVip(), fillAfter: 3 }))).users[0].user.token).toMatch(/^eyJ/);
     const late = await ensure(kubeApi({ objects: harvesterVip(), fillAfter: 9 })).catch((e) => e);
 
     expect(late).toBeInstanceOf(AccountError);
@@ -233,7 +233,27 @@ describe('the cloud-credential form, editing what Rancher\'s API returns (no kub
     expect(names(objects(kube, 'roles'))).toEqual([`default/${ made.name }`]);
     expect(names(objects(kube, 'rolebindings'))).toEqual([`default/${ made.name }`]);
     expect(JSON.parse(value.annotations[ACCOUNT_ANNOTATION]).namespaces).toEqual(['default']);
-    expect(jsyaml.load(value.decodedData.kubeconfigContent).users[0].user.token).toBe(TOKEN);
+    expect(jsyaml.load(value.decodedData.kubeconfigContent).users[0].user.token).toBe(tokenOf(objects(kube, 'secrets')[0].metadata.uid));
+  });
+
+  it('makes a new token when asked, the old one deleted with its Secret', async() => {
+    const kube = kubeApi({ objects: harvesterVip() });
+    const first = await createImported({ kube });
+    const made = JSON.parse(first.value.annotations[ACCOUNT_ANNOTATION]);
+    const uid = () => objects(kube, 'secrets')[0].metadata.uid;
+    const before = uid();
+    const { page, wrapper, value } = await mountCredential({ mode: 'edit', data: withAccount(made), kube });
+
+    expect(await wrapper.vm.test()).toBe(true);
+    expect(uid()).toBe(before);
+    await page.find('[data-action="rotate"]').trigger('click');
+    expect(text(page)).toContain(`Saving deletes the token Secret of ${ made.name } in Harvester and makes a new one`);
+    expect(await wrapper.vm.test()).toBe(true);
+    expect(objects(kube, 'secrets')).toHaveLength(1);
+    expect(uid()).not.toBe(before);
+    expect(jsyaml.load(value.decodedData.kubeconfigContent).users[0].user.token).toBe(tokenOf(uid()));
+    expect(jsyaml.load(first.value.decodedData.kubeconfigContent).users[0].user.token).toBe(tokenOf(before));
+    expect(page.find('[data-action="rotate"]').exists()).toBe(true);
   });
 
   it('leaves alone an object of the account\'s name it did not make', async() => {

@@ -168,10 +168,40 @@ async function waitForToken(req, account, wait, tries) {
   throw new AccountError('tokenTimeout', { what: name, seconds: tries });
 }
 
+// dropToken deletes the account's token Secret, when it is the account's, so that the next one carries a new token
+// (the old one stops working at once).
+async function dropToken(req, account) {
+  const path = `api/v1/namespaces/${ account.namespace }/secrets/${ tokenSecretName(account.name) }`;
+  const what = `Secret ${ account.namespace }/${ tokenSecretName(account.name) }`;
+  let got;
+
+  try {
+    got = await req('get', path);
+  } catch (e) {
+    if (statusOf(e) === 404) {
+      return;
+    }
+    throw refused('read', what, e);
+  }
+  if (got?.metadata?.labels?.[ACCOUNT_LABEL] !== account.name || !isTokenOf(got, account.name)) {
+    throw new AccountError('notOurs', { what, label: `${ ACCOUNT_LABEL }=${ account.name }` });
+  }
+  try {
+    await req('delete', path, { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: got.metadata.uid } });
+  } catch (e) {
+    if (statusOf(e) !== 404) {
+      throw refused('delete', what, e);
+    }
+  }
+}
+
 // ensureAccount makes (or brings back) the account {name, namespace, namespaces, options, server} in the
 // Harvester cluster clusterId and returns the credential's kubeconfig. previous is the account as it was (an edit):
-// the namespaces it no longer has lose its Role and RoleBinding. wait and tries pace the wait for the token.
-export async function ensureAccount(dispatch, clusterId, account, { previous = null, wait = timing.wait, tries = TOKEN_TRIES } = {}) {
+// the namespaces it no longer has lose its Role and RoleBinding. rotate replaces the token Secret, so the
+// kubeconfig gets a new token. wait and tries pace the wait for the token.
+export async function ensureAccount(dispatch, clusterId, account, {
+  previous = null, rotate = false, wait = timing.wait, tries = TOKEN_TRIES,
+} = {}) {
   const req = client(dispatch, clusterId);
   let sa;
 
@@ -181,6 +211,9 @@ export async function ensureAccount(dispatch, clusterId, account, { previous = n
     if (o.body.kind === 'ServiceAccount') {
       sa = got;
     }
+  }
+  if (rotate) {
+    await dropToken(req, account);
   }
   await ensureOne(req, tokenSecret(account, sa), account.name, (s) => isTokenOf(s, account.name));
   for (const ns of previous?.namespaces || []) {
