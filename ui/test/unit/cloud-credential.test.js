@@ -364,6 +364,9 @@ describe('what the credential may do', () => {
     expect(page.findAll('.hcivm-permissions tbody tr')).toHaveLength(PERMISSIONS.length);
     expect(page.find('.hcivm-permissions').text()).toContain('Make the cloud provider\'s kubeconfig');
     expect(page.find('.hcivm-permissions').text()).not.toContain('generateCloudProviderConfig');
+    // Every field is named by a label of its own (a missing one would show its key between % signs).
+    expect(page.find('.hcivm-permissions').text()).not.toContain('%');
+    expect(page.find('.hcivm-permissions').text()).toContain('Key Pair of the SSH Private Key, SSH Key Pairs');
   });
 
   it('folds the driver\'s permission needs (flags.json) into rows', () => {
