@@ -57,6 +57,9 @@ function client(dispatch, clusterId) {
   });
 }
 
+// labelled is whether an object read back carries the account's label: made by the form for this account.
+const labelled = (name) => (got) => got?.metadata?.labels?.[ACCOUNT_LABEL] === name;
+
 const whatOf = (body) => `${ body.kind } ${ body.metadata.namespace ? `${ body.metadata.namespace }/` : '' }${ body.metadata.name }`;
 
 // ensureOne creates {path, body}, or, when it exists, reads it and makes it what body says (rules, subjects), if
@@ -79,7 +82,7 @@ async function ensureOne(req, { path, body }, name, check = () => true) {
   } catch (e) {
     throw refused('read', what, e);
   }
-  if (got?.metadata?.labels?.[ACCOUNT_LABEL] !== name || !check(got)) {
+  if (!labelled(name)(got) || !check(got)) {
     throw new AccountError('notOurs', { what, label: `${ ACCOUNT_LABEL }=${ name }` });
   }
   if (body.roleRef && !sameJSON(got.roleRef, body.roleRef)) {
@@ -97,31 +100,39 @@ async function ensureOne(req, { path, body }, name, check = () => true) {
   }
 }
 
-// dropNamespace deletes the account's Role and RoleBinding from a namespace no longer chosen, when they carry its
-// label; the delete names the UID read, so an object made since in their place is left alone.
-async function dropNamespace(req, name, ns) {
-  for (const kind of ['rolebindings', 'roles']) {
-    const path = `apis/rbac.authorization.k8s.io/v1/namespaces/${ ns }/${ kind }/${ name }`;
-    let got;
+// deleteOurs deletes the object at path if ours(got) says it is the account's, and answers whether it was (an
+// object not there counts as deleted). The delete names the UID read, so an object made since in its place is left
+// alone.
+async function deleteOurs(req, path, what, ours) {
+  let got;
 
-    try {
-      got = await req('get', path);
-    } catch (e) {
-      if (statusOf(e) === 404) {
-        continue;
-      }
-      throw refused('read', `${ kind } ${ ns }/${ name }`, e);
+  try {
+    got = await req('get', path);
+  } catch (e) {
+    if (statusOf(e) === 404) {
+      return true;
     }
-    if (got?.metadata?.labels?.[ACCOUNT_LABEL] !== name) {
-      continue;
+    throw refused('read', what, e);
+  }
+  if (!ours(got)) {
+    return false;
+  }
+  try {
+    await req('delete', path, { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: got.metadata.uid } });
+  } catch (e) {
+    if (statusOf(e) !== 404) {
+      throw refused('delete', what, e);
     }
-    try {
-      await req('delete', path, { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: got.metadata.uid } });
-    } catch (e) {
-      if (statusOf(e) !== 404) {
-        throw refused('delete', `${ kind } ${ ns }/${ name }`, e);
-      }
-    }
+  }
+
+  return true;
+}
+
+// dropNamespace deletes the account's Role and RoleBinding from a namespace no longer chosen, when they carry its
+// label.
+async function dropNamespace(req, name, ns) {
+  for (const kind of ['RoleBinding', 'Role']) {
+    await deleteOurs(req, `apis/rbac.authorization.k8s.io/v1/namespaces/${ ns }/${ kind.toLowerCase() }s/${ name }`, `${ kind } ${ ns }/${ name }`, labelled(name));
   }
 }
 
@@ -168,30 +179,15 @@ async function waitForToken(req, account, wait, tries) {
   throw new AccountError('tokenTimeout', { what: name, seconds: tries });
 }
 
-// dropToken deletes the account's token Secret, when it is the account's, so that the next one carries a new token
-// (the old one stops working at once).
+// dropToken deletes the account's token Secret, so that the next one carries a new token (the old one stops
+// working at once); a Secret of its name that is not the account's token is refused.
 async function dropToken(req, account) {
-  const path = `api/v1/namespaces/${ account.namespace }/secrets/${ tokenSecretName(account.name) }`;
-  const what = `Secret ${ account.namespace }/${ tokenSecretName(account.name) }`;
-  let got;
+  const name = tokenSecretName(account.name);
+  const what = `Secret ${ account.namespace }/${ name }`;
+  const ours = (got) => labelled(account.name)(got) && isTokenOf(got, account.name);
 
-  try {
-    got = await req('get', path);
-  } catch (e) {
-    if (statusOf(e) === 404) {
-      return;
-    }
-    throw refused('read', what, e);
-  }
-  if (got?.metadata?.labels?.[ACCOUNT_LABEL] !== account.name || !isTokenOf(got, account.name)) {
+  if (!await deleteOurs(req, `api/v1/namespaces/${ account.namespace }/secrets/${ name }`, what, ours)) {
     throw new AccountError('notOurs', { what, label: `${ ACCOUNT_LABEL }=${ account.name }` });
-  }
-  try {
-    await req('delete', path, { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: got.metadata.uid } });
-  } catch (e) {
-    if (statusOf(e) !== 404) {
-      throw refused('delete', what, e);
-    }
   }
 }
 
