@@ -33,6 +33,13 @@ func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error)
 	return d.looked, nil
 }
 
+// imageAccess is what lookUpImages needs to read an image, in the image's namespace: a refused read is the
+// create's problem (describeLookupError), so the access review (neededAccess) does not ask for it.
+var imageAccess = []kube.Access{{Group: kube.HarvesterGroupVersion.Group, Resource: "virtualmachineimages", Verb: "get"}}
+
+// keyPairAccess is what readKeyPair needs, in the key pair's namespace; a refused read is the create's problem.
+var keyPairAccess = []kube.Access{{Group: kube.HarvesterGroupVersion.Group, Resource: "keypairs", Verb: "get"}}
+
 // lookUpImages reads every image and the key pairs the configuration names and checks they can be used. Every
 // problem is collected; API errors other than "does not exist" are reported as such.
 func lookUpImages(ctx context.Context, c kube.Interface, cfg *config.Config) (*lookups, error) {

@@ -36,7 +36,8 @@ func TestPermissionsAreTheAccessLists(t *testing.T) {
 			t.Errorf("%s: flags %v", n.When, n.Flags)
 		}
 	}
-	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, ippool.Access, guestaccount.Access, dataSecretAccess, vmPatchObjectAccess))
+	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, imageAccess, cleanupAccess, ippool.Access,
+		guestaccount.Access, keyPairAccess, dataSecretAccess, vmPatchObjectAccess))
 	sameAccess(t, "only read", read, slices.Concat(quotaAccess, []kube.Access{lbPoolAccess}, hostDeviceAccess, deviceCapacityAccess))
 }
 

@@ -110,6 +110,16 @@ var removeAccess = []kube.Access{
 	{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachines", Verb: "delete"},
 }
 
+// cleanupAccess is what a remove needs besides removeAccess, in the VM namespace, only at times: the cloud-init
+// Secret read and deleted when the garbage collector may not take it (deleteCloudInitSecret), and the guest
+// cluster's claims listed when Rancher deletes the whole cluster (claimsToRemove). The access review does not ask
+// for it: a remove that needs none of it must not be refused for it.
+var cleanupAccess = []kube.Access{
+	{Resource: "secrets", Verb: "get"},
+	{Resource: "secrets", Verb: "delete"},
+	{Resource: "persistentvolumeclaims", Verb: "list"},
+}
+
 // removeVM deletes vm — the caller has made sure it is the machine's — after listing its volumes in
 // harvesterhci.io/removedPersistentVolumeClaims so Harvester deletes them with it (see claimsToRemove; all: the
 // guest cluster's too, see removesGuestVolumes). The
