@@ -25,7 +25,8 @@ type layer struct {
 //  1. what knows no flag and no machine: the bound on quantities harvester/internal/quantity, the client layer
 //     harvester/internal/kube, harvester/internal/lists and harvester/internal/logging, harvester/identity, cloudinit, userdata, internal/version and internal/rancher;
 //  2. harvester/config: flags to a validated Config;
-//  3. harvester/objects, pure objects from a Config, and harvester/connection, the credential to a client;
+//  3. harvester/objects, pure objects from a Config, harvester/autoscale, a pool's autoscaling annotations from
+//     them, and harvester/connection, the credential to a client;
 //  4. harvester/ippool, address allocation, and harvester/guestaccount, the guest cluster's cloud-provider account;
 //  5. package harvester, the lifecycle rancher-machine calls;
 //  6. the command, cmd/docker-machine-driver-harvester.
@@ -51,6 +52,9 @@ var layers = []layer{
 
 	{pkg: "harvester/objects", may: []string{"harvester/config", "harvester/internal/quantity", "cloudinit", "cloudinit/networkconfig", "userdata"},
 		tests: []string{"harvester/internal/configtest", "internal/golden", "internal/hostile", "internal/testenv"}, noClient: true, pure: true},
+	// The autoscaler's annotations of a pool, from the VM the builders make: pure, as they are.
+	{pkg: "harvester/autoscale", may: []string{"harvester/config", "internal/rancher"},
+		tests: []string{"harvester/objects", "harvester/internal/configtest", "internal/golden"}, noClient: true, pure: true},
 	{pkg: "harvester/connection", may: []string{"harvester/config", "harvester/internal/kube", "internal/version"},
 		tests: []string{"harvester/internal/configtest"}},
 
@@ -63,7 +67,7 @@ var layers = []layer{
 		"harvester/identity", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging", "internal/version"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake"}},
 
-	{pkg: "cmd/docker-machine-driver-harvester", may: []string{"harvester", "harvester/config", "harvester/objects", "harvester/connection", "harvester/guestaccount",
+	{pkg: "cmd/docker-machine-driver-harvester", may: []string{"harvester", "harvester/autoscale", "harvester/config", "harvester/objects", "harvester/connection", "harvester/guestaccount",
 		"harvester/identity", "internal/rancher", "internal/version", "userdata"},
 		tests: []string{"internal/doccheck", "internal/hostile", "internal/nodedriver", "internal/rancher"}},
 }

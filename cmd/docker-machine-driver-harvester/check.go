@@ -12,6 +12,7 @@ import (
 	"github.com/rancher/machine/libmachine/log"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/autoscale"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
@@ -35,6 +36,9 @@ var stdin io.Reader = os.Stdin
 // config's pool is in (or the pool's dynamicSchemaSpec alone): the fields the pool's copy of the driver's schema
 // lacks are dropped as Rancher drops them, and named on a "pool schema" line before the pre-flight's; the
 // cluster also gives the pool's quantity (for --count) and, for driver harvester, --harvester-cluster-name.
+// After the checks and a blank line come the machineDeploymentAnnotations a pool of the machine needs to autoscale
+// from zero machines, as YAML to paste under the pool (with --cluster, the pool's, with its labels and taints;
+// printCheckAutoscaling).
 //
 // Under a second name (docker-machine-driver-hcivm) it reads --hcivm-… flags and $HCIVM_… variables, and its
 // output names them.
@@ -56,7 +60,9 @@ func check(args []string, lookupEnv func(string) (string, bool), stdout, stderr 
 		fmt.Fprintln(stderr, named(err.Error()))
 		return 1
 	}
-	return max(code, printChecks(stdout, checks))
+	code = max(code, printChecks(stdout, checks))
+	printCheckAutoscaling(context.Background(), in, stdout, stderr)
+	return code
 }
 
 // checkInput is what check's command line, environment and machine config give.
@@ -66,6 +72,8 @@ type checkInput struct {
 	count       int
 	// schema is the line of what the pool's schema drops (--cluster), nil without.
 	schema *harvester.Check
+	// pool is the pool of the machine config in --cluster, nil without.
+	pool *autoscale.Pool
 }
 
 // countFlag is --count: the number, whether it was given (else the pool's quantity counts), and whether what was
@@ -110,7 +118,7 @@ func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (check
 		var cmd rancherCommand
 		if cmd, err = machineConfigFlags(machineConfig, cluster, pool); err == nil {
 			in.machineName, in.opts, err = parseMachineArgs(append(cmd.args, args...), lookupEnv, extra)
-			in.schema = cmd.schema
+			in.schema, in.pool = cmd.schema, cmd.pool
 			if !count.set && cmd.quantity > harvester.MaxPoolSize {
 				err = fmt.Errorf("--cluster: the pool's quantity is %d, more than check takes at once (%d): give --count", cmd.quantity, harvester.MaxPoolSize)
 			} else if !count.set && cmd.quantity > 0 {

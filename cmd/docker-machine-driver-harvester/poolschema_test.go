@@ -233,7 +233,8 @@ func TestCheckVerbPrintsThePoolSchemaFirst(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"pool.yaml": poolYAML, "cluster.yaml": clusterYAML(t, "HarvesterConfig")})
 	stdout, _, code := runVerb(t, unreachableHarvester, "check", "--machine-name", "m1", "--machine-config", filepath.Join(dir, "pool.yaml"),
 		"--cluster", filepath.Join(dir, "cluster.yaml"))
-	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	checks, _, _ := strings.Cut(stdout, "\n\n")
+	lines := strings.Split(checks, "\n")
 	if code != 1 || len(lines) != 3 || !strings.HasPrefix(lines[0], "problem  pool schema") || !strings.HasPrefix(lines[1], "skipped  pool schema") ||
 		!strings.HasPrefix(lines[2], "problem  credential") {
 		t.Errorf("exit %d, stdout:\n%s", code, stdout)

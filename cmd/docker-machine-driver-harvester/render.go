@@ -12,7 +12,8 @@ import (
 // name, its --<name>-… flags and $<NAME>_… variables): it prints, as
 // YAML, the cloud-init Secret and the VirtualMachine a create with these flags would make (objects.Render), and
 // on stderr the label each object a VM patch gives the guest needs (objects.PatchObjectRefs). It never contacts
-// a cluster. Invalid flags print the same aggregated problems a create reports, and the exit code is 1; a
+// a cluster. On stderr too, the machineDeploymentAnnotations a pool of the machine needs to autoscale from zero
+// machines (autoscalingSnippet). Invalid flags print the same aggregated problems a create reports, and the exit code is 1; a
 // malformed command line prints every problem of it at once (a value an int or bool flag cannot take, an unknown
 // flag, a stray argument, no --machine-name), and the exit code is 2.
 func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
@@ -34,6 +35,10 @@ func render(args []string, lookupEnv func(string) (string, bool), stdout, stderr
 	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
+	}
+	// What an autoscaling pool of the machine needs, on stderr: stdout is the objects.
+	if snippet, err := autoscalingSnippet(cfg, nil, nil); err == nil {
+		fmt.Fprintf(stderr, "render: a pool of this node template that autoscales from zero machines needs these machineDeploymentAnnotations (check --cluster adds the pool's labels and taints):\n%s", snippet)
 	}
 	// What only the cluster can tell: whether an admin allowed the objects the VM patch gives the guest.
 	for _, ref := range objects.PatchObjectRefs(cfg) {

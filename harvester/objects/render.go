@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
@@ -45,6 +46,13 @@ func Render(cfg *config.Config) ([]byte, error) {
 		return nil, err
 	}
 	return toYAML(readableSecret(secret), vm)
+}
+
+// RenderVM is the VirtualMachine Render shows for cfg (after --harvester-vm-patch), with the same placeholders for
+// what only a create learns: what the autoscaling annotations of a pool are computed from (harvester/autoscale).
+func RenderVM(cfg *config.Config) (*kubevirtv1.VirtualMachine, error) {
+	cfg = secretPlaceholders(cfg)
+	return VirtualMachine(cfg, renderFacts(cfg), placeholderPVCSuffix)
 }
 
 // renderFacts are the facts render shows: a placeholder for each image's storage class, and a pool's first

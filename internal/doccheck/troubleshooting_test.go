@@ -25,6 +25,7 @@ const (
 var runtimePackages = []string{
 	"cmd/docker-machine-driver-harvester",
 	"harvester",
+	"harvester/autoscale", // the comments of check's and render's autoscaling annotations
 	"harvester/connection",
 	"harvester/guestaccount",
 	"harvester/identity",
