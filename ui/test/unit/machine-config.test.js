@@ -116,6 +116,10 @@ describe('the machine-config form, creating a cluster', () => {
     await choose(page, 'enableEfi', true);
     await choose(page, 'enableTpm', true);
     await choose(page, 'persistentTpm', true);
+    await choose(page, 'persistentEfi', true);
+    await choose(page, 'blockMultiQueue', true);
+    await choose(page, 'ioThreadsPolicy', 'supplementalPool');
+    await choose(page, 'ioThreadCount', '4');
     await choose(page, 'machineType', 'q35');
     await choose(page, 'zone', ['zone-a']);
     await choose(page, 'ipPool', '10.0.0.10-10.0.0.59/24');
