@@ -7,6 +7,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/connection"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
@@ -17,11 +18,11 @@ func (d *Driver) api() (kube.Interface, error) {
 		if d.credentialErr != nil {
 			return nil, d.credentialErr
 		}
-		c, expiry, err := connection.Connect(connection.Credential{Content: d.kubeconfig}, time.Now())
+		c, token, err := connection.Connect(connection.Credential{Content: d.kubeconfig}, time.Now())
 		if err != nil {
 			return nil, err
 		}
-		d.clients, d.credentialExpiry = c, expiry
+		d.clients, d.token = c, token
 	}
 	d.holdSecrets(d.clients)
 	return d.clients, nil
@@ -41,6 +42,25 @@ func (d *Driver) holdSecrets(c kube.Interface) {
 	s.Hold(slices.Concat([][]byte{[]byte(cfg.SSH.Password), cfg.UserData, cfg.RancherUserData},
 		connection.CredentialSecrets(cfg.CloudProvider.Kubeconfig))...)
 	s.Allow(cfg.MachineName, cfg.Namespace, objects.CloudInitSecretName(cfg.MachineName), cfg.ClusterName)
+}
+
+// expiryReader tells when the credential's token expires (connection.Token).
+type expiryReader interface {
+	Expiry(ctx context.Context) (connection.Expiry, error)
+}
+
+// credentialExpiry is what is known of when the credential's token expires (see connection.Token): for a Rancher
+// token, Rancher is asked the first time. A failed read is logged at debug level and tells nothing: it is no
+// problem of the machine's.
+func (d *Driver) credentialExpiry(ctx context.Context) connection.Expiry {
+	if d.token == nil {
+		return connection.Expiry{}
+	}
+	e, err := d.token.Expiry(ctx)
+	if err != nil {
+		logging.Debugf("Cannot tell when the Harvester credential expires: %v", err)
+	}
+	return e
 }
 
 // waitFor follows the machine's VM and VMI by watch (kube.Interface.WatchMachine) and calls check with each new

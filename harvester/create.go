@@ -59,7 +59,7 @@ func (d *Driver) Create() (err error) {
 	if err != nil {
 		return err
 	}
-	if warning := connection.ExpiryWarning(d.credentialExpiry, time.Now()); warning != "" {
+	if warning := connection.ExpiryWarning(d.credentialExpiry(ctx), time.Now()); warning != "" {
 		logging.Infof("%s", d.id.Text(warning))
 	}
 	public, err := d.prepareSSHKey()
@@ -265,7 +265,7 @@ func (d *Driver) removeMadeVM(ctx context.Context, c kube.Interface, made *creat
 	case made.vm == nil:
 		logging.Infof("The answer to the VM's create was lost, but the API server made it: VM %s/%s (uid %s, create id %s)", ns, name, vm.UID, d.CreateID)
 	}
-	if err := d.removeVM(ctx, c, vm); err != nil {
+	if err := d.removeVM(ctx, c, vm, vm.Annotations[config.AnnotationRemoveAllPVCs] == "true"); err != nil {
 		return vmAndVolumes(vm) + " (" + err.Error() + ")"
 	}
 	return ""

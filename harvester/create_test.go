@@ -424,21 +424,6 @@ func TestCreateDoesNotWaitForAReplacedVM(t *testing.T) {
 	}
 }
 
-// Create warns, as a milestone the Rancher user sees, when the credential expires within 30 days.
-func TestCreateWarnsOfAnExpiringCredential(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.kubeVirt(healthy("10.0.0.5"))
-	info := kubefake.CaptureLog(t)
-	d := newTestDriver(t, fc, "m1", createOptions())
-	d.credentialExpiry = time.Now().Add(10*24*time.Hour + time.Hour)
-	if err := d.Create(); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(info.String(), "The Harvester credential expires at") || !strings.Contains(info.String(), "in 10 days") {
-		t.Errorf("no expiry warning among the milestones:\n%s", info.String())
-	}
-}
-
 // A VM of the machine's name that is not the one the create made (another UID) ends the wait at once: it is
 // reported as a replacement, never waited for as the machine.
 func TestWaitEndsAtAVMOfItsNameThatIsNotOurs(t *testing.T) {

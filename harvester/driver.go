@@ -73,8 +73,8 @@ type Driver struct {
 	credentialErr error
 	clients       kube.Interface // built on first use (api); tests set fakes
 	heldIn        kube.Interface // the client whose screen holds the configuration's secrets (holdSecrets)
-	// credentialExpiry is when the credential's token expires, when it says (a JWT's exp); zero otherwise.
-	credentialExpiry time.Time
+	// token tells when the credential's token expires (connection.Token, set with clients); nil: nothing is known.
+	token expiryReader
 	// checked is the machine as PreCreateCheck completed it with what it read, and judged: Create sends it. It
 	// holds what the data Secrets hold: never logged or persisted.
 	checked *objects.Machine

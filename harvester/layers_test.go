@@ -26,7 +26,8 @@ type layer struct {
 //     harvester/internal/kube, harvester/internal/lists and harvester/internal/logging, harvester/identity, cloudinit, userdata, bounded input
 //     (internal/bounded), internal/version and internal/rancher;
 //  2. harvester/config: flags to a validated Config;
-//  3. harvester/objects, pure objects from a Config, and harvester/connection, the credential to a client;
+//  3. harvester/objects, pure objects from a Config, harvester/autoscale, a pool's autoscaling annotations from
+//     them, and harvester/connection, the credential to a client;
 //  4. harvester/ippool, address allocation, and harvester/guestaccount, the guest cluster's cloud-provider account;
 //  5. harvester/preflight, the pre-flight judging the machine's objects against the cluster;
 //  6. package harvester, the lifecycle rancher-machine calls;
@@ -57,6 +58,9 @@ var layers = []layer{
 
 	{pkg: "harvester/objects", may: []string{"harvester/config", "harvester/internal/quantity", "cloudinit", "cloudinit/networkconfig", "internal/bounded"},
 		tests: []string{"harvester/internal/configtest", "internal/golden", "internal/hostile", "internal/testenv"}, noClient: true, pure: true},
+	// The autoscaler's annotations of a pool, from the VM the builders make: pure, as they are.
+	{pkg: "harvester/autoscale", may: []string{"harvester/config", "internal/rancher"},
+		tests: []string{"harvester/objects", "harvester/internal/configtest", "internal/golden"}, noClient: true, pure: true},
 	{pkg: "harvester/connection", may: []string{"harvester/config", "harvester/internal/kube", "internal/version"},
 		tests: []string{"harvester/internal/configtest"}},
 
@@ -74,9 +78,9 @@ var layers = []layer{
 		"harvester/preflight", "harvester/identity", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging", "internal/version"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake"}},
 
-	{pkg: "cmd/docker-machine-driver-harvester", may: []string{"harvester", "harvester/preflight", "harvester/config", "harvester/objects", "harvester/connection", "harvester/guestaccount",
+	{pkg: "cmd/docker-machine-driver-harvester", may: []string{"harvester", "harvester/preflight", "harvester/autoscale", "harvester/config", "harvester/objects", "harvester/connection", "harvester/guestaccount",
 		"harvester/identity", "internal/bounded", "internal/rancher", "internal/version"},
-		tests: []string{"internal/hostile", "internal/nodedriver", "internal/rancher"}},
+		tests: []string{"internal/doccheck", "internal/hostile", "internal/nodedriver", "internal/rancher"}},
 
 	// The repository's tools: golden files, the guides' generated sections and checks, hostile inputs, what a test
 	// does without its tool, the release's manifests and the UI extension's archive, and the code's measures.
@@ -87,7 +91,9 @@ var layers = []layer{
 	{pkg: "internal/doccheck", tests: []string{"internal/readmetest"}},
 	{pkg: "internal/nodedriver", may: []string{"harvester/identity"}, tests: []string{"harvester/config"}},
 	{pkg: "internal/uiplugin"},
-	{pkg: "hack/nodedriver", may: []string{"harvester/identity", "internal/nodedriver"}},
+	{pkg: "internal/release", tests: []string{"internal/readmetest", "internal/testenv"}},
+	{pkg: "hack/nodedriver", may: []string{"harvester/identity", "internal/nodedriver", "internal/release"}},
+	{pkg: "hack/prereqs"},
 	{pkg: "hack/uiplugin", may: []string{"internal/uiplugin"}},
 	{pkg: "hack/measure"}, // reads the module's code as data: it imports none of it
 
@@ -102,6 +108,7 @@ var layers = []layer{
 	{pkg: "e2e/internal/repo", may: []string{"internal/testenv"}},
 	{pkg: "e2e/internal/rmachine", may: []string{"e2e/internal/repo"}},
 	{pkg: "e2e/apiproxy"},
+	{pkg: "e2e/rancherproxy"},
 	{pkg: "e2e/await"},
 	{pkg: "e2e/internal/countproxy", may: []string{"e2e/apiproxy"}},
 	{pkg: "e2e/guest", may: []string{"e2e/internal/repo", "internal/testenv"}},
@@ -120,10 +127,12 @@ var layers = []layer{
 	{pkg: "e2e/cmd/bench", may: []string{"e2e/internal/countproxy", "e2e/internal/ownedtemp", "e2e/internal/rmachine", "e2e/standin", "e2e/testbed"}},
 	{pkg: "e2e/rancher", tests: []string{"e2e/controlplane", "e2e/crds", "e2e/internal/apply", "e2e/internal/kubeconfig", "e2e/internal/repo",
 		"harvester/config", "harvester/objects", "internal/rancher", "internal/testenv"}},
-	{pkg: "e2e/release", tests: []string{"e2e/internal/repo", "harvester", "harvester/identity", "internal/nodedriver", "internal/uiplugin"}},
+	{pkg: "e2e/release", tests: []string{"e2e/controlplane", "e2e/internal/repo", "harvester", "harvester/identity", "internal/nodedriver", "internal/release",
+		"internal/testenv", "internal/uiplugin"}},
 	{pkg: "e2e/scenarios", tests: []string{"e2e/admission", "e2e/apiproxy", "e2e/controlplane", "e2e/crds", "e2e/credential", "e2e/fixtures", "e2e/guest",
 		"e2e/internal/apply", "e2e/internal/countproxy", "e2e/internal/ownedtemp", "e2e/internal/repo", "e2e/internal/rmachine", "e2e/internal/vmspec",
-		"e2e/standin", "e2e/testbed", "harvester", "harvester/config", "harvester/identity", "harvester/preflight", "internal/rancher"}},
+		"e2e/rancherproxy", "e2e/standin", "e2e/testbed", "e2e/upstream", "harvester", "harvester/config", "harvester/identity", "harvester/preflight",
+		"internal/rancher", "internal/testenv"}},
 }
 
 // The layers hold: every package of the module has its row, and imports only what its row allows. It reads what

@@ -16,7 +16,7 @@ import (
 type PermissionNeed struct {
 	When   string        `json:"when"`
 	Flags  []string      `json:"flags,omitempty"`
-	Where  string        `json:"where,omitempty"` // "VM namespace" or "network's namespace"
+	Where  string        `json:"where,omitempty"` // "VM namespace", or the namespace of the image, network or key pair
 	Access []kube.Access `json:"access"`
 }
 
@@ -31,12 +31,16 @@ func Permissions() []PermissionNeed { return permissionNeeds }
 
 var permissionNeeds = []PermissionNeed{
 	{When: "always", Where: "VM namespace", Access: slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess)},
+	{When: "always", Where: "image's namespace", Access: preflight.ImageAccess},
+	{When: "always", Where: "VM namespace", Access: cleanupAccess},
 	{When: "resource quotas" + OptionalRead, Where: "VM namespace", Access: preflight.QuotaAccess},
 	{When: "static addresses", Flags: []string{config.FlagIPPool}, Where: "network's namespace", Access: ippool.Access},
 	{When: "load-balancer IP pools" + OptionalRead, Flags: []string{config.FlagIPPool}, Access: []kube.Access{preflight.LBPoolAccess}},
 	{When: "host devices" + OptionalRead, Flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, Access: slices.Concat(preflight.HostDeviceAccess, preflight.DeviceCapacityAccess)},
 	{When: "cloud-provider kubeconfig", Flags: []string{config.FlagGenerateCloudProviderConfig}, Where: "VM namespace",
 		Access: guestaccount.Access},
+	{When: "SSH key pairs", Flags: []string{config.FlagKeyPairName, config.FlagSSHKeyPairs}, Where: "key pair's namespace",
+		Access: preflight.KeyPairAccess},
 	{When: "user or network data in a Secret", Flags: []string{config.FlagUserDataSecret, config.FlagNetworkDataSecret}, Where: "VM namespace",
 		Access: preflight.DataSecretAccess},
 	{When: "objects a VM patch gives the guest", Flags: []string{config.FlagVMPatch}, Where: "VM namespace", Access: preflight.VMPatchObjectAccess},

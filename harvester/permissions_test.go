@@ -38,7 +38,8 @@ func TestPermissionsAreTheAccessLists(t *testing.T) {
 			t.Errorf("%s: flags %v", n.When, n.Flags)
 		}
 	}
-	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, ippool.Access, guestaccount.Access, preflight.DataSecretAccess, preflight.VMPatchObjectAccess))
+	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, preflight.ImageAccess, cleanupAccess, ippool.Access,
+		guestaccount.Access, preflight.KeyPairAccess, preflight.DataSecretAccess, preflight.VMPatchObjectAccess))
 	sameAccess(t, "only read", read, slices.Concat(preflight.QuotaAccess, []kube.Access{preflight.LBPoolAccess}, preflight.HostDeviceAccess, preflight.DeviceCapacityAccess))
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/rancher/machine/libmachine/mcnflag"
 	"sigs.k8s.io/yaml"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/autoscale"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
@@ -56,6 +57,8 @@ type rancherCommand struct {
 	args     []string
 	schema   *preflight.Check
 	quantity int64
+	// pool is the pool's nodes and its cluster's, for its autoscaling annotations; nil without a cluster.
+	pool *autoscale.Pool
 }
 
 // machineCommand is what Rancher makes of the machine-config object in data — the YAML (or JSON) `kubectl get
@@ -95,6 +98,9 @@ func machineCommand(data []byte, id identity.Identity, from *poolSource) (ranche
 		out.schema, clusterName = &schema, cluster
 		if pool.Quantity != nil {
 			out.quantity = *pool.Quantity
+		}
+		if from.cluster != nil {
+			out.pool = &autoscale.Pool{Name: pool.Name, Nodes: pool.Nodes, Runs: from.cluster.Runs}
 		}
 	}
 	spec := map[string]any{}

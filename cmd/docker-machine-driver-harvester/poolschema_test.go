@@ -205,7 +205,7 @@ func TestCheckClusterRefuses(t *testing.T) {
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("pool.yaml")}, `it is apiVersion "rke-machine-config.cattle.io/v1", kind "HarvesterConfig"`},
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", dir}, "--cluster: cannot read the file"},
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("badkey.yaml")}, "--cluster: not a YAML or JSON object: it does not parse"},
-		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("cluster.yaml"), "--count", "x"}, "invalid value"},
+		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("cluster.yaml"), "--count", "x"}, `--count: must be a whole number, got "x"`},
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("twodocs.yaml")}, "--cluster: holds more than one YAML document; only the first would be read: give one document"},
 	} {
 		_, err := parseCheckArgs(append([]string{"--machine-name", "m1"}, tc.args...), noEnv)
@@ -233,7 +233,8 @@ func TestCheckVerbPrintsThePoolSchemaFirst(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"pool.yaml": poolYAML, "cluster.yaml": clusterYAML(t, "HarvesterConfig")})
 	stdout, _, code := runVerb(t, unreachableHarvester, "check", "--machine-name", "m1", "--machine-config", filepath.Join(dir, "pool.yaml"),
 		"--cluster", filepath.Join(dir, "cluster.yaml"))
-	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	checks, _, _ := strings.Cut(stdout, "\n\n")
+	lines := strings.Split(checks, "\n")
 	if code != 1 || len(lines) != 3 || !strings.HasPrefix(lines[0], "problem  pool schema") || !strings.HasPrefix(lines[1], "skipped  pool schema") ||
 		!strings.HasPrefix(lines[2], "problem  credential") {
 		t.Errorf("exit %d, stdout:\n%s", code, stdout)

@@ -115,6 +115,10 @@ func TestREADMEExample(t *testing.T) {
 	if cfg.VMPatch == nil || cfg.VMPatch.Kind != config.MergePatch {
 		t.Errorf("VM patch %+v; want the example's merge patch", cfg.VMPatch)
 	}
+	// The disk performance options, ioThreadCount a string field as every number.
+	if want := (config.DiskIO{BlockMultiQueue: true, ThreadsPolicy: "supplementalPool", PoolThreads: 4}); cfg.DiskIO != want || !cfg.EFIPersistent {
+		t.Errorf("disk I/O %+v, persistent EFI %v; want %+v and true", cfg.DiskIO, cfg.EFIPersistent, want)
+	}
 }
 
 // The quoting the guide asks for: unquoted, an int is a number and a YAML 1.1 word a boolean, and the API

@@ -58,7 +58,7 @@ const (
 	groupSize                        // cores, memory, reserved memory
 	groupCPUAndFirmware              // CPU model and pinning; EFI, Secure Boot, TPM
 	groupMachineType                 // --harvester-machine-type
-	groupDisks                       // parseDisks
+	groupDisks                       // parseDisks, parseDiskIO
 	groupNICs                        // parseNICs
 	groupDevices                     // vGPUs and host devices, which KubeVirt names in one space (nameDevices)
 	groupLabels                      // the strategies and the labels: the maintenance strategy is one
@@ -104,9 +104,11 @@ func parseGroups(found *[groups]Problems, opts drivers.DriverOptions, cfg *Confi
 	cfg.SecureBoot = opts.Bool(FlagEnableSecureBoot)
 	cfg.TPM = opts.Bool(FlagEnableTPM)
 	cfg.TPMPersistent = opts.Bool(FlagPersistentTPM)
+	cfg.EFIPersistent = opts.Bool(FlagPersistentEFI)
 
 	cfg.MachineType = parseMachineType(&found[groupMachineType], opts.String(FlagMachineType))
 	cfg.Disks = parseDisks(&found[groupDisks], opts, cfg.Namespace)
+	cfg.DiskIO = parseDiskIO(&found[groupDisks], opts)
 	cfg.NICs = parseNICs(&found[groupNICs], opts, cfg.Namespace)
 
 	p = &found[groupDevices]

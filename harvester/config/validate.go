@@ -20,6 +20,7 @@ var rules = []Rule{
 	{"an isolated emulator thread needs CPU pinning", groupCPUAndFirmware, emulatorThreadNeedsPinning},
 	{"Secure Boot needs EFI", groupCPUAndFirmware, secureBootNeedsEFI},
 	{"a persistent TPM needs a TPM", groupCPUAndFirmware, persistentTPMNeedsTPM},
+	{"a persistent EFI needs EFI", groupCPUAndFirmware, persistentEFINeedsEFI},
 	{"boot orders are unique across disks and NICs", groupNICs, bootOrdersUnique},
 	{"the cloud-provider kubeconfig is the guest's", groupCloudProvider, guestKubeconfigIsScoped},
 	{"the cloud-provider kubeconfig is given or generated", groupCloudProvider, givenOrGenerated},
@@ -65,6 +66,14 @@ func secureBootNeedsEFI(p *Problems, cfg *Config) {
 func persistentTPMNeedsTPM(p *Problems, cfg *Config) {
 	if cfg.TPMPersistent && !cfg.TPM {
 		p.Addf(FlagPersistentTPM, "needs --%s: it keeps the state of the VM's virtual TPM, and there is none", FlagEnableTPM)
+	}
+}
+
+// persistentEFINeedsEFI: the EFI state kept is the variables of EFI firmware (KubeVirt's EFI.Persistent), as
+// Harvester's VM form offers it only with "Booting in EFI mode" (harvester/harvester#7557).
+func persistentEFINeedsEFI(p *Problems, cfg *Config) {
+	if cfg.EFIPersistent && !cfg.EFI {
+		p.Addf(FlagPersistentEFI, "needs --%s: it keeps the variables of the VM's EFI firmware, and the VM boots with BIOS", FlagEnableEFI)
 	}
 }
 

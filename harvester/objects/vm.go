@@ -107,6 +107,13 @@ func domain(cfg *config.Config) kubevirtv1.DomainSpec {
 		d.Firmware = &kubevirtv1.Firmware{Bootloader: &kubevirtv1.Bootloader{EFI: &kubevirtv1.EFI{SecureBoot: ptr.To(cfg.SecureBoot)}}}
 		// KubeVirt requires SMM for Secure Boot; Harvester sets it alongside EFI.
 		d.Features = &kubevirtv1.Features{SMM: &kubevirtv1.FeatureState{Enabled: ptr.To(cfg.SecureBoot)}}
+		if cfg.EFIPersistent {
+			// As Harvester's VM form sets it (harvester/harvester-ui-extension#132, for harvester/harvester#7557):
+			// KubeVirt keeps the NVRAM in the same backend-storage PVC as a persistent TPM's state, of its
+			// vmStateStorageClass (kubevirt/kubevirt pkg/storage/backend-storage/backend-storage.go,
+			// HasPersistentEFI), Harvester's vmstate-persistence class.
+			d.Firmware.Bootloader.EFI.Persistent = ptr.To(true)
+		}
 	}
 	if cfg.TPM {
 		d.Devices.TPM = &kubevirtv1.TPMDevice{}
@@ -119,6 +126,7 @@ func domain(cfg *config.Config) kubevirtv1.DomainSpec {
 	if cfg.MachineType != "" {
 		d.Machine = &kubevirtv1.Machine{Type: cfg.MachineType}
 	}
+	diskIO(&d, cfg.DiskIO)
 	// Harvester v1.8 requests vGPUs as host devices (harvester/harvester#10026); older builders used gpus[].
 	for _, g := range cfg.VGPUs {
 		d.Devices.HostDevices = append(d.Devices.HostDevices, kubevirtv1.HostDevice{Name: g.Name, DeviceName: g.DeviceName})
@@ -142,12 +150,30 @@ func disks(ds []config.Disk) []kubevirtv1.Disk {
 			disk.BootOrder = ptr.To(d.BootOrder)
 		}
 		disk.Cache = kubevirtv1.DriverCache(d.Cache)
+		disk.IO = kubevirtv1.DriverIO(d.IO)
+		if d.DedicatedIOThread {
+			disk.DedicatedIOThread = ptr.To(true)
+		}
 		out = append(out, disk)
 	}
 	return append(out, kubevirtv1.Disk{
 		Name:       cloudInitDiskName,
 		DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio}},
 	})
+}
+
+// diskIO sets the VM-wide disk performance: each field only when given, so a VM without these options is as
+// before them.
+func diskIO(d *kubevirtv1.DomainSpec, io config.DiskIO) {
+	if io.BlockMultiQueue {
+		d.Devices.BlockMultiQueue = ptr.To(true)
+	}
+	if io.ThreadsPolicy != "" {
+		d.IOThreadsPolicy = ptr.To(io.ThreadsPolicy)
+	}
+	if io.PoolThreads > 0 {
+		d.IOThreads = &kubevirtv1.DiskIOThreads{SupplementalPoolThreadCount: ptr.To(io.PoolThreads)}
+	}
 }
 
 // volumes are the VM's volumes: one per disk, its claim named by setClaims, and the cloud-init disk's.

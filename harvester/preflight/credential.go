@@ -28,7 +28,11 @@ func checkCredential(ctx context.Context, r *run) {
 		r.fail(config.FlagKubeconfigContent, r.c.Explain("read namespace", ns, err))
 		return
 	}
-	r.detail = credentialDetail(r.in.CredentialExpiry, time.Now())
+	var expiry connection.Expiry
+	if r.in.CredentialExpiry != nil {
+		expiry = r.in.CredentialExpiry(ctx)
+	}
+	r.detail = credentialDetail(expiry, time.Now())
 	r.found.namespaceErr = err
 }
 
@@ -50,14 +54,14 @@ func checkNamespace(_ context.Context, r *run) {
 }
 
 // credentialDetail says when a working credential's token expires, with the create's warning when that is soon.
-func credentialDetail(expiry, now time.Time) string {
-	if w := connection.ExpiryWarning(expiry, now); w != "" {
+func credentialDetail(e connection.Expiry, now time.Time) string {
+	if w := connection.ExpiryWarning(e, now); w != "" {
 		return w
 	}
-	if expiry.IsZero() {
+	if e.At.IsZero() {
 		return "accepted by Harvester"
 	}
-	return fmt.Sprintf("accepted by Harvester; its token expires at %s, in %s", expiry.Format(time.RFC3339), connection.RoundDuration(expiry.Sub(now)))
+	return fmt.Sprintf("accepted by Harvester; its token expires at %s, in %s", e.At.Format(time.RFC3339), connection.RoundDuration(e.At.Sub(now)))
 }
 
 // checkAccess asks the API server whether the credential may do what the machine's life needs in its namespace

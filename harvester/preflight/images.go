@@ -55,6 +55,14 @@ func (r *run) machine() *objects.Machine {
 	return r.in.Machine
 }
 
+// ImageAccess is what lookUp needs to read an image, in the image's namespace: a refused read is the images'
+// check's problem (describeLookupError), so the access review (Input.Needed) does not ask for it.
+var ImageAccess = []kube.Access{{Group: kube.HarvesterGroupVersion.Group, Resource: "virtualmachineimages", Verb: "get"}}
+
+// KeyPairAccess is what readKeyPair needs, in the key pair's namespace; a refused read is the images' check's
+// problem.
+var KeyPairAccess = []kube.Access{{Group: kube.HarvesterGroupVersion.Group, Resource: "keypairs", Verb: "get"}}
+
 // lookUp reads every image and the key pairs the configuration names and checks they can be used: it returns
 // their facts (the images' storage classes, the key pairs' public keys), and every problem as a
 // *config.ConfigError, an API error other than "does not exist" as such.

@@ -17,9 +17,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/connection"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
@@ -38,8 +38,9 @@ type Input struct {
 	// Needed is what the machine's life needs in its namespace (the create, the readiness watch, a later
 	// remove): the access review asks for it.
 	Needed []kube.Access
-	// CredentialExpiry is when the credential's token expires, when it says; zero otherwise.
-	CredentialExpiry time.Time
+	// CredentialExpiry tells what is known of when the credential's token expires, asked by the credential's check
+	// (for a Rancher token, Rancher is asked the first time); nil: nothing is known.
+	CredentialExpiry func(context.Context) connection.Expiry
 	// Admission, when set, asks the cluster's admission about the create's Secret and VM with dry runs after the
 	// pre-flight's checks (CheckAdmission, the check verb's last line).
 	Admission *Admission

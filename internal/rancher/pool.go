@@ -66,7 +66,7 @@ func PruneBySchema(config map[string]any, poolFields []Field) map[string]any {
 
 // Pool is what a provisioning cluster says of one machine pool that check --cluster needs (cluster_types.go,
 // RKEMachinePool): its name, the machine config it points at (machineConfigRef), its quantity and its copy of
-// the driver's schema.
+// the driver's schema, and what its nodes are (Nodes: roles, labels, taints, autoscaling).
 type Pool struct {
 	Name       string
 	ConfigKind string
@@ -76,12 +76,14 @@ type Pool struct {
 	// Schema is nil while the pool has no dynamicSchemaSpec: Rancher makes no machine template until its cluster
 	// controller has copied the driver's schema into it (toMachineTemplate returns generic.ErrSkip).
 	Schema Schema
+	Nodes  PoolNodes
 }
 
-// Cluster is a provisioning cluster's name and its machine pools.
+// Cluster is a provisioning cluster's name, its machine pools, and what every machine of it runs (Runs).
 type Cluster struct {
 	Name  string
 	Pools []Pool
+	Runs  ClusterRuns
 }
 
 // clusterObject is the part of a provisioning cluster (kubectl get clusters.provisioning.cattle.io NAME -o json)
@@ -93,7 +95,8 @@ type clusterObject struct {
 		Name string `json:"name"`
 	} `json:"metadata"`
 	Spec struct {
-		RKEConfig *struct {
+		KubernetesVersion string `json:"kubernetesVersion"`
+		RKEConfig         *struct {
 			MachinePools []struct {
 				Name             string `json:"name"`
 				Quantity         *int64 `json:"quantity"`
@@ -102,7 +105,9 @@ type clusterObject struct {
 					Name string `json:"name"`
 				} `json:"machineConfigRef"`
 				DynamicSchemaSpec string `json:"dynamicSchemaSpec"`
+				poolNodesObject
 			} `json:"machinePools"`
+			clusterRunsObject
 		} `json:"rkeConfig"`
 	} `json:"spec"`
 }
@@ -117,12 +122,13 @@ func ParseCluster(data []byte) (Cluster, error) {
 		return Cluster{}, fmt.Errorf("the object must be apiVersion %s, kind Cluster (kubectl get clusters.provisioning.cattle.io -n fleet-default NAME -o yaml); it is apiVersion %q, kind %q",
 			ClusterGroupVersion, obj.APIVersion, obj.Kind)
 	}
-	c := Cluster{Name: obj.Metadata.Name}
+	c := Cluster{Name: obj.Metadata.Name, Runs: ClusterRuns{K3s: isK3s(obj.Spec.KubernetesVersion), CloudProviderKnown: true}}
 	if obj.Spec.RKEConfig == nil {
 		return c, nil
 	}
+	c.Runs.CloudProvider, c.Runs.CloudProviderKnown = obj.Spec.RKEConfig.cloudProvider()
 	for i, p := range obj.Spec.RKEConfig.MachinePools {
-		pool := Pool{Name: p.Name, Quantity: p.Quantity}
+		pool := Pool{Name: p.Name, Quantity: p.Quantity, Nodes: p.nodes()}
 		if p.MachineConfigRef != nil {
 			pool.ConfigKind, pool.ConfigName = p.MachineConfigRef.Kind, p.MachineConfigRef.Name
 		}

@@ -10,6 +10,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -79,10 +80,7 @@ func New(kubevirt KubevirtInterface, dyn dynamic.Interface, server, renew string
 func NewForConfig(cfg *rest.Config, renew string) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(BoundResponses)
-	server := cfg.Host
-	if u, err := url.Parse(cfg.Host); err == nil && u.Host != "" {
-		server = u.Host + u.Path
-	}
+	server := serverOf(cfg)
 	httpClient, err := clientFor(cfg, server)
 	if err != nil {
 		return nil, fmt.Errorf("the Harvester kubeconfig is not usable: %v", err)
@@ -96,6 +94,23 @@ func NewForConfig(cfg *rest.Config, renew string) (*Client, error) {
 		return nil, err
 	}
 	return New(kv, dyn, server, renew), nil
+}
+
+// serverOf is how messages name cfg's API server: its host and path, without scheme, user or query.
+func serverOf(cfg *rest.Config) string {
+	if u, err := url.Parse(cfg.Host); err == nil && u.Host != "" {
+		return u.Host + u.Path
+	}
+	return cfg.Host
+}
+
+// HTTPClient is an HTTP client for cfg's server with cfg's credential and TLS settings, as NewForConfig's: every
+// answer bounded (BoundResponses) and no redirect followed (clientFor). The driver's reads of Rancher's own API
+// (ReadRancherToken, ReadCAPICluster) go through it.
+func HTTPClient(cfg *rest.Config) (*http.Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(BoundResponses)
+	return clientFor(cfg, serverOf(cfg))
 }
 
 func (c *Client) Server() string { return c.server }

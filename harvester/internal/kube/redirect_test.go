@@ -112,6 +112,9 @@ var madeAt = []string{
 	"harvester/internal/kube/redirect.go: http.Client",
 	"harvester/internal/kube/kube.go: dynamic.NewForConfigAndClient",
 	"harvester/internal/kube/kubevirt.go: rest.RESTClientForConfigAndClient",
+	// The configuration of the pod a Rancher Job runs in, for its one read of Rancher's cluster: its client is
+	// HTTPClient's, clientFor's.
+	"harvester/internal/kube/rancherlocal.go: rest.InClusterConfig",
 }
 
 // Every client the plugin builds goes through NewForConfig, whose HTTP client follows no redirect: the plugin's
