@@ -130,8 +130,12 @@ func TestClientScreensWatches(t *testing.T) {
 	if got := c.Screen().Text("token " + arrived); got != "token "+Withheld {
 		t.Errorf("the Secret watched is not held: %q", got)
 	}
-	go events.Add(u.DeepCopy()) // nobody reads it: Stop must not wait for a reader
-	time.Sleep(10 * time.Millisecond)
+	// Nobody reads this one: Stop must not wait for a reader. The screen's loop takes it from the fake and then
+	// waits to pass it on; Add returns once it is taken, and must have returned before Stop closes the fake's
+	// channel (a send beside a close is a data race, which -race reported).
+	added := make(chan struct{})
+	go func() { events.Add(u.DeepCopy()); close(added) }()
+	<-added
 	w.Stop()
 	select {
 	case _, open := <-w.ResultChan():
