@@ -102,9 +102,9 @@ func (r *run) blocked() string {
 	return ""
 }
 
-// result is what the check verb reports of r, reading obj. A check with nothing to check says so; one that depends
-// on a check that blocks its dependents is skipped with that one's reason, and blocks its own dependents for the
-// same.
+// result is what the check verb reports of r, the check of row rw, with the object it judged. A check with
+// nothing to check says so; one that depends on a check that blocks its dependents is skipped with that one's
+// reason, and blocks its own dependents for the same.
 func (r *run) result(rw row) Check {
 	if r.unset != "" {
 		return Check{Name: rw.name, Skipped: r.unset}
