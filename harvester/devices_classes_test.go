@@ -14,20 +14,21 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 // The PCI classes come from Harvester's PCIDevices by resource name; not knowing them (a credential that may not
 // list pcidevices) is no error, and without host devices nothing is read.
 func TestPCIClasses(t *testing.T) {
 	fc := newFakeCluster(t)
-	for name, dev := range map[string][2]string{"node1-001f6": {nicResource, "0200"}, "node1-01000": {gpuResource, "0302"}} {
+	for name, dev := range map[string][2]string{"node1-001f6": {nicResource, "0200"}, "node1-01000": {kubefake.GPUResource, "0302"}} {
 		pci := &kube.PCIDevice{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		pci.Status.NodeName, pci.Status.ResourceName, pci.Status.ClassID = "node1", dev[0], dev[1]
 		fc.OK(kube.Create(context.Background(), fc.C, kube.PCIDevices, "", pci))
 	}
-	opts := configtest.With(configtest.MinimalOptions(), config.FlagHostDeviceInfo, `{"hostDevices":[{"name":"gpu1","deviceName":"`+gpuResource+`"}]}`)
+	opts := configtest.With(configtest.MinimalOptions(), config.FlagHostDeviceInfo, `{"hostDevices":[{"name":"gpu1","deviceName":"`+kubefake.GPUResource+`"}]}`)
 	classes, err := newTestDriver(t, fc, "m1", opts).pciClasses(context.Background())
-	if err != nil || !reflect.DeepEqual(classes, map[string]string{gpuResource: "0302", nicResource: "0200"}) {
+	if err != nil || !reflect.DeepEqual(classes, map[string]string{kubefake.GPUResource: "0302", nicResource: "0200"}) {
 		t.Errorf("classes %v, %v", classes, err)
 	}
 	if classes, err := newTestDriver(t, fc, "m1", configtest.MinimalOptions()).pciClasses(context.Background()); classes != nil || err != nil {

@@ -1,4 +1,4 @@
-package harvester
+package preflight
 
 import (
 	"context"
@@ -9,15 +9,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
-// quotaAccess is what checkQuota reads. It is not asked for in the access review: a credential without it is not
-// blocked (the check, or its CPU and memory requests, are skipped).
-var quotaAccess = []kube.Access{
+// QuotaAccess is what the quota's check reads. It is not asked for in the access review: a credential without it
+// is not blocked (the check, or its CPU and memory requests, are skipped).
+var QuotaAccess = []kube.Access{
 	{Resource: "resourcequotas", Verb: "list"},
 	{Group: kube.HarvesterGroupVersion.Group, Resource: "settings", Verb: "get", Name: overcommitSetting, ClusterScoped: true},
 }
@@ -30,21 +32,21 @@ type quotaNeed struct {
 }
 
 // quotaNeeds is what creating the machine certainly adds to the resources a ResourceQuota in its namespace can
-// limit: only lower bounds, so that a quota is blamed only when the machine cannot fit.
+// limit, read from its objects (m): only lower bounds, so that a quota is blamed only when the machine cannot fit.
 //
-//   - Storage: one PVC per disk, of the disk's size (harvester/objects volumeClaimTemplates; Harvester's VM
-//     controller makes them from the VM's volumeClaimTemplates annotation), also per storage class
+//   - Storage: one PVC per claim of the VM, of the claim's size (the VM's volumeClaimTemplates annotation, which
+//     Harvester's VM controller makes the PVCs from; no patch changes it), also per storage class
 //     (<class>.storageclass.storage.k8s.io/…) when the class is known. A persistent TPM's state volume is not
 //     counted: KubeVirt sizes and makes it (backend storage), not the driver.
 //   - Objects: the VM, its VMI, the virt-launcher pod that runs it, the cloud-init Secret.
 //   - CPU and memory limits of the virt-launcher pod: KubeVirt gives its compute container the VM's
-//     domain.resources.limits — the cores and memory of the flags — and adds its launcher overhead to the memory
-//     limit (kubevirt/kubevirt pkg/virt-controller/services/renderresources.go); the overhead is not counted here,
-//     since it depends on the VM's devices and KubeVirt's version, so the memory need is a lower bound.
+//     domain.resources.limits — the cores and memory of the flags, or of --harvester-vm-patch — and adds its
+//     launcher overhead to the memory limit (kubevirt/kubevirt pkg/virt-controller/services/renderresources.go);
+//     the overhead is not counted here, since it depends on the VM's devices and KubeVirt's version, so the
+//     memory need is a lower bound.
 //
 // CPU and memory requests are requestNeeds: they need the overcommit-config setting.
-func (d *Driver) quotaNeeds(looked *lookups) map[corev1.ResourceName]quotaNeed {
-	cfg := d.cfg
+func quotaNeeds(m *objects.Machine, res vmResources) map[corev1.ResourceName]quotaNeed {
 	needs := map[corev1.ResourceName]quotaNeed{}
 	add := func(res corev1.ResourceName, q resource.Quantity, flag, what string) {
 		n, ok := needs[res]
@@ -55,9 +57,9 @@ func (d *Driver) quotaNeeds(looked *lookups) map[corev1.ResourceName]quotaNeed {
 		needs[res] = n
 	}
 	one := *resource.NewQuantity(1, resource.DecimalSI)
-	for _, disk := range cfg.Disks {
-		size := *resource.NewQuantity(int64(disk.SizeGiB)<<30, resource.BinarySI)
-		flag := disk.Flag // --harvester-disk-info, where each disk has its size; else the single disk's size flag
+	for _, claim := range m.Claims {
+		size := claim.PVC.Spec.Resources.Requests[corev1.ResourceStorage]
+		flag := claim.Disk.Flag // --harvester-disk-info, where each disk has its size; else the single disk's size flag
 		if flag != config.FlagDiskInfo {
 			flag = config.FlagDiskSize
 		}
@@ -65,7 +67,7 @@ func (d *Driver) quotaNeeds(looked *lookups) map[corev1.ResourceName]quotaNeed {
 		for _, res := range []corev1.ResourceName{corev1.ResourcePersistentVolumeClaims, "count/persistentvolumeclaims"} {
 			add(res, one, flag, "one volume per disk")
 		}
-		if class, _ := diskStorageClass(disk, looked); class != "" {
+		if class := claim.Class(); claim.ClassKnown && class != "" {
 			add(corev1.ResourceName(class+".storageclass.storage.k8s.io/requests.storage"), size, flag, "its disks of storage class "+class)
 			add(corev1.ResourceName(class+".storageclass.storage.k8s.io/persistentvolumeclaims"), one, flag, "one volume per disk of storage class "+class)
 		}
@@ -79,11 +81,21 @@ func (d *Driver) quotaNeeds(looked *lookups) map[corev1.ResourceName]quotaNeed {
 	for _, res := range []corev1.ResourceName{corev1.ResourceSecrets, "count/secrets"} {
 		add(res, one, config.FlagVMNamespace, "its cloud-init Secret")
 	}
-	cores := *resource.NewQuantity(int64(cfg.CPUs), resource.DecimalSI)
-	add(corev1.ResourceLimitsCPU, cores, config.FlagCPUCount, "its cores")
-	add(corev1.ResourceLimitsMemory, *resource.NewQuantity(int64(cfg.MemoryGiB)<<30, resource.BinarySI), config.FlagMemorySize,
-		"its memory, before KubeVirt's overhead")
+	if res.cpu != nil {
+		add(corev1.ResourceLimitsCPU, *res.cpu, res.cpuFlag, "its cores"+patched(res.cpuFlag))
+	}
+	if res.memory != nil {
+		add(corev1.ResourceLimitsMemory, *res.memory, res.memoryFlag, "its memory"+patched(res.memoryFlag)+", before KubeVirt's overhead")
+	}
 	return needs
+}
+
+// patched says, after what a need is made of, that --harvester-vm-patch set it (flag).
+func patched(flag string) string {
+	if flag == config.FlagVMPatch {
+		return ", set by the VM patch"
+	}
+	return ""
 }
 
 // requestResources are the quota resources of CPU and memory requests.
@@ -92,25 +104,24 @@ var requestResources = []corev1.ResourceName{corev1.ResourceRequestsCPU, corev1.
 // requestNeeds adds to needs the CPU and memory requests Harvester's VM mutator gives the machine's VM under
 // overcommit oc (vmRequests); KubeVirt gives the virt-launcher pod's compute container those requests and adds its
 // overhead to the memory request, so they are lower bounds of what the pod counts.
-func (d *Driver) requestNeeds(needs map[corev1.ResourceName]quotaNeed, oc overcommit) {
-	cfg := d.cfg
-	cpu, mem, exact := vmRequests(cfg, oc)
-	cpuWhat := fmt.Sprintf("its CPU request: %d cores × 100 / overcommit-config cpu %d", cfg.CPUs, oc.CPU)
-	memWhat := fmt.Sprintf("its memory request: %dGi × 100 / overcommit-config memory %d, in whole MiB", cfg.MemoryGiB, oc.Memory)
+func requestNeeds(needs map[corev1.ResourceName]quotaNeed, res vmResources, oc overcommit) {
+	cpu, mem, exact := vmRequests(res, oc)
+	cpuWhat := fmt.Sprintf("its CPU request: %s cores × 100 / overcommit-config cpu %d", quantity(*res.cpu), oc.CPU)
+	memWhat := fmt.Sprintf("its memory request: %s × 100 / overcommit-config memory %d, in whole MiB", quantity(*res.memory), oc.Memory)
 	switch {
-	case cfg.CPUPinning:
+	case res.pinned:
 		cpuWhat, memWhat = "its dedicated cores", "its memory: dedicated CPUs are not overcommitted"
-	case len(cfg.VGPUs) > 0 || len(cfg.HostDevices) > 0:
-		memWhat = fmt.Sprintf("its guest memory, %dGi less %dMi reserved: a VM with host devices is not overcommitted", cfg.MemoryGiB, cfg.ReservedMemoryMiB)
+	case res.devices:
+		memWhat = fmt.Sprintf("its guest memory, %s less %s reserved: a VM with host devices is not overcommitted", quantity(*res.memory), quantity(ptr.Deref(res.reserved, resource.Quantity{})))
 		if !exact {
-			memWhat = fmt.Sprintf("its guest memory, %dGi less at most 100Mi reserved: a VM with host devices is not overcommitted", cfg.MemoryGiB)
+			memWhat = fmt.Sprintf("its guest memory, %s less at most 100Mi reserved: a VM with host devices is not overcommitted", quantity(*res.memory))
 		}
 	}
-	for _, res := range requestResources[:2] {
-		needs[res] = quotaNeed{amount: cpu, flag: config.FlagCPUCount, what: cpuWhat}
+	for _, r := range requestResources[:2] {
+		needs[r] = quotaNeed{amount: cpu, flag: res.cpuFlag, what: cpuWhat}
 	}
-	for _, res := range requestResources[2:] {
-		needs[res] = quotaNeed{amount: mem, flag: config.FlagMemorySize, what: memWhat}
+	for _, r := range requestResources[2:] {
+		needs[r] = quotaNeed{amount: mem, flag: res.memoryFlag, what: memWhat}
 	}
 }
 
@@ -134,13 +145,13 @@ func limitsRequests(quotas []corev1.ResourceQuota) bool {
 // counted it) must hold it; otherwise Kubernetes would refuse a PVC, the VMI's pod or an object midway, and the
 // VM would wait until the timeout. One list of resourcequotas in the namespace and, only when a quota limits CPU or
 // memory requests, one read of the overcommit-config setting (requestNeeds), both from the API server's watch
-// cache (quotaAccess); it creates nothing. A credential that may not list the quotas or read the setting is not
+// cache (QuotaAccess); it creates nothing. A credential that may not list the quotas or read the setting is not
 // blocked (the check, or its requests, are skipped). Quotas with scopes (they select pods by QoS,
 // priority class, …) are left out: whether the launcher pod falls in them depends on Harvester's mutations.
 //
 // The list is made at once; then it waits for the images' lookup, whose storage classes the per-class figures
-// need.
-func checkQuota(ctx context.Context, r *checkRun) {
+// need (the machine it completed).
+func checkQuota(ctx context.Context, r *run) {
 	ns := r.cfg.Namespace
 	quotas, err := kube.List(ctx, r.c, kube.ResourceQuotas, ns, metav1.ListOptions{ResourceVersion: kube.FromCache})
 	switch {
@@ -165,11 +176,16 @@ func checkQuota(ctx context.Context, r *checkRun) {
 		}
 		requestsKnown = why == ""
 	}
-	needs := r.quotaNeeds(foundLookups(r))
-	if requestsKnown {
-		r.requestNeeds(needs, oc)
+	m := r.machine()
+	res := vmResourcesOf(m)
+	if res.unreadable != "" {
+		r.u.addf("%s: its CPU and memory not checked", res.unreadable)
 	}
-	needs = scaleNeeds(needs, r.machineCount())
+	needs := quotaNeeds(m, res)
+	if requestsKnown && res.cpu != nil && res.memory != nil {
+		requestNeeds(needs, res, oc)
+	}
+	needs = scaleNeeds(needs, machineCount(r.in))
 	names := make([]string, 0, len(needs))
 	for res := range needs {
 		names = append(names, string(res))
@@ -207,7 +223,7 @@ func checkQuota(ctx context.Context, r *checkRun) {
 			}
 			r.p.Addf(need.flag, "resource quota %s in namespace %s: %s has %s free (%s of %s used), %s %s (%s); "+
 				"free some of it, raise the quota, or make the machine smaller", q.Name, ns, res, quantity(free), quantity(used), quantity(hard),
-				r.whoNeeds(), quantity(need.amount), need.what)
+				whoNeeds(r.in), quantity(need.amount), need.what)
 		}
 	}
 }

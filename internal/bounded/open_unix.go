@@ -1,6 +1,6 @@
 //go:build unix
 
-package userdata
+package bounded
 
 import "syscall"
 

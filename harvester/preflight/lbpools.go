@@ -1,4 +1,4 @@
-package harvester
+package preflight
 
 import (
 	"fmt"

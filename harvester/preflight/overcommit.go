@@ -1,4 +1,4 @@
-package harvester
+package preflight
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 )
 
@@ -50,33 +49,38 @@ func readOvercommit(ctx context.Context, c kube.Interface) (overcommit, string, 
 // memory100Mi is what Harvester's mutator reserves of a VM's memory for QEMU by default (mutator.go memory100M).
 const memory100Mi = 100 << 20
 
-// vmRequests computes the CPU and memory requests Harvester's VM mutator writes on the machine's VM, as
-// harvester/harvester pkg/webhook/resources/virtualmachine/mutator.go does (v1.8.2, patchResourceOvercommit and
-// generateMemoryPatch):
+// vmRequests computes the CPU and memory requests Harvester's VM mutator writes on the machine's VM, of its
+// limits res, as harvester/harvester pkg/webhook/resources/virtualmachine/mutator.go does (v1.8.2,
+// patchResourceOvercommit and generateMemoryPatch):
 //
 //   - CPU: the limit in millicores × 100 / overcommit cpu (integer division); with dedicated CPUs the limit.
 //   - Memory: the limit × 100 / overcommit memory, truncated to whole MiB; with dedicated CPUs the limit; with
-//     host devices or vGPUs the guest memory, the limit less the reserved memory — --harvester-reserved-memory-size
-//     when given, else 100 MiB, or nothing when the additional-guest-memory-overhead-ratio setting is set (the
-//     driver does not read it: the lower figure, limit − 100 MiB, is taken, and exact is false).
+//     host devices or vGPUs the guest memory, the limit less the reserved memory — the VM's
+//     harvesterhci.io/reservedMemory (--harvester-reserved-memory-size) when it has one, else 100 MiB, or nothing
+//     when the additional-guest-memory-overhead-ratio setting is set (the driver does not read it: the lower
+//     figure, limit − 100 MiB, is taken, and exact is false).
 //
-// The product limit × 100 takes up to 70 bits for the largest memory (config.MaxGiB); it is computed in 128
-// (percentOf), so the request is what the mutator means. The mutator itself multiplies in an int64, which wraps
-// from 85899346 GiB of memory (2^63 / 100 bytes): there its request is no request at all.
-func vmRequests(cfg *config.Config, oc overcommit) (cpu, memory resource.Quantity, exact bool) {
-	limitMilli := int64(cfg.CPUs) * 1000   // at most 2^32 × 1000 (config.MaxCPUs)
-	limitMem := int64(cfg.MemoryGiB) << 30 // at most 2^63 − 2^30 (config.MaxGiB)
+// The product limit × 100 takes up to 70 bits for the largest memory; it is computed in 128 (percentOf), so the
+// request is what the mutator means. The mutator itself multiplies in an int64, which wraps from 85899346 GiB of
+// memory (2^63 / 100 bytes): there its request is no request at all. res's limits are set and counted
+// (vmResourcesOf: in a quantity's range, not negative, at most config.MaxCPUs cores).
+func vmRequests(res vmResources, oc overcommit) (cpu, memory resource.Quantity, exact bool) {
+	limitMilli := res.cpu.MilliValue() // at most 2^32 × 1000
+	limitMem := res.memory.Value()
 	exact = true
 	cpuMilli, mem := percentOf(limitMilli, oc.CPU), percentOf(limitMem, oc.Memory)>>20<<20
 	switch {
-	case cfg.CPUPinning:
+	case res.pinned:
 		cpuMilli, mem = limitMilli, limitMem
-	case len(cfg.VGPUs) > 0 || len(cfg.HostDevices) > 0:
-		reserved := int64(cfg.ReservedMemoryMiB) << 20 // less than the memory (config's reservedMemoryFits)
+	case res.devices:
+		reserved := int64(0)
+		if res.reserved != nil {
+			reserved = res.reserved.Value()
+		}
 		if reserved == 0 {
 			reserved, exact = memory100Mi, false
 		}
-		mem = limitMem - reserved
+		mem = max(0, limitMem-reserved)
 	}
 	return *resource.NewMilliQuantity(cpuMilli, resource.DecimalSI), *resource.NewQuantity(mem, resource.BinarySI), exact
 }

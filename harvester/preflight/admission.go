@@ -1,7 +1,8 @@
-package harvester
+package preflight
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
@@ -22,55 +22,48 @@ import (
 // plugin and webhook and stores nothing. A create does not: the API server judges its objects when it writes
 // them, and a dry run before would only add requests.
 
-// checkVerbChecks are the check verb's rows after the pre-flight's (Preflight), never PreCreateCheck's.
-var checkVerbChecks = []preflightCheck{
-	{name: CheckAdmission, needs: []string{CheckNamespace, CheckPermissions, CheckImagesKeyPairs, CheckDataSecrets, CheckIPPool}, run: checkAdmission},
-}
-
-// The creates the dry runs stand for: a credential needs them for a dry run as for a create (createAccess has
-// them, so the permission table shows them).
+// The creates the dry runs stand for: a credential needs them for a dry run as for a create (the create's access
+// list has them, so the permission table shows them: package harvester's tests hold it to that).
 var (
-	createSecretAccess = kube.Access{Resource: "secrets", Verb: "create"}
-	createVMAccess     = kube.Access{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachines", Verb: "create"}
+	CreateSecretAccess = kube.Access{Resource: "secrets", Verb: "create"}
+	CreateVMAccess     = kube.Access{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachines", Verb: "create"}
 )
 
-// accessDenied is what the permissions check found the credential may not do.
-type accessDenied []kube.Access
-
-// checkAdmission builds the Secret and the VM exactly as a create would (buildObjects, with the lookups of the
-// images and key pairs, the address the IP pool check found, a create's id) and sends them, the Secret first, as
-// dry runs. What a create learns only when it runs is stood in for and named in the line: the SSH key it
-// generates (a new one of the same kind, made here and dropped), the cloud-provider account's kubeconfig it makes.
-// It is skipped when the objects cannot be built as a create would build them.
-func checkAdmission(ctx context.Context, r *checkRun) {
-	cfg, ns := r.cfg, r.cfg.Namespace
+// checkAdmission makes the Secret and the VM exactly as a create would, from the machine the pre-flight completed
+// (objects.Machine.Objects, with the address the IP pool check found and the create's id), and sends them, the
+// Secret first, as dry runs. What a create learns only when it runs is stood in for and named in the line: the
+// SSH key it generates (Admission.SSHKey: a new one of the same kind, made by the caller and dropped), the
+// cloud-provider account's kubeconfig it makes. It is skipped when the machine could not be completed.
+func checkAdmission(ctx context.Context, r *run) {
+	ns := r.cfg.Namespace
 	if r.blocked() != "" {
 		return // the line says why
 	}
-	denied, reviewed := r.findingsOf(CheckPermissions).(accessDenied)
-	if slices.Contains(denied, createSecretAccess) && slices.Contains(denied, createVMAccess) {
+	r.await(CheckPermissions)
+	denied, reviewed := r.found.denied, r.found.reviewed
+	if slices.Contains(denied, CreateSecretAccess) && slices.Contains(denied, CreateVMAccess) {
 		r.u.addf("the credential may not create secrets and virtualmachines in namespace %s, which a create needs: neither the Secret nor the VM was sent", ns)
 		return
 	}
-	looked := foundLookups(r)
-	if looked == nil {
+	r.await(CheckImagesKeyPairs)
+	if !r.found.looked {
 		r.u.addf("the VM cannot be built as a create builds it: an image or a key pair could not be used")
 		return
 	}
-	if dataSecretsGiven(cfg) {
-		found, _ := r.findingsOf(CheckDataSecrets).(*dataSecrets)
-		if found == nil {
+	if dataSecretsGiven(r.in) {
+		r.await(CheckDataSecrets)
+		if r.found.data == nil {
 			r.u.addf("the VM cannot be built as a create builds it: the user data or network data kept in a Secret could not be used")
 			return
 		}
-		cfg = cfg.WithSecretData(found.user, found.network) // as the create builds from it (withDataSecrets)
 	}
-	addresses, _ := r.findingsOf(CheckIPPool).([]*objects.StaticAddress)
-	if cfg.IPPool != nil && len(addresses) == 0 {
+	r.await(CheckIPPool)
+	addresses := r.found.addresses
+	if r.in.Machine.Addresses != nil && len(addresses) == 0 {
 		r.u.addf("the VM cannot be built as a create builds it: the IP pool check found no address for it")
 		return
 	}
-	secret, vm, assumed, err := r.admissionObjects(cfg, looked, addresses)
+	secret, vm, assumed, err := r.admissionObjects(addresses)
 	if err != nil {
 		r.p.Addf("", "%v", err)
 		return
@@ -116,11 +109,11 @@ func checkAdmission(ctx context.Context, r *checkRun) {
 			r.p.Addf("", "%v", r.c.Explain("ask the cluster's admission about", object, err))
 		}
 	}
-	ask("Secret", secret.Name, createSecretAccess, func() error {
+	ask("Secret", secret.Name, CreateSecretAccess, func() error {
 		_, err := kube.DryRunCreate(ctx, r.c, kube.Secrets, ns, secret)
 		return err
 	})
-	ask("VM", vm.Name, createVMAccess, func() error {
+	ask("VM", vm.Name, CreateVMAccess, func() error {
 		_, err := r.c.VirtualMachines(ns).Create(ctx, vm, kube.DryRunAll())
 		return err
 	})
@@ -132,14 +125,11 @@ func checkAdmission(ctx context.Context, r *checkRun) {
 	}
 }
 
-// admissionObjects builds the Secret and the VM a create of cfg would send (Create, createObjects) and says what it
-// assumed for the facts only a create learns.
-func (r *checkRun) admissionObjects(cfg *config.Config, looked *lookups, addresses []*objects.StaticAddress) (*corev1.Secret, *kubevirtv1.VirtualMachine, []string, error) {
+// admissionObjects makes the Secret and the VM a create would send, from the machine completed with what the
+// checks read, and says what it assumed for what only a create learns.
+func (r *run) admissionObjects(addresses []*objects.StaticAddress) (*corev1.Secret, *kubevirtv1.VirtualMachine, []string, error) {
+	cfg := r.cfg
 	var assumed []string
-	_, public, err := r.machineKey()
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	if cfg.SSH.PrivateKeyPath == "" {
 		assumed = append(assumed, "a new SSH key, as a create makes one")
 	}
@@ -148,28 +138,17 @@ func (r *checkRun) admissionObjects(cfg *config.Config, looked *lookups, address
 		guestKubeconfig = objects.GeneratedKubeconfigPlaceholder(cfg)
 		assumed = append(assumed, "a stand-in for the kubeconfig of the cloud-provider account a create makes")
 	}
-	userData, err := objects.UserData(cfg, authorizedKeys(public, looked), guestKubeconfig)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	facts := looked.facts
-	for i, a := range addresses {
-		if i == 0 {
-			facts.StaticAddress = a
-		} else {
-			facts.StaticAddress6 = a
-		}
+	for _, a := range addresses {
 		assumed = append(assumed, fmt.Sprintf("address %s, the pool's first free", a.Address.Addr()))
 	}
-	secret, vm, err := buildObjects(cfg, facts, userData)
+	machine := r.found.completed(r.in.Draw)
+	if machine == nil {
+		return nil, nil, nil, errors.New("the machine could not be completed with what the pre-flight read")
+	}
+	secret, vm, err := machine.Objects(objects.Learned{SSHKey: r.in.Admission.SSHKey, GuestKubeconfig: guestKubeconfig, Addresses: addresses})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	// A create's id, on a driver of its own: the checks only read the machine's driver.
-	create := &Driver{}
-	create.ensureCreateID()
-	create.markCreate(&secret.ObjectMeta)
-	create.markCreate(&vm.ObjectMeta)
 	return secret, vm, assumed, nil
 }
 

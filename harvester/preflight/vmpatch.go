@@ -1,11 +1,10 @@
-package harvester
+package preflight
 
 import (
 	"context"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
@@ -14,29 +13,27 @@ import (
 
 // A VM patch may give the guest a Secret, ConfigMap or ServiceAccount of the VM namespace only when an admin who
 // may write that object in Harvester labelled it config.LabelVMPatchAllowed=true (why: harvester/objects,
-// vmpatch_refs.go). The pre-flight reads each object the patch names; the create checks the VM it sends names no
-// other, reading now what no pre-flight of this process allowed.
+// vmpatch_refs.go). The pre-flight reads each object the patched VM names for its guest: the VM the create sends,
+// whose other parts only the driver's own change after (objects.Machine), so it names no other.
 
-// vmPatchObjectAccess is what reading the objects of a VM patch needs in the VM namespace, each for the kinds the
+// VMPatchObjectAccess is what reading the objects of a VM patch needs in the VM namespace, each for the kinds the
 // patch names. The check makes the reads itself and refuses a patch whose object it may not read (what cannot be
-// read cannot be shown allowed), so the access review (neededAccess) does not ask again.
-var vmPatchObjectAccess = []kube.Access{{Resource: "secrets", Verb: "get"}, {Resource: "configmaps", Verb: "get"}, {Resource: "serviceaccounts", Verb: "get"}}
+// read cannot be shown allowed), so the access review (Input.Needed) does not ask again.
+var VMPatchObjectAccess = []kube.Access{{Resource: "secrets", Verb: "get"}, {Resource: "configmaps", Verb: "get"}, {Resource: "serviceaccounts", Verb: "get"}}
 
-func vmPatchGiven(cfg *config.Config) bool { return cfg.VMPatch != nil }
+func vmPatchGiven(in *Input) bool { return in.Machine.Config().VMPatch != nil }
 
-// checkVMPatchObjects reads the objects --harvester-vm-patch gives the guest (objects.PatchObjectRefs) and
-// refuses each that no admin allowed (allowPatchObjects). What it allowed is its findings, which Create uses.
-func checkVMPatchObjects(ctx context.Context, r *checkRun) {
-	refs := objects.PatchObjectRefs(r.cfg)
+// checkVMPatchObjects reads the objects the patched VM gives the guest (objects.ObjectRefs) and refuses each that
+// no admin allowed (allowPatchObjects).
+func checkVMPatchObjects(ctx context.Context, r *run) {
+	refs := objects.ObjectRefs(r.in.Machine.VM)
 	if len(refs) == 0 {
 		r.detail = "the patch gives the guest no object of the namespace"
 		return
 	}
-	allowed := allowPatchObjects(ctx, r.c, r.cfg.Namespace, refs, &r.p)
-	if allowed == nil {
+	if !allowPatchObjects(ctx, r.c, r.cfg.Namespace, refs, &r.p) {
 		return
 	}
-	r.findings = allowed
 	names := make([]string, len(refs))
 	for i, ref := range refs {
 		names[i] = ref.Kind + " " + ref.Name
@@ -44,16 +41,12 @@ func checkVMPatchObjects(ctx context.Context, r *checkRun) {
 	r.detail = strings.Join(names, ", ") + ": allowed by " + config.LabelVMPatchAllowed
 }
 
-// patchObjectKey names an object of a VM patch in the set allowPatchObjects returns.
-func patchObjectKey(ref objects.ObjectRef) string { return ref.Kind + "/" + ref.Name }
-
-// allowPatchObjects reads each object of refs in namespace ns and returns them as allowed (by patchObjectKey), or
-// nil with a problem under --harvester-vm-patch for each that does not exist, that the credential may not read,
+// allowPatchObjects reads each object of refs in namespace ns and reports whether each is allowed, with a problem
+// under --harvester-vm-patch for each that does not exist, that the credential may not read,
 // that the driver made (another machine's cloud-init Secret, a guest cluster's cloud-provider account: never), or
 // that lacks the label. A problem names the object and where the VM names it, never what it holds.
-func allowPatchObjects(ctx context.Context, c kube.Interface, ns string, refs []objects.ObjectRef, p *config.Problems) map[string]bool {
+func allowPatchObjects(ctx context.Context, c kube.Interface, ns string, refs []objects.ObjectRef, p *config.Problems) bool {
 	before := len(p.List)
-	allowed := map[string]bool{}
 	for _, ref := range refs {
 		labels, err := patchObjectLabels(ctx, c, ns, ref)
 		switch {
@@ -70,14 +63,9 @@ func allowPatchObjects(ctx context.Context, c kube.Interface, ns string, refs []
 		case labels[config.LabelVMPatchAllowed] != "true":
 			p.Addf(config.FlagVMPatch, "gives the guest %s, which no admin allowed: a patch may not bring into the guest what the pool's editor may not read. "+
 				"An admin who may write it in Harvester allows it with: %s", ref, ref.AllowCommand(ns))
-		default:
-			allowed[patchObjectKey(ref)] = true
 		}
 	}
-	if len(p.List) > before {
-		return nil
-	}
-	return allowed
+	return len(p.List) == before
 }
 
 // patchObjectLabels reads the object of ref in namespace ns and returns its labels.
@@ -101,23 +89,4 @@ func patchObjectLabels(ctx context.Context, c kube.Interface, ns string, ref obj
 		return nil, err
 	}
 	return o.Labels, nil
-}
-
-// allowPatchObjectsOf makes sure every object vm, the VM a create sends, names for its guest is one an admin
-// allowed: those the pre-flight allowed (d.patchObjects), the others read now.
-func (d *Driver) allowPatchObjectsOf(ctx context.Context, c kube.Interface, vm *kubevirtv1.VirtualMachine) error {
-	var unread []objects.ObjectRef
-	for _, ref := range objects.ObjectRefs(vm) {
-		if !d.patchObjects[patchObjectKey(ref)] {
-			unread = append(unread, ref)
-		}
-	}
-	if len(unread) == 0 {
-		return nil
-	}
-	var p config.Problems
-	if allowPatchObjects(ctx, c, vm.Namespace, unread, &p) == nil {
-		return p.ErrTitled("cannot create the machine on Harvester")
-	}
-	return nil
 }

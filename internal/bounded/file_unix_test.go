@@ -1,6 +1,6 @@
 //go:build unix
 
-package userdata
+package bounded
 
 import (
 	"errors"
@@ -51,7 +51,7 @@ func TestReadRegularFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := filepath.Join(dir, "big")
-	if err := os.WriteFile(big, make([]byte, 3*MaxSize+MaxSize/5), 0o600); err != nil {
+	if err := os.WriteFile(big, make([]byte, 3*maxSize+maxSize/5), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	exact := filepath.Join(dir, "exact")
@@ -59,7 +59,7 @@ func TestReadRegularFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	oneOver := filepath.Join(dir, "one-over")
-	if err := os.WriteFile(oneOver, make([]byte, MaxSize+1), 0o600); err != nil {
+	if err := os.WriteFile(oneOver, make([]byte, maxSize+1), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -76,19 +76,19 @@ func TestReadRegularFile(t *testing.T) {
 		{name: "regular file", path: regular, limit: 64 << 10, want: "key"},
 		{name: "symlink to a regular file", path: link, limit: 64 << 10, want: "key"},
 		{name: "exactly the limit", path: exact, limit: 64 << 10, want: string(make([]byte, 64<<10))},
-		{name: "FIFO", path: fifo, limit: MaxSize, wantErr: "it is a FIFO (named pipe), not a regular file", notReg: true},
-		{name: "symlink to a FIFO", path: linkToFIFO, limit: MaxSize, wantErr: "it is a FIFO (named pipe), not a regular file", notReg: true},
-		{name: "unix socket", path: sock, limit: MaxSize, wantErr: "it is a socket, not a regular file", notReg: true},
-		{name: "/dev/zero", path: "/dev/zero", limit: MaxSize, wantErr: "it is a character device, not a regular file", notReg: true},
-		{name: "/dev/null", path: os.DevNull, limit: MaxSize, wantErr: "it is a character device, not a regular file", notReg: true},
-		{name: "directory", path: dir, limit: MaxSize, wantErr: "it is a directory, not a regular file", notReg: true},
-		{name: "over the limit", path: big, limit: MaxSize, wantErr: "it is 3.2 MiB, over the 1 MiB limit", size: true},
-		{name: "one byte over", path: oneOver, limit: MaxSize, wantErr: "it is 1048577 bytes, over the 1 MiB limit", size: true},
+		{name: "FIFO", path: fifo, limit: maxSize, wantErr: "it is a FIFO (named pipe), not a regular file", notReg: true},
+		{name: "symlink to a FIFO", path: linkToFIFO, limit: maxSize, wantErr: "it is a FIFO (named pipe), not a regular file", notReg: true},
+		{name: "unix socket", path: sock, limit: maxSize, wantErr: "it is a socket, not a regular file", notReg: true},
+		{name: "/dev/zero", path: "/dev/zero", limit: maxSize, wantErr: "it is a character device, not a regular file", notReg: true},
+		{name: "/dev/null", path: os.DevNull, limit: maxSize, wantErr: "it is a character device, not a regular file", notReg: true},
+		{name: "directory", path: dir, limit: maxSize, wantErr: "it is a directory, not a regular file", notReg: true},
+		{name: "over the limit", path: big, limit: maxSize, wantErr: "it is 3.2 MiB, over the 1 MiB limit", size: true},
+		{name: "one byte over", path: oneOver, limit: maxSize, wantErr: "it is 1048577 bytes, over the 1 MiB limit", size: true},
 		{name: "over a small limit", path: exact, limit: 64<<10 - 1, wantErr: "it is 65536 bytes, over the 64 KiB limit", size: true},
-		{name: "missing", path: filepath.Join(dir, "missing"), limit: MaxSize, wantErr: "no such file or directory"},
+		{name: "missing", path: filepath.Join(dir, "missing"), limit: maxSize, wantErr: "no such file or directory"},
 	}
 	if _, err := os.Stat("/dev/tty"); err == nil {
-		tests = append(tests, readCase{name: "/dev/tty", path: "/dev/tty", limit: MaxSize, wantErr: "it is a character device, not a regular file", notReg: true})
+		tests = append(tests, readCase{name: "/dev/tty", path: "/dev/tty", limit: maxSize, wantErr: "it is a character device, not a regular file", notReg: true})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,7 +118,7 @@ func TestReadRegularFile(t *testing.T) {
 func TestReadRegularFileBlockDevice(t *testing.T) {
 	for _, dev := range []string{"/dev/loop0", "/dev/sda", "/dev/vda", "/dev/nvme0n1", "/dev/disk0"} {
 		if fi, err := os.Stat(dev); err == nil && fi.Mode()&os.ModeDevice != 0 && fi.Mode()&os.ModeCharDevice == 0 {
-			if _, err := readWithin(t, dev, MaxSize); err == nil || err.Error() != "it is a block device, not a regular file" {
+			if _, err := readWithin(t, dev, maxSize); err == nil || err.Error() != "it is a block device, not a regular file" {
 				t.Fatalf("ReadRegularFile(%s) error = %v", dev, err)
 			}
 			return
@@ -126,3 +126,6 @@ func TestReadRegularFileBlockDevice(t *testing.T) {
 	}
 	t.Skip("no block device found to try")
 }
+
+// maxSize is the limit the cases read with: 1 MiB, as the driver's largest inputs.
+const maxSize = 1 << 20

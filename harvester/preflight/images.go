@@ -1,55 +1,79 @@
-package harvester
+package preflight
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
-// lookups are the facts a create needs from the cluster, found once (by PreCreateCheck) and reused by Create.
-type lookups struct {
-	facts      objects.Facts
-	keyPairKey string   // public key of --harvester-key-pair-name, "" without one
-	extraKeys  []string // public keys of --harvester-ssh-keypairs, in the flag's order
-}
-
-// lookUp returns the lookups PreCreateCheck found, or looks them up (lookUpImages).
-func (d *Driver) lookUp(ctx context.Context, c kube.Interface) (*lookups, error) {
-	if d.looked == nil {
-		looked, err := lookUpImages(ctx, c, d.cfg)
-		if err != nil {
-			return nil, err
-		}
-		d.looked = looked
+// checkImagesKeyPairs looks up the images and key pairs (lookUp) and completes the machine with what it found
+// (found.machine): each image disk's claim takes its image's storage class, for the checks of the storage classes
+// and the quota. A disk naming another class than its image's is its problem. When an image or a key pair cannot
+// be used, the images' classes are left unknown.
+func checkImagesKeyPairs(ctx context.Context, r *run) {
+	facts, err := lookUp(ctx, r.c, r.cfg)
+	var cerr *config.ConfigError
+	switch {
+	case err == nil:
+		r.found.facts, r.found.looked = facts, true
+	case errors.As(err, &cerr):
+		r.p.List = cerr.Problems
+		facts = objects.Facts{}
+	default:
+		r.fail("", err)
+		return
 	}
-	return d.looked, nil
+	m, err := r.in.Machine.Complete(facts, r.in.Draw)
+	switch {
+	case errors.As(err, &cerr):
+		r.p.List, r.found.looked = append(r.p.List, cerr.Problems...), false
+	case err != nil:
+		r.fail("", err)
+	default:
+		r.found.machine = m
+	}
 }
 
-// imageAccess is what lookUpImages needs to read an image, in the image's namespace: a refused read is the
-// create's problem (describeLookupError), so the access review (neededAccess) does not ask for it.
-var imageAccess = []kube.Access{{Group: kube.HarvesterGroupVersion.Group, Resource: "virtualmachineimages", Verb: "get"}}
+// machine is the machine as the images' check completed it, or the draft when it could not: what the storage
+// classes' and the quota's checks judge (an image's class is then not known).
+func (r *run) machine() *objects.Machine {
+	r.await(CheckImagesKeyPairs)
+	if m := r.found.machine; m != nil {
+		return m
+	}
+	return r.in.Machine
+}
 
-// keyPairAccess is what readKeyPair needs, in the key pair's namespace; a refused read is the create's problem.
-var keyPairAccess = []kube.Access{{Group: kube.HarvesterGroupVersion.Group, Resource: "keypairs", Verb: "get"}}
+// ImageAccess is what lookUp needs to read an image, in the image's namespace: a refused read is the images'
+// check's problem (describeLookupError), so the access review (Input.Needed) does not ask for it.
+var ImageAccess = []kube.Access{{Group: kube.HarvesterGroupVersion.Group, Resource: "virtualmachineimages", Verb: "get"}}
 
-// lookUpImages reads every image and the key pairs the configuration names and checks they can be used. Every
-// problem is collected; API errors other than "does not exist" are reported as such.
-func lookUpImages(ctx context.Context, c kube.Interface, cfg *config.Config) (*lookups, error) {
+// KeyPairAccess is what readKeyPair needs, in the key pair's namespace; a refused read is the images' check's
+// problem.
+var KeyPairAccess = []kube.Access{{Group: kube.HarvesterGroupVersion.Group, Resource: "keypairs", Verb: "get"}}
+
+// lookUp reads every image and the key pairs the configuration names and checks they can be used: it returns
+// their facts (the images' storage classes, the key pairs' public keys), and every problem as a
+// *config.ConfigError, an API error other than "does not exist" as such.
+func lookUp(ctx context.Context, c kube.Interface, cfg *config.Config) (objects.Facts, error) {
 	var p config.Problems
-	l := &lookups{facts: objects.Facts{ImageStorageClasses: map[config.Ref]string{}}}
+	facts := objects.Facts{ImageStorageClasses: map[config.Ref]string{}}
 	for _, disk := range cfg.Disks {
 		if disk.Image == nil {
 			continue
 		}
-		if _, done := l.facts.ImageStorageClasses[*disk.Image]; done {
+		if _, done := facts.ImageStorageClasses[*disk.Image]; done {
 			continue
 		}
 		img, err := kube.GetCached(ctx, c, kube.Images, disk.Image.Namespace, disk.Image.Name)
@@ -61,20 +85,19 @@ func lookUpImages(ctx context.Context, c kube.Interface, cfg *config.Config) (*l
 			p.Addf(disk.Flag, "%v", err)
 			continue
 		}
-		l.facts.ImageStorageClasses[*disk.Image] = img.Status.StorageClassName
+		facts.ImageStorageClasses[*disk.Image] = img.Status.StorageClassName
 	}
 	if ref := cfg.SSH.KeyPair; ref != nil {
-		l.keyPairKey = readKeyPair(ctx, c, &p, config.FlagKeyPairName, *ref)
+		if key := readKeyPair(ctx, c, &p, config.FlagKeyPairName, *ref); key != "" {
+			facts.KeyPairKeys = append(facts.KeyPairKeys, key)
+		}
 	}
 	for _, ref := range cfg.SSH.ExtraKeyPairs {
 		if key := readKeyPair(ctx, c, &p, config.FlagSSHKeyPairs, ref); key != "" {
-			l.extraKeys = append(l.extraKeys, key)
+			facts.KeyPairKeys = append(facts.KeyPairKeys, key)
 		}
 	}
-	if err := p.ErrTitled("cannot create the machine on Harvester"); err != nil {
-		return nil, err
-	}
-	return l, nil
+	return facts, p.ErrTitled("cannot create the machine on Harvester")
 }
 
 // readKeyPair returns the public key of a Harvester KeyPair that Harvester has validated, or records under flag
@@ -153,4 +176,59 @@ func describeLookupError(c kube.Interface, kind string, ref config.Ref, err erro
 		return fmt.Errorf("%s %s does not exist", kind, ref)
 	}
 	return c.Explain("read "+kind, ref.String(), err)
+}
+
+// checkStorageClasses makes sure the storage class of every volume of the VM exists. Users who may not read
+// storage classes (they are cluster-scoped) are not blocked: Harvester will tell at create time. The images'
+// classes are known once their lookup ends; the storage classes are listed at once, not read one by one once the
+// images name theirs: one request either way, and the pre-flight does not wait for two reads in a row. A
+// credential that may not list them reads each by name.
+func checkStorageClasses(ctx context.Context, r *run) {
+	listed := listStorageClasses(ctx, r.c)
+	seen := map[string]bool{}
+	for _, claim := range r.machine().Claims {
+		disk := claim.Disk
+		if !claim.ClassKnown {
+			if !seen["image "+disk.Image.String()] {
+				seen["image "+disk.Image.String()] = true
+				r.u.addf("%s: the storage class of image %s is not known, the image could not be used", disk.Name, disk.Image)
+			}
+			continue
+		}
+		class := claim.Class()
+		if class == "" || seen[class] {
+			continue
+		}
+		seen[class] = true
+		if listed != nil {
+			if !listed[class] {
+				r.p.Addf(disk.Flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
+			}
+			continue
+		}
+		_, err := kube.GetCached(ctx, r.c, kube.StorageClasses, "", class)
+		switch {
+		case err == nil:
+		case kube.IsGone(err, "storageclasses", class):
+			r.p.Addf(disk.Flag, "%s: storage class %s does not exist in Harvester", disk.Name, class)
+		case apierrors.IsForbidden(err):
+			r.u.addf("the credential may not get storageclasses: cannot tell whether storage class %s exists", class)
+		default:
+			r.p.Addf(disk.Flag, "%v", r.c.Explain("read storage class", class, err))
+		}
+	}
+}
+
+// listStorageClasses lists every storage class, or returns nil when it cannot.
+func listStorageClasses(ctx context.Context, c kube.Interface) map[string]bool {
+	list, err := kube.List(ctx, c, kube.StorageClasses, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
+	if err != nil {
+		logging.Debugf("Cannot list storage classes (%s); reading each by name", errWording(err))
+		return nil
+	}
+	classes := map[string]bool{}
+	for _, sc := range list {
+		classes[sc.Name] = true
+	}
+	return classes
 }

@@ -1,8 +1,7 @@
-package harvester
+package preflight
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
@@ -19,15 +17,15 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 )
 
-// deviceCapacityAccess is what checkDeviceCapacity reads: the hosts and the VMIs of every namespace. Not asked for
+// DeviceCapacityAccess is what checkDeviceCapacity reads: the hosts and the VMIs of every namespace. Not asked for
 // in the access review: without it the count is skipped (debug log).
-var deviceCapacityAccess = []kube.Access{
+var DeviceCapacityAccess = []kube.Access{
 	{Resource: "nodes", Verb: "list", ClusterScoped: true},
 	{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachineinstances", Verb: "list", ClusterScoped: true},
 }
 
-// checkDeviceCapacity makes sure Harvester's hosts can still give every vGPU and host device the machine asks
-// for; otherwise the VM would be created and sit in ErrorUnschedulable until the timeout (harvester/harvester
+// checkDeviceCapacity makes sure Harvester's hosts can still give every vGPU and host device the machine's VM
+// passes through (devices); otherwise the VM would be created and sit in ErrorUnschedulable until the timeout (harvester/harvester
 // #5774, #10906, #11591). It reads what Harvester's own device-capacity link computes for the Rancher UI: the
 // hosts' allocatable count of each device resource (node.status.allocatable, set by the device plugins the
 // pcidevices add-on runs) less one for each VM device entry that asks for it (harvester/harvester
@@ -38,10 +36,10 @@ var deviceCapacityAccess = []kube.Access{
 // (a stopped VM holds none), and it gives no count to a cordoned host or one outside the requested zones and
 // regions. A credential that may not list hosts or VMIs is not blocked: the check is skipped (debug log). It
 // creates nothing, and is skipped when the devices are already refused (checkHostDevices).
-func checkDeviceCapacity(ctx context.Context, r *checkRun) {
-	wanted, flags := requestedDevices(r.cfg)
+func checkDeviceCapacity(ctx context.Context, r *run, devices []vmDevice) {
+	wanted, flags := requestedDevices(devices)
 	for name := range wanted {
-		wanted[name] *= r.machineCount()
+		wanted[name] *= machineCount(r.in)
 	}
 	if len(wanted) == 0 {
 		return
@@ -84,28 +82,13 @@ func checkDeviceCapacity(ctx context.Context, r *checkRun) {
 	}
 }
 
-// errWording is how a failed read is named in a debug line: forbidden reads are expected of scoped credentials.
-func errWording(err error) string {
-	var tooLarge *kube.ResponseTooLargeError
-	switch {
-	case apierrors.IsForbidden(err):
-		return "not allowed"
-	case errors.As(err, &tooLarge):
-		return tooLarge.Error() // without client-go's "unexpected error when reading response body. Please retry"
-	}
-	return config.Redact(err.Error())
-}
-
-// requestedDevices counts the machine's device requests by resource name, with the flag that asked for each.
-func requestedDevices(cfg *config.Config) (map[string]int, map[string]string) {
+// requestedDevices counts the devices by resource name, with the flag that asked for each (the first's).
+func requestedDevices(devices []vmDevice) (map[string]int, map[string]string) {
 	wanted, flags := map[string]int{}, map[string]string{}
-	for _, g := range cfg.VGPUs {
-		wanted[g.DeviceName]++
-		flags[g.DeviceName] = config.FlagVGPUInfo
-	}
-	for _, hd := range cfg.HostDevices {
-		wanted[hd.DeviceName]++
-		flags[hd.DeviceName] = config.FlagHostDeviceInfo
+	for _, d := range devices {
+		if wanted[d.deviceName]++; wanted[d.deviceName] == 1 {
+			flags[d.deviceName] = d.flag
+		}
 	}
 	return wanted, flags
 }

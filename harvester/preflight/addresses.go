@@ -1,4 +1,4 @@
-package harvester
+package preflight
 
 import (
 	"context"
@@ -11,27 +11,28 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/ippool"
 )
 
-// lbPoolAccess is what checkLBPools reads: Harvester's cluster-scoped load-balancer IP pools. It is not asked for
+// LBPoolAccess is what checkLBPools reads: Harvester's cluster-scoped load-balancer IP pools. It is not asked for
 // in the access review: a credential without it is not blocked (the check is then skipped, and says why).
-var lbPoolAccess = kube.Access{Group: kube.LoadBalancerGroupVersion.Group, Resource: "ippools", Verb: "list", ClusterScoped: true}
+var LBPoolAccess = kube.Access{Group: kube.LoadBalancerGroupVersion.Group, Resource: "ippools", Verb: "list", ClusterScoped: true}
 
-// checkLBPools refuses a --harvester-ip-pool that overlaps a range of a load-balancer IP pool that can serve the
-// machine's network (see lbServes): Harvester's load balancer would hand a guest cluster's Service an address a
+// checkLBPools refuses an address plan (--harvester-ip-pool) with a range that overlaps a range of a
+// load-balancer IP pool that can serve the plan's network (see lbServes): Harvester's load balancer would hand a guest cluster's Service an address a
 // node holds, or a node one a Service holds. One list of the pools, from the API server's watch cache. A
 // credential that may not list them, and a Harvester that serves none (before v1.2 the load balancer kept its
 // ranges in the ConfigMap kube-system/kubevip), leave the check skipped. It creates nothing.
-func checkLBPools(ctx context.Context, r *checkRun) {
-	cfg := r.cfg
-	network := config.IPPoolNetwork(cfg)
-	if network == "" {
-		return // no pool, or no VM network on the first NIC: the flags are refused already
+func checkLBPools(ctx context.Context, r *run) {
+	plan := r.in.Machine.Addresses
+	if plan == nil {
+		return // no VM network on the first NIC: the flags are refused already
 	}
+	network := plan.Network.String()
 	pools, err := kube.List(ctx, r.c, kube.IPPools, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
 	switch {
 	case apierrors.IsForbidden(err):
-		r.u.addf("the credential may not %s.%s: cannot tell whether --%s overlaps a load-balancer IP pool", lbPoolAccess, lbPoolAccess.Group, config.FlagIPPool)
+		r.u.addf("the credential may not %s.%s: cannot tell whether --%s overlaps a load-balancer IP pool", LBPoolAccess, LBPoolAccess.Group, config.FlagIPPool)
 		return
 	case apierrors.IsNotFound(err):
 		// A list is never "not found" but for a resource the API server does not serve.
@@ -42,8 +43,8 @@ func checkLBPools(ctx context.Context, r *checkRun) {
 		r.p.Addf(config.FlagIPPool, "%v", r.c.Explain("list the load-balancer IP pools to check", "--"+config.FlagIPPool, err))
 		return
 	}
-	for i, pool := range cfg.IPPools() { // both ranges of a dual-stack pool
-		overlaps, unusable := lbOverlaps(pools, pool, network, cfg.Namespace)
+	for i, pool := range plan.Ranges { // both ranges of a dual-stack pool
+		overlaps, unusable := lbOverlaps(pools, pool, network, plan.VM.Namespace)
 		if len(unusable) > 0 && i == 0 {
 			logging.Debugf("Load-balancer IP pools Harvester cannot allocate from, not checked: %s", strings.Join(unusable, "; "))
 		}
@@ -61,4 +62,13 @@ func span(first, last netip.Addr) string {
 		return first.String()
 	}
 	return first.String() + "-" + last.String()
+}
+
+// ipPoolGiven reports whether the machine has an address plan (--harvester-ip-pool).
+func ipPoolGiven(in *Input) bool { return in.Machine.Addresses != nil }
+
+// checkIPPool makes sure the address plan's pool has an address for each machine (ippool.Check). What it finds
+// are the addresses a create would take now (found.addresses), for the admission's dry run.
+func checkIPPool(ctx context.Context, r *run) {
+	r.found.addresses = ippool.Check(ctx, r.c, r.in.Machine.Addresses, machineCount(r.in), &r.p)
 }

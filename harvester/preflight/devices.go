@@ -1,8 +1,9 @@
-package harvester
+package preflight
 
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,10 +14,10 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 )
 
-// hostDeviceAccess is what checkHostDevices reads: the pcidevices-controller add-on's cluster-scoped devices and
+// HostDeviceAccess is what checkHostDevices reads: the pcidevices-controller add-on's cluster-scoped devices and
 // claims. It is not asked for in the access review: a credential without it is not blocked (the check is then
 // skipped with a debug line, and Harvester tells at create time).
-var hostDeviceAccess = []kube.Access{
+var HostDeviceAccess = []kube.Access{
 	{Group: kube.DevicesGroupVersion.Group, Resource: "pcidevices", Verb: "list", ClusterScoped: true},
 	{Group: kube.DevicesGroupVersion.Group, Resource: "usbdevices", Verb: "list", ClusterScoped: true},
 	{Group: kube.DevicesGroupVersion.Group, Resource: "pcideviceclaims", Verb: "list", ClusterScoped: true},
@@ -51,25 +52,34 @@ func listDevices[T any](ctx context.Context, c kube.Interface, k kube.Kind[T], a
 	}
 }
 
-func devicesGiven(cfg *config.Config) bool { return len(cfg.HostDevices) > 0 || len(cfg.VGPUs) > 0 }
+// devicesGiven reports whether the machine's VM passes devices through: --harvester-host-device-info's,
+// --harvester-vgpu-info's, or --harvester-vm-patch's.
+func devicesGiven(in *Input) bool { return len(vmDevices(in.Machine)) > 0 }
 
-// checkDevices is the host devices' check: they are there to pass through, and the hosts have them free. The
-// capacity is asked only of devices the first part found usable.
-func checkDevices(ctx context.Context, r *checkRun) {
-	checkHostDevices(ctx, r)
-	checkDeviceCapacity(ctx, r)
+// checkDevices is the host devices' check, of the devices the VM passes through (vmDevices): they are there to
+// pass through, and the hosts have them free. The capacity is asked only of devices the first part found usable.
+func checkDevices(ctx context.Context, r *run) {
+	devices := vmDevices(r.in.Machine)
+	checkHostDevices(ctx, r, devices)
+	checkDeviceCapacity(ctx, r, devices)
 }
 
-// checkHostDevices makes sure every --harvester-host-device-info device is there to pass through: Harvester's
-// pcidevices-controller add-on is enabled (it serves devices.harvesterhci.io), some PCI or USB device has the
-// resource name, and passthrough is enabled on one of them (a PCIDeviceClaim with passthroughEnabled, or a USB
-// device's enabled). Otherwise the VM would be created and never scheduled. It creates nothing.
-func checkHostDevices(ctx context.Context, r *checkRun) {
-	wanted := r.cfg.HostDevices
+// checkHostDevices makes sure every --harvester-host-device-info device the VM passes through is there to pass
+// through: Harvester's pcidevices-controller add-on is enabled (it serves devices.harvesterhci.io), some PCI or USB
+// device has the resource name, and passthrough is enabled on one of them (a PCIDeviceClaim with
+// passthroughEnabled, or a USB device's enabled). Otherwise the VM would be created and never scheduled. A device
+// a VM patch adds may be a vGPU as well as a PCI or USB device: only its capacity is checked. It creates nothing.
+func checkHostDevices(ctx context.Context, r *run, devices []vmDevice) {
+	var wanted []config.HostDevice
+	for _, hd := range r.cfg.HostDevices {
+		if slices.Contains(devices, vmDevice{hd.Name, hd.DeviceName, config.FlagHostDeviceInfo}) {
+			wanted = append(wanted, hd)
+		}
+	}
 	if len(wanted) == 0 {
 		return
 	}
-	pcis, ok := listDevices(ctx, r.c, kube.PCIDevices, hostDeviceAccess[0], true, &r.p, &r.u)
+	pcis, ok := listDevices(ctx, r.c, kube.PCIDevices, HostDeviceAccess[0], true, &r.p, &r.u)
 	if !ok {
 		return
 	}
@@ -78,12 +88,12 @@ func checkHostDevices(ctx context.Context, r *checkRun) {
 			"enable it (Advanced → Add-ons), then enable passthrough on the devices (Advanced → PCI Devices or USB Devices)")
 		return
 	}
-	usbs, ok := listDevices(ctx, r.c, kube.USBDevices, hostDeviceAccess[1], true, &r.p, &r.u)
+	usbs, ok := listDevices(ctx, r.c, kube.USBDevices, HostDeviceAccess[1], true, &r.p, &r.u)
 	if !ok {
 		return
 	}
 	usbs.known = usbs.known || usbs.absent // add-on versions before USB passthrough have no USB devices
-	claims, _ := listDevices(ctx, r.c, kube.PCIDeviceClaims, hostDeviceAccess[2], false, &r.p, &r.u)
+	claims, _ := listDevices(ctx, r.c, kube.PCIDeviceClaims, HostDeviceAccess[2], false, &r.p, &r.u)
 	if !pcis.known && !usbs.known {
 		return
 	}

@@ -1,4 +1,4 @@
-package harvester
+package preflight
 
 import (
 	"context"
@@ -18,17 +18,17 @@ import (
 )
 
 // The user data and network data a user keeps in Harvester (--harvester-user-data-secret,
-// --harvester-network-data-secret) are read from their Secret, in the VM namespace, by the pre-flight — whose
-// read the create uses, in the same process a moment later — or by the create itself when no pre-flight ran.
+// --harvester-network-data-secret) are read from their Secret, in the VM namespace, by the pre-flight, which
+// completes the machine with them (objects.Facts): the create sends them, in the same process a moment later.
 // What is read is held in memory only: it goes into the driver's own cloud-init Secret as inline user data
 // does, never into the machine's saved state (Driver keeps it unexported) nor into a log line. The user's Secret
 // is only read: never written, labelled, owned or deleted. Remove and the rollback act on the driver's own
 // cloud-init Secret alone, by its name and the create's id or its VM's UID (ownsSecret), and a data Secret may
 // not take that name (readDataSecrets).
 
-// dataSecretAccess is what reading the data Secrets needs in the VM namespace. The pre-flight's check makes the
-// read itself and reports a refused one as its problem, so the access review (neededAccess) does not ask again.
-var dataSecretAccess = []kube.Access{{Resource: "secrets", Verb: "get"}}
+// DataSecretAccess is what reading the data Secrets needs in the VM namespace. The pre-flight's check makes the
+// read itself and reports a refused one as its problem, so the access review (Input.Needed) does not ask again.
+var DataSecretAccess = []kube.Access{{Resource: "secrets", Verb: "get"}}
 
 // dataSecrets is what the data Secrets' keys hold, read and checked: nil for a flag not given.
 type dataSecrets struct {
@@ -43,8 +43,8 @@ type secretRead struct {
 
 // readDataSecrets reads the Secrets cfg names for its user data and network data — one GET each, one for both
 // when both name the same Secret — and checks what their keys hold as the create will use it: within the bounds
-// of the inline flags, then as cloud-init reads it (the user data merged as objects.Rules merges inline user
-// data, the network-config as --harvester-network-data is checked). It returns nil when it found a problem,
+// of the inline flags, then as cloud-init reads it (the user data merged as objects.ParseConfig merges inline
+// user data, the network-config as --harvester-network-data is checked). It returns nil when it found a problem,
 // each recorded in p under its flag, naming the Secret and never quoting what it holds.
 func readDataSecrets(ctx context.Context, c kube.Interface, cfg *config.Config, p *config.Problems) *dataSecrets {
 	reads := map[string]secretRead{}
@@ -160,33 +160,39 @@ func secretKeys(s *corev1.Secret) string {
 	return "its keys: " + lists.Join(keys, "and")
 }
 
-// withDataSecrets is the Config a create builds from: d.cfg with the user data and network data its Secrets
-// hold, as the pre-flight read them, or read now when no pre-flight ran in this process.
-func (d *Driver) withDataSecrets(ctx context.Context, c kube.Interface) (*config.Config, error) {
-	cfg := d.cfg
-	if !dataSecretsGiven(cfg) {
-		return cfg, nil
-	}
-	found := d.dataSecrets
-	if found == nil {
-		var p config.Problems
-		if found = readDataSecrets(ctx, c, cfg, &p); found == nil {
-			return nil, p.ErrTitled("cannot create the machine on Harvester")
-		}
-	}
-	out := cfg.WithSecretData(found.user, found.network)
-	for _, ref := range []*config.SecretKeyRef{out.UserDataSecret, out.NetworkDataSecret} {
-		if ref != nil {
-			logging.Debugf("Using the %s of %s", dataOf(ref), ref)
-		}
-	}
-	return out, nil
-}
-
 // dataOf says what a data Secret holds: "user data" or "network data".
 func dataOf(ref *config.SecretKeyRef) string {
 	if ref.Flag == config.FlagUserDataSecret {
 		return "user data"
 	}
 	return "network data"
+}
+
+func dataSecretsGiven(in *Input) bool {
+	cfg := in.Machine.Config()
+	return cfg.UserDataSecret != nil || cfg.NetworkDataSecret != nil
+}
+
+// checkDataSecrets reads the Secrets of --harvester-user-data-secret and --harvester-network-data-secret and
+// checks what they hold as the create will use it (readDataSecrets): the Secret exists and the credential may
+// read it, the key is there, the value is within the inline flags' bounds and cloud-init reads it. What they
+// hold completes the machine the create sends (found.data). It is skipped when the namespace does not exist.
+func checkDataSecrets(ctx context.Context, r *run) {
+	found := readDataSecrets(ctx, r.c, r.cfg, &r.p)
+	if found == nil {
+		return
+	}
+	r.found.data = found
+	var seen []string
+	cfg := r.cfg.WithSecretData(found.user, found.network)
+	for _, v := range []struct {
+		ref   *config.SecretKeyRef
+		value *config.SecretValue
+	}{{cfg.UserDataSecret, found.user}, {cfg.NetworkDataSecret, found.network}} {
+		if v.ref != nil {
+			logging.Debugf("Using the %s of %s", dataOf(v.ref), v.ref) // what the create sends, in the completed machine
+			seen = append(seen, dataOf(v.ref)+" from "+v.ref.String()+" ("+v.value.Size()+")")
+		}
+	}
+	r.detail = strings.Join(seen, "; ")
 }

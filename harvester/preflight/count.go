@@ -1,4 +1,4 @@
-package harvester
+package preflight
 
 import (
 	"fmt"
@@ -6,26 +6,26 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// MaxPoolSize is the most machines PreflightPool checks at once. Rancher sets no limit on a pool's quantity; this
-// one bounds the pre-flight's work (the IP pool's scan stops after that many addresses) and keeps every scaled
-// amount far from overflowing.
+// MaxPoolSize is the most machines the pre-flight checks at once (Input.Machines). Rancher sets no limit on a
+// pool's quantity; this one bounds the pre-flight's work (the IP pool's scan stops after that many addresses) and
+// keeps every scaled amount far from overflowing.
 const MaxPoolSize = 1000
 
 // A pool of n machines of one configuration asks n times what one machine asks: each of its machines is a VM with
 // the same disks, cores, memory, devices and an address of its own. Rancher's machine-config form checks less:
 // only vGPUs, and a vGPU type once per machine however many requests of it a machine makes — it sums the pool's
 // quantity over the pools that ask for the type and compares that with the type's allocatable count
-// (rancher/dashboard pkg/harvester-manager/machine-config/harvester.vue, validatorVGpus). PreflightPool counts
-// every request, of vGPUs and host devices alike, times n.
+// (rancher/dashboard pkg/harvester-manager/machine-config/harvester.vue, validatorVGpus). The pre-flight counts
+// every request, of vGPUs and host devices alike, times n (Input.Machines).
 
-// machineCount is how many machines the pre-flight checks at once: 1 unless PreflightPool set more.
-func (d *Driver) machineCount() int {
-	return max(1, d.machines)
+// machineCount is how many machines the pre-flight checks at once: 1 unless in asks for more.
+func machineCount(in *Input) int {
+	return max(1, in.Machines)
 }
 
 // whoNeeds starts a quota message's need: "the machine needs", or "3 machines need".
-func (d *Driver) whoNeeds() string {
-	if n := d.machineCount(); n > 1 {
+func whoNeeds(in *Input) string {
+	if n := machineCount(in); n > 1 {
 		return fmt.Sprintf("%d machines need", n)
 	}
 	return "the machine needs"

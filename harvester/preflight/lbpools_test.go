@@ -1,4 +1,4 @@
-package harvester
+package preflight
 
 import (
 	"fmt"
@@ -6,10 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
 // A range's first and last address as Harvester's load balancer reads them (allocator.go MakeRange).
@@ -56,16 +55,6 @@ func TestLBRangeOf(t *testing.T) {
 	}
 }
 
-// lbPool is a pool named name with a selector of network and scope namespaces (none: no scope).
-func lbPool(name, network string, namespaces []string, ranges ...kube.IPPoolRange) kube.IPPool {
-	p := kube.IPPool{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	p.Spec.Ranges, p.Spec.Selector.Network = ranges, network
-	for _, ns := range namespaces {
-		p.Spec.Selector.Scope = append(p.Spec.Selector.Scope, kube.IPPoolScope{Project: "*", Namespace: ns, GuestCluster: "*"})
-	}
-	return p
-}
-
 func global(p kube.IPPool) kube.IPPool {
 	p.Labels = map[string]string{kube.LabelGlobalIPPool: "true"}
 	return p
@@ -89,28 +78,28 @@ func TestLBOverlaps(t *testing.T) {
 		pool kube.IPPool
 		want string // "pool first-last" of each overlap, or "unusable: …"
 	}{
-		{"partial overlap", v4, lbPool("lb", network, nil, r("10.0.0.0/24", "10.0.0.50", "10.0.0.99")), "lb 10.0.0.50-10.0.0.59"},
-		{"the pool inside", v4, lbPool("lb", network, nil, r("10.0.0.0/24", "10.0.0.20", "10.0.0.30")), "lb 10.0.0.20-10.0.0.30"},
-		{"one address", v4, lbPool("lb", network, nil, r("10.0.0.0/24", "10.0.0.1", "10.0.0.10")), "lb 10.0.0.10-10.0.0.10"},
-		{"adjacent below", v4, lbPool("lb", network, nil, r("10.0.0.0/24", "10.0.0.1", "10.0.0.9")), ""},
-		{"adjacent above", v4, lbPool("lb", network, nil, r("10.0.0.0/24", "10.0.0.60", "10.0.0.99")), ""},
-		{"a subnet-only range", v4, lbPool("lb", network, nil, r("10.0.0.0/24", "", "")), "lb 10.0.0.10-10.0.0.59"},
-		{"a /32", v4, lbPool("lb", network, nil, r("10.0.0.33/32", "", "")), "lb 10.0.0.33-10.0.0.33"},
-		{"another subnet", v4, lbPool("lb", network, nil, r("10.0.1.0/24", "", "")), ""},
-		{"several ranges", v4, lbPool("lb", network, nil, r("10.0.0.0/24", "10.0.0.1", "10.0.0.12"), r("10.0.1.0/24", "", ""), r("10.0.0.0/24", "10.0.0.58", "10.0.0.70")),
+		{"partial overlap", v4, kubefake.LBPool("lb", network, nil, r("10.0.0.0/24", "10.0.0.50", "10.0.0.99")), "lb 10.0.0.50-10.0.0.59"},
+		{"the pool inside", v4, kubefake.LBPool("lb", network, nil, r("10.0.0.0/24", "10.0.0.20", "10.0.0.30")), "lb 10.0.0.20-10.0.0.30"},
+		{"one address", v4, kubefake.LBPool("lb", network, nil, r("10.0.0.0/24", "10.0.0.1", "10.0.0.10")), "lb 10.0.0.10-10.0.0.10"},
+		{"adjacent below", v4, kubefake.LBPool("lb", network, nil, r("10.0.0.0/24", "10.0.0.1", "10.0.0.9")), ""},
+		{"adjacent above", v4, kubefake.LBPool("lb", network, nil, r("10.0.0.0/24", "10.0.0.60", "10.0.0.99")), ""},
+		{"a subnet-only range", v4, kubefake.LBPool("lb", network, nil, r("10.0.0.0/24", "", "")), "lb 10.0.0.10-10.0.0.59"},
+		{"a /32", v4, kubefake.LBPool("lb", network, nil, r("10.0.0.33/32", "", "")), "lb 10.0.0.33-10.0.0.33"},
+		{"another subnet", v4, kubefake.LBPool("lb", network, nil, r("10.0.1.0/24", "", "")), ""},
+		{"several ranges", v4, kubefake.LBPool("lb", network, nil, r("10.0.0.0/24", "10.0.0.1", "10.0.0.12"), r("10.0.1.0/24", "", ""), r("10.0.0.0/24", "10.0.0.58", "10.0.0.70")),
 			"lb 10.0.0.10-10.0.0.12, lb 10.0.0.58-10.0.0.59"},
-		{"IPv6 partial", v6, lbPool("lb6", network, nil, r("2001:db8::/64", "2001:db8::50", "2001:db8::ff")), "lb6 2001:db8::50-2001:db8::59"},
-		{"IPv6 subnet-only", v6, lbPool("lb6", network, nil, r("2001:db8::/120", "", "")), "lb6 2001:db8::10-2001:db8::59"},
-		{"IPv6 adjacent", v6, lbPool("lb6", network, nil, r("2001:db8::/64", "2001:db8::5a", "2001:db8::ff")), ""},
-		{"another family", v4, lbPool("lb6", network, nil, r("2001:db8::/64", "", "")), ""},
-		{"another network", v4, lbPool("lb", "default/vlan2", []string{"*"}, r("10.0.0.0/24", "", "")), ""},
-		{"this network, another namespace's scope", v4, lbPool("lb", network, []string{"other"}, r("10.0.0.0/24", "", "")), "lb 10.0.0.10-10.0.0.59"},
-		{"the global pool, another network", v4, global(lbPool("g", "default/vlan2", nil, r("10.0.0.0/24", "", ""))), "g 10.0.0.10-10.0.0.59"},
-		{"no network, the namespace's scope", v4, lbPool("vm", "", []string{ns}, r("10.0.0.0/24", "", "")), "vm 10.0.0.10-10.0.0.59"},
-		{"no network, any namespace", v4, lbPool("vm", "", []string{"other", "*"}, r("10.0.0.0/24", "", "")), "vm 10.0.0.10-10.0.0.59"},
-		{"no network, another namespace", v4, lbPool("vm", "", []string{"other"}, r("10.0.0.0/24", "", "")), ""},
-		{"no network, no scope", v4, lbPool("vm", "", nil, r("10.0.0.0/24", "", "")), ""},
-		{"a range the load balancer refuses", v4, lbPool("bad", network, nil, r("10.0.0.0/24", "", ""), r("10.0.0.0/24", "10.0.9.1", "")),
+		{"IPv6 partial", v6, kubefake.LBPool("lb6", network, nil, r("2001:db8::/64", "2001:db8::50", "2001:db8::ff")), "lb6 2001:db8::50-2001:db8::59"},
+		{"IPv6 subnet-only", v6, kubefake.LBPool("lb6", network, nil, r("2001:db8::/120", "", "")), "lb6 2001:db8::10-2001:db8::59"},
+		{"IPv6 adjacent", v6, kubefake.LBPool("lb6", network, nil, r("2001:db8::/64", "2001:db8::5a", "2001:db8::ff")), ""},
+		{"another family", v4, kubefake.LBPool("lb6", network, nil, r("2001:db8::/64", "", "")), ""},
+		{"another network", v4, kubefake.LBPool("lb", "default/vlan2", []string{"*"}, r("10.0.0.0/24", "", "")), ""},
+		{"this network, another namespace's scope", v4, kubefake.LBPool("lb", network, []string{"other"}, r("10.0.0.0/24", "", "")), "lb 10.0.0.10-10.0.0.59"},
+		{"the global pool, another network", v4, global(kubefake.LBPool("g", "default/vlan2", nil, r("10.0.0.0/24", "", ""))), "g 10.0.0.10-10.0.0.59"},
+		{"no network, the namespace's scope", v4, kubefake.LBPool("vm", "", []string{ns}, r("10.0.0.0/24", "", "")), "vm 10.0.0.10-10.0.0.59"},
+		{"no network, any namespace", v4, kubefake.LBPool("vm", "", []string{"other", "*"}, r("10.0.0.0/24", "", "")), "vm 10.0.0.10-10.0.0.59"},
+		{"no network, another namespace", v4, kubefake.LBPool("vm", "", []string{"other"}, r("10.0.0.0/24", "", "")), ""},
+		{"no network, no scope", v4, kubefake.LBPool("vm", "", nil, r("10.0.0.0/24", "", "")), ""},
+		{"a range the load balancer refuses", v4, kubefake.LBPool("bad", network, nil, r("10.0.0.0/24", "", ""), r("10.0.0.0/24", "10.0.9.1", "")),
 			"unusable: pool bad: range 2: rangeStart: 10.0.9.1 is outside subnet 10.0.0.0/24"},
 	} {
 		overlaps, unusable := lbOverlaps([]kube.IPPool{tt.pool}, tt.mine, network, ns)
@@ -130,7 +119,7 @@ func TestLBOverlaps(t *testing.T) {
 // Overlaps come by pool name, each saying why its pool serves the machine's network.
 func TestLBOverlapsOrderAndWhy(t *testing.T) {
 	all := kube.IPPoolRange{Subnet: "10.0.0.0/24"}
-	pools := []kube.IPPool{lbPool("z-net", "default/vlan1", nil, all), lbPool("m-ns", "", []string{"team"}, all), global(lbPool("a-global", "", nil, all))}
+	pools := []kube.IPPool{kubefake.LBPool("z-net", "default/vlan1", nil, all), kubefake.LBPool("m-ns", "", []string{"team"}, all), global(kubefake.LBPool("a-global", "", nil, all))}
 	overlaps, _ := lbOverlaps(pools, myRange("10.0.0.10", "10.0.0.11"), "default/vlan1", "team")
 	var got []string
 	for _, o := range overlaps {
