@@ -63,45 +63,41 @@ func (d *Driver) preflight(ctx context.Context, admission *preflight.Admission) 
 	}
 	c, err := d.api()
 	if err != nil {
-		return preflight.Result{Checks: []preflight.Check{preflight.Failed(preflight.CheckCredential, config.FlagKubeconfigContent, err)}}
+		return preflight.Result{Checks: []preflight.Check{preflight.Failed(preflight.CheckCredential, config.FlagKubeconfigContent, err)}, Draft: d.draft}
 	}
 	return preflight.Run(ctx, c, preflight.Input{Machine: d.draft, Draw: objects.Draw{ClaimSuffix: d.claimSuffix, CreateID: d.CreateID},
 		Machines: d.machines, Needed: d.neededAccess(), CredentialExpiry: d.credentialExpiry, Admission: admission})
 }
 
-// Preflight runs a create's pre-flight (PreCreateCheck) for machine machineName configured by opts (the flags and
-// environment of a create, see config.ParseArgs), then asks the cluster's admission about the create's objects
-// (preflight.CheckAdmission, which PreCreateCheck does not), and returns every check, in order, creating and
-// changing nothing: it only reads, asks the API server what the credential may do (SelfSubject*Reviews, which
-// store nothing) and sends the Secret and the VM as dry runs (stored neither). An invalid configuration is the
-// error, a *config.ConfigError.
-func Preflight(ctx context.Context, machineName string, opts config.Options) ([]preflight.Check, error) {
-	return PreflightPool(ctx, machineName, opts, 1)
-}
-
-// PreflightPool is Preflight for machines machines of this configuration at once, as a machine pool of that
-// quantity creates them: the quota must hold all of them, the hosts must have their vGPUs and host devices free,
-// and the IP pool an address for each. machines is 1 to preflight.MaxPoolSize.
-func PreflightPool(ctx context.Context, machineName string, opts config.Options, machines int) ([]preflight.Check, error) {
+// PreflightPool runs a create's pre-flight (PreCreateCheck) for machines machines of the configuration of machine
+// machineName given by opts (the flags and environment of a create, see config.ParseArgs), as a machine pool of
+// that quantity creates them — the quota must hold all of them, the hosts must have their vGPUs and host devices
+// free, and the IP pool an address for each —, then asks the cluster's admission about the create's objects
+// (preflight.CheckAdmission, which PreCreateCheck does not). It returns what the pre-flight found: every check, in
+// order, and the machine as they judged it, from one parse of opts. It creates and changes nothing: it only reads,
+// asks the API server what the credential may do (SelfSubject*Reviews, which store nothing) and sends the Secret
+// and the VM as dry runs (stored neither). machines is 1 to preflight.MaxPoolSize. An invalid configuration is the
+// error, a *config.ConfigError; a credential that cannot be used is the result's one check.
+func PreflightPool(ctx context.Context, machineName string, opts config.Options, machines int) (preflight.Result, error) {
 	if machines < 1 || machines > preflight.MaxPoolSize {
-		return nil, fmt.Errorf("the number of machines to check must be 1 to %d, got %d", preflight.MaxPoolSize, machines)
+		return preflight.Result{}, fmt.Errorf("the number of machines to check must be 1 to %d, got %d", preflight.MaxPoolSize, machines)
 	}
 	d := NewDriver(machineName, "")
 	d.machines = machines
 	if err := d.SetConfigFromFlags(opts); err != nil {
-		return nil, err
+		return preflight.Result{}, err
 	}
 	if d.credentialErr != nil && d.kubeconfig == nil {
-		return []preflight.Check{preflight.Failed(preflight.CheckCredential, config.FlagKubeconfigContent, d.credentialErr)}, nil
+		return preflight.Result{Checks: []preflight.Check{preflight.Failed(preflight.CheckCredential, config.FlagKubeconfigContent, d.credentialErr)}, Draft: d.draft}, nil
 	}
 	// The dry runs stand in for the SSH key a create makes with a new one of its kind (or the user's), dropped.
 	_, public, err := d.machineKey()
 	if err != nil {
-		return nil, err
+		return preflight.Result{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	return d.preflight(ctx, &preflight.Admission{SSHKey: public}).Checks, nil
+	return d.preflight(ctx, &preflight.Admission{SSHKey: public}), nil
 }
 
 // neededAccess is what a create, the readiness watch and a later remove need in the machine's namespace; each

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/autoscale"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // autoscalingSnippet is the machineDeploymentAnnotations a pool of cfg needs to autoscale from zero machines
@@ -20,18 +19,17 @@ func autoscalingSnippet(cfg *config.Config, machine *objects.Machine, pool *auto
 }
 
 // printCheckAutoscaling writes, after check's lines and a blank line, the annotations of an autoscaling pool of the
-// machine: with --cluster for the pool the machine config is in, with its labels and taints. It reads Harvester's
-// PCI devices when the machine passes host devices through, to tell its GPUs (harvester.PCIClasses). Flags that do
-// not parse print nothing here: the pre-flight has told their problems.
-func printCheckAutoscaling(ctx context.Context, in checkInput, stdout, stderr io.Writer) {
-	cfg, machine, err := objects.ParseConfig(in.machineName, in.opts)
-	if err != nil {
+// machine the pre-flight judged (its draft when the pre-flight could not complete it): with --cluster for the pool
+// the machine config is in (pool, nil without), with its labels and taints. Its GPUs among the host devices are
+// told by the PCI classes the pre-flight's host devices check listed.
+func printCheckAutoscaling(result preflight.Result, pool *autoscale.Pool, stdout io.Writer) {
+	machine := result.Machine
+	if machine == nil {
+		machine = result.Draft
+	}
+	if machine == nil {
 		return
 	}
-	classes, err := harvester.PCIClasses(ctx, in.machineName, in.opts)
-	if err != nil {
-		fmt.Fprintf(stderr, "check: cannot list Harvester's PCI devices, so no passed-through device is counted as a GPU in the autoscaling annotations: %s\n", named(config.Redact(err.Error())))
-	}
 	fmt.Fprintln(stdout)
-	_, _ = stdout.Write(autoscalingSnippet(cfg, machine, in.pool, classes))
+	_, _ = stdout.Write(autoscalingSnippet(machine.Config(), machine, pool, result.PCIClasses))
 }

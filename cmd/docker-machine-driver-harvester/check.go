@@ -56,13 +56,13 @@ func check(args []string, lookupEnv func(string) (string, bool), stdout, stderr 
 	}
 	// The driver's progress lines go to stderr: stdout is the checks.
 	log.SetOutWriter(stderr)
-	checks, err := harvester.PreflightPool(context.Background(), in.machineName, in.opts, in.count)
+	result, err := harvester.PreflightPool(context.Background(), in.machineName, in.opts, in.count)
 	if err != nil {
 		fmt.Fprintln(stderr, named(err.Error()))
 		return 1
 	}
-	code = max(code, printChecks(stdout, checks))
-	printCheckAutoscaling(context.Background(), in, stdout, stderr)
+	code = max(code, printChecks(stdout, result.Checks))
+	printCheckAutoscaling(result, in.pool, stdout)
 	return code
 }
 

@@ -107,7 +107,13 @@ func checkHostDevices(ctx context.Context, r *run, devices []vmDevice) {
 			claimed[cl.Spec.NodeName+"/"+cl.Spec.Address] = true
 		}
 	}
+	if pcis.known {
+		r.found.pciClasses = map[string]string{}
+	}
 	for _, dev := range pcis.items {
+		if _, seen := r.found.pciClasses[dev.Status.ResourceName]; !seen && pcis.known {
+			r.found.pciClasses[dev.Status.ResourceName] = dev.Status.ClassID
+		}
 		at := dev.Status.NodeName + "/" + dev.Status.Address
 		found[dev.Status.ResourceName] = append(found[dev.Status.ResourceName], "PCI "+at)
 		enabled[dev.Status.ResourceName] = enabled[dev.Status.ResourceName] || claimed[at]

@@ -62,6 +62,11 @@ type Result struct {
 	// sends it (objects.Machine.Objects); nil when the pre-flight could not read what it needs (a check says
 	// why).
 	Machine *objects.Machine
+	// Draft is the machine as its configuration made it, before the pre-flight read anything (Input.Machine).
+	Draft *objects.Machine
+	// PCIClasses are the PCI class (status.classId, "0302") of each resource name among Harvester's PCI devices,
+	// as the host devices' check listed them; nil when it did not list them (no host device, or not readable).
+	PCIClasses map[string]string
 }
 
 // Err is the pre-flight's verdict: the failure that ended it, else every problem of every check as one error,
@@ -89,7 +94,7 @@ func Run(ctx context.Context, c kube.Interface, in Input) Result {
 		tbl = append(append([]row(nil), table...), admissionRow)
 	}
 	checks, f := runTable(ctx, tbl, &in, c)
-	return Result{Checks: checks, Machine: f.completed(in.Draw)}
+	return Result{Checks: checks, Machine: f.completed(in.Draw), Draft: in.Machine, PCIClasses: f.pciClasses}
 }
 
 // completed is the machine completed with every fact the checks found and draw, or nil when one of them could not

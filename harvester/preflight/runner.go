@@ -50,6 +50,7 @@ type found struct {
 	machine      *objects.Machine         // CheckImagesKeyPairs: the machine completed with facts (nil when that failed)
 	data         *dataSecrets             // CheckDataSecrets: what the data Secrets hold; nil when not given or unusable
 	addresses    []*objects.StaticAddress // CheckIPPool: the addresses a create would take now; nil without
+	pciClasses   map[string]string        // CheckHostDevices: each PCI resource name's class; nil when not listed
 }
 
 // run is one check while it runs: what it reads (the input, the connection, what its needs found) and what it

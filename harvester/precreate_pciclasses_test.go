@@ -17,9 +17,10 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
 
-// The PCI classes come from Harvester's PCIDevices by resource name; not knowing them (a credential that may not
-// list pcidevices) is no error, and without host devices nothing is read.
-func TestPCIClasses(t *testing.T) {
+// The pre-flight's host devices check gives the PCI classes of Harvester's PCIDevices by resource name, for check's
+// autoscaling annotations; not knowing them (a credential that may not list pcidevices) is no error, and without
+// host devices nothing is read.
+func TestPreflightGivesPCIClasses(t *testing.T) {
 	fc := newFakeCluster(t)
 	for name, dev := range map[string][2]string{"node1-001f6": {nicResource, "0200"}, "node1-01000": {kubefake.GPUResource, "0302"}} {
 		pci := &kube.PCIDevice{ObjectMeta: metav1.ObjectMeta{Name: name}}
@@ -27,17 +28,19 @@ func TestPCIClasses(t *testing.T) {
 		fc.OK(kube.Create(context.Background(), fc.C, kube.PCIDevices, "", pci))
 	}
 	opts := configtest.With(configtest.MinimalOptions(), config.FlagHostDeviceInfo, `{"hostDevices":[{"name":"gpu1","deviceName":"`+kubefake.GPUResource+`"}]}`)
-	classes, err := newTestDriver(t, fc, "m1", opts).pciClasses(context.Background())
-	if err != nil || !reflect.DeepEqual(classes, map[string]string{kubefake.GPUResource: "0302", nicResource: "0200"}) {
-		t.Errorf("classes %v, %v", classes, err)
+	classes := func(opts config.Options) map[string]string {
+		return newTestDriver(t, fc, "m1", opts).preflight(context.Background(), nil).PCIClasses
 	}
-	if classes, err := newTestDriver(t, fc, "m1", configtest.MinimalOptions()).pciClasses(context.Background()); classes != nil || err != nil {
-		t.Errorf("without host devices: %v, %v", classes, err)
+	if got := classes(opts); !reflect.DeepEqual(got, map[string]string{kubefake.GPUResource: "0302", nicResource: "0200"}) {
+		t.Errorf("classes %v", got)
+	}
+	if got := classes(configtest.MinimalOptions()); got != nil {
+		t.Errorf("without host devices: %v", got)
 	}
 	fc.Dyn.PrependReactor("list", "pcidevices", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "devices.harvesterhci.io", Resource: "pcidevices"}, "", nil)
 	})
-	if classes, err := newTestDriver(t, fc, "m1", opts).pciClasses(context.Background()); classes != nil || err != nil {
-		t.Errorf("forbidden: %v, %v", classes, err)
+	if got := classes(opts); got != nil {
+		t.Errorf("forbidden: %v", got)
 	}
 }
