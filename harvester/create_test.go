@@ -364,22 +364,44 @@ func TestCreateToleratesAStaleFirstList(t *testing.T) {
 	})
 	fc.kubeVirt(healthy("10.0.0.5"))
 	kubefake.CaptureLog(t)
+	done := make(chan struct{})
+	touched := make(chan error, 1)
 	go func() {
-		// A real watch replays what the stale list missed; the fake's does not, so the VM changes once more.
+		// A real watch replays what the stale list missed; the fake's does not, so the VM changes again, every
+		// 200 ms from the driver's first list until the create returns: however slow a loaded machine makes
+		// the create, one change reaches its watch.
 		ctx := context.Background()
 		vms := fc.KV.KubevirtV1().VirtualMachines("default")
-		kubefake.Eventually(t, "the driver listed VMs", func() bool { return lists.Load() > 0 })
-		time.Sleep(300 * time.Millisecond)
-		vm, err := vms.Get(ctx, "m1", metav1.GetOptions{})
-		if err == nil {
-			vm.Annotations["touched"] = "yes"
-			_, err = vms.Update(ctx, vm, metav1.UpdateOptions{})
-		}
-		if err != nil {
-			t.Errorf("touching the VM: %v", err)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for n := 0; ; {
+			select {
+			case <-done:
+				touched <- nil
+				return
+			case <-tick.C:
+			}
+			if lists.Load() == 0 {
+				continue
+			}
+			vm, err := vms.Get(ctx, "m1", metav1.GetOptions{})
+			if err == nil {
+				n++
+				vm.Annotations["touched"] = strconv.Itoa(n)
+				_, err = vms.Update(ctx, vm, metav1.UpdateOptions{})
+			}
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				touched <- err
+				return
+			}
 		}
 	}()
-	if err := newTestDriver(t, fc, "m1", createOptions()).Create(); err != nil {
+	err := newTestDriver(t, fc, "m1", createOptions()).Create()
+	close(done)
+	if terr := <-touched; terr != nil {
+		t.Errorf("touching the VM: %v", terr)
+	}
+	if err != nil {
 		t.Fatalf("a VM not in the first list was taken for deleted: %v", err)
 	}
 }

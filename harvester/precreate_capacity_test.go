@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -60,6 +61,31 @@ func TestPreCreateCheckDeviceCapacity(t *testing.T) {
 	fc.OK(kube.Create(context.Background(), fc.C, kube.Nodes, "", &n))
 	err = newTestDriver(t, fc, "m1", hostDeviceOptions(kubefake.GPUResource)).PreCreateCheck()
 	configtest.WantAll(t, errString(err), "none free (node1: 1 allocatable, 1 in use by default/vm-a)")
+
+	// Nor does a host the VM may not run on: node3's free GPU counts for a VM without a requirement of its host,
+	// not for one whose patch pins it to node1 (the VM's nodeSelector is judged, not the flags).
+	n = kubefake.HostNode("node3", map[string]int64{kubefake.GPUResource: 1})
+	n.Labels = map[string]string{"kubernetes.io/hostname": "node3"}
+	fc.OK(kube.Create(context.Background(), fc.C, kube.Nodes, "", &n))
+	if err := newTestDriver(t, fc, "m1", hostDeviceOptions(kubefake.GPUResource)).PreCreateCheck(); err != nil {
+		t.Fatalf("node3's free device refused: %v", err)
+	}
+	pinned := configtest.With(hostDeviceOptions(kubefake.GPUResource), config.FlagVMPatch,
+		`{"spec":{"template":{"spec":{"nodeSelector":{"kubernetes.io/hostname":"node1"}}}}}`)
+	fc.OK(kube.Update(context.Background(), fc.C, kube.Nodes, "", withLabel(fc, "node1", "kubernetes.io/hostname", "node1")))
+	err = newTestDriver(t, fc, "m1", pinned).PreCreateCheck()
+	configtest.WantAll(t, errString(err), "none free (node1: 1 allocatable, 1 in use by default/vm-a)")
+}
+
+// withLabel is host name of fc with the label key=value added.
+func withLabel(fc *fakeCluster, name, key, value string) *corev1.Node {
+	n, err := kube.Get(context.Background(), fc.C, kube.Nodes, "", name)
+	fc.OK(n, err)
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	n.Labels[key] = value
+	return n
 }
 
 func errString(err error) string {

@@ -152,20 +152,36 @@ func TestPreCreateCheckZones(t *testing.T) {
 	} {
 		fc.OK(kube.Create(ctx, fc.C, kube.Nodes, "", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}))
 	}
+	zoneTerm := func(op, value string) string {
+		return `{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[` +
+			`{"key":"topology.kubernetes.io/zone","operator":"` + op + `","values":["` + value + `"]}]}]}}}`
+	}
+	patch := func(spec string) string { return `{"spec":{"template":{"spec":` + spec + `}}}` }
 	tests := []struct {
-		zones, regions, want string
+		zones, regions, affinity, patch, want string
 	}{
-		{"zone-a", "", ""},
-		{"zone-c,zone-b", "us-east", ""},
-		{"zone-c", "", "--harvester-zone: no Harvester host is in zone-c (hosts carry: (none), zone-a and zone-b)"},
-		{"", "eu-west", "--harvester-region: no Harvester host is in eu-west (hosts carry: (none) and us-east)"},
-		{"zone-a", "eu-west", "no Harvester host is in zone-a within region eu-west"},
+		{zones: "zone-a"},
+		{zones: "zone-c,zone-b", regions: "us-east"},
+		{zones: "zone-c", want: "--harvester-zone: no Harvester host is in zone-c (hosts carry: (none), zone-a and zone-b)"},
+		{regions: "eu-west", want: "--harvester-region: no Harvester host is in eu-west (hosts carry: (none) and us-east)"},
+		{zones: "zone-a", regions: "eu-west", want: "no Harvester host is in zone-a within region eu-west"},
+		// The check judges the VM the create sends: a patch that pins it to zone-a instead of zone-c passes, one
+		// that asks for a label no host carries, or moves it to zone-c, does not.
+		{zones: "zone-c", patch: patch(`{"affinity":` + zoneTerm("In", "zone-a") + `}`)},
+		{patch: patch(`{"nodeSelector":{"gpu":"a100"}}`),
+			want: "--harvester-vm-patch: no Harvester host meets the VM's nodeSelector and required node affinity (of 3 hosts; they carry zones (none), zone-a and zone-b)"},
+		{zones: "zone-a", patch: patch(`{"affinity":` + zoneTerm("In", "zone-c") + `}`), want: "--harvester-vm-patch: no Harvester host meets"},
+		{affinity: zoneTerm("NotIn", "zone-a")},
+		{affinity: zoneTerm("In", "zone-c"), want: "--harvester-vm-affinity: no Harvester host meets the VM's nodeSelector and required node affinity"},
+		{zones: "zone-a", affinity: zoneTerm("In", "zone-b"), want: "--harvester-vm-affinity: no Harvester host meets"},
+		{patch: patch(`{"affinity":` + zoneTerm("Gt", "zone-a") + `}`), want: "--harvester-vm-patch: the VM's required node affinity cannot be judged"},
 	}
 	for _, tt := range tests {
-		d := newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagZone, tt.zones, config.FlagRegion, tt.regions))
-		err := d.PreCreateCheck()
+		opts := configtest.With(createOptions(), config.FlagZone, tt.zones, config.FlagRegion, tt.regions,
+			config.FlagVMAffinity, tt.affinity, config.FlagVMPatch, tt.patch)
+		err := newTestDriver(t, fc, "m1", opts).PreCreateCheck()
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
-			t.Errorf("zones %q regions %q: %v, want %q", tt.zones, tt.regions, err, tt.want)
+			t.Errorf("zones %q regions %q affinity %s patch %s: %v, want %q", tt.zones, tt.regions, tt.affinity, tt.patch, err, tt.want)
 		}
 	}
 }

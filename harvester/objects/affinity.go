@@ -80,3 +80,13 @@ func requireTopology(aff *corev1.Affinity, key string, values []string) {
 		sel.NodeSelectorTerms[i].MatchExpressions = append(sel.NodeSelectorTerms[i].MatchExpressions, req)
 	}
 }
+
+// HostRequirement is the required node affinity the flags alone give the VM: --harvester-vm-affinity's, with the
+// zones and regions joined to each of its terms (requireTopology); nil when they require nothing of a host. The
+// pre-flight tells by it whether the VM's requirement is the flags' or a patch's.
+func HostRequirement(cfg *config.Config) *corev1.NodeSelector {
+	if aff := vmAffinity(cfg); aff.NodeAffinity != nil {
+		return aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	return nil
+}

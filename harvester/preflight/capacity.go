@@ -33,9 +33,10 @@ var DeviceCapacityAccess = []kube.Access{
 // the cluster's deviceCapacity link and refuses a vGPU whose allocatable count is below the count asked for:
 // rancher/dashboard pkg/harvester-manager/machine-config/harvester.vue, getAvailableVGpuDevices and
 // validatorVGpus). Unlike that link it counts per host and only VMIs, which hold their devices while they exist
-// (a stopped VM holds none), and it gives no count to a cordoned host or one outside the requested zones and
-// regions. A credential that may not list hosts or VMIs is not blocked: the check is skipped (debug log). It
-// creates nothing, and is skipped when the devices are already refused (checkHostDevices).
+// (a stopped VM holds none), and it gives no count to a cordoned host or one the VM may not run on (its zones and
+// regions, its node affinity: hostRule). A credential that may not list hosts or VMIs is not blocked: the check
+// is skipped (debug log). It creates nothing, and is skipped when the devices are already refused
+// (checkHostDevices).
 func checkDeviceCapacity(ctx context.Context, r *run, devices []vmDevice) {
 	wanted, flags := requestedDevices(devices)
 	for name := range wanted {
@@ -62,7 +63,8 @@ func checkDeviceCapacity(ctx context.Context, r *run, devices []vmDevice) {
 		r.u.addf("cannot list virtualmachineinstances in all namespaces (%s): free devices not counted", errWording(err))
 		return
 	}
-	nodes = slices.DeleteFunc(nodes, func(n corev1.Node) bool { return !inTopology(r.cfg, n) })
+	rule := hostRuleOf(r.in.Machine)
+	nodes = slices.DeleteFunc(nodes, func(n corev1.Node) bool { return n.Spec.Unschedulable || !rule.fits(&n) })
 	use := deviceUse(nodes, vmiList.Items)
 	names := make([]string, 0, len(wanted))
 	for name := range wanted {
@@ -91,16 +93,6 @@ func requestedDevices(devices []vmDevice) (map[string]int, map[string]string) {
 		}
 	}
 	return wanted, flags
-}
-
-// inTopology says whether the machine may be placed on node: schedulable, and in its zones and regions.
-func inTopology(cfg *config.Config, n corev1.Node) bool {
-	return !n.Spec.Unschedulable && inZones(cfg, n.Labels[corev1.LabelTopologyZone], n.Labels[corev1.LabelTopologyRegion])
-}
-
-// inZones reports whether a host in zone and region may run the VM (--harvester-zone, --harvester-region).
-func inZones(cfg *config.Config, zone, region string) bool {
-	return (len(cfg.Zones) == 0 || slices.Contains(cfg.Zones, zone)) && (len(cfg.Regions) == 0 || slices.Contains(cfg.Regions, region))
 }
 
 // devicesInUse is, per device resource name, what each host has and who holds it.

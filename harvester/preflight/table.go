@@ -43,7 +43,7 @@ var table = []row{
 		needs: []string{CheckNamespace}, check: checkDataSecrets},
 	{name: CheckVMPatchObjects, reads: theVM, flags: []string{config.FlagVMPatch}, given: vmPatchGiven, needs: []string{CheckNamespace}, check: checkVMPatchObjects},
 	{name: CheckQuota, reads: theVM, needs: []string{CheckImagesKeyPairs}, check: checkQuota},
-	{name: CheckZones, flags: []string{config.FlagZone, config.FlagRegion}, given: zonesGiven, check: checkTopology},
+	{name: CheckZones, reads: theVM, flags: []string{config.FlagZone, config.FlagRegion}, given: placementGiven, check: checkTopology},
 	{name: CheckHostDevices, reads: theVM, flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, given: devicesGiven, check: checkDevices},
 	{name: CheckIPPool, reads: thePlan, flags: []string{config.FlagIPPool}, given: ipPoolGiven, check: checkIPPool},
 	{name: CheckLBPools, reads: thePlan, flags: []string{config.FlagIPPool}, given: ipPoolGiven, check: checkLBPools},
