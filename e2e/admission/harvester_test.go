@@ -155,3 +155,68 @@ func TestHarvesterJudgesStatusUpdates(t *testing.T) {
 		t.Errorf("status update with a hotplug request for a golden-image PVC: %v\nwant: %s", err, want)
 	}
 }
+
+// Harvester's validator looks VMs up through indexes (by MAC address, by PVC), kept as Harvester's webhook keeps
+// them on its informers (pkg/webhook/indexeres RegisterIndexers): a lookup examines the VMs filed under its key,
+// however many VMs the cluster holds. With 30 VMs of the test's own, dry-run creates of a VM with a new MAC
+// address examine none of them. The tool once scanned every VM on every lookup, converting each to its type: the
+// work of each admission grew with the VMs, and of 200 machines removed at once every removal timed the webhook
+// out.
+func TestHarvesterIndexLookups(t *testing.T) {
+	b, ns, ctx := inNamespace(t)
+	const n, tries = 30, 5
+	sum := fnv.New32a()
+	sum.Write([]byte(ns))
+	h := sum.Sum32()
+	vms := b.Virt.KubevirtV1().VirtualMachines(ns)
+	withMAC := func(name string, i int) *kubevirtv1.VirtualMachine {
+		vm := newVM(b, ns, name)
+		halted := kubevirtv1.RunStrategyHalted
+		vm.Spec.RunStrategy = &halted
+		vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress = fmt.Sprintf("02:d1:%02x:%02x:%02x:%02x", byte(h>>16), byte(h>>8), byte(h), byte(i))
+		return vm
+	}
+	for i := range n {
+		if _, err := vms.Create(ctx, withMAC(fmt.Sprintf("vm-%d", i), i), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The validator's informer holds them all once it refuses the last one's MAC address (events come in order).
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := vms.Create(ctx, withMAC("probe", n-1), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the validator did not see VM vm-%d with its MAC address: %v", n-1, err)
+	}
+	type counts struct{ lookups, examined map[string]int64 }
+	read := func() counts {
+		t.Helper()
+		var c counts
+		for name, into := range map[string]*map[string]int64{"indexLookups": &c.lookups, "indexExamined": &c.examined} {
+			if err := b.HarvesterAdmission.Var(ctx, name, into); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return c
+	}
+	before := read()
+	for i := n; i < n+tries; i++ {
+		if _, err := vms.Create(ctx, withMAC("new", i), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Fatalf("dry-run create of a VM with a new MAC address: %v", err)
+		}
+	}
+	after := read()
+	lookups := after.lookups["virtualmachines"] - before.lookups["virtualmachines"]
+	examined := after.examined["virtualmachines"] - before.examined["virtualmachines"]
+	// Other admissions meanwhile (KubeVirt's controller and the stand-in writing VMs) look up a VM's own PVCs and
+	// find that VM: at most one VM per lookup.
+	if lookups < tries {
+		t.Fatalf("%d dry-run creates made %d index lookups of VMs: the validator's MAC check no longer looks VMs up by index", tries, lookups)
+	}
+	if examined > lookups {
+		t.Errorf("%d index lookups of VMs examined %d VMs, with %d VMs in the namespace: lookups scan the VMs instead of reading an index", lookups, examined, n)
+	} else {
+		t.Logf("%d index lookups of VMs examined %d VMs, with %d VMs in the namespace", lookups, examined, n)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
 	toolscache "k8s.io/client-go/tools/cache"
 )
 
@@ -141,20 +142,22 @@ func (s *memStore) list(gvr schema.GroupVersionResource, namespace string, selec
 //     validator.go).
 //
 // Read live, each admission listed every virt-launcher Pod and every VM of the cluster, and 100 machines removed at
-// once timed the webhook out. An informer lags the cluster by a moment, as Harvester's do: a VM created an
+// once timed the webhook out. Their indexes are the informers' too (index.go), filled as objects arrive: scanned
+// on each lookup, every VM and Pod converted to its type on every admission, the work of each admission grew
+// with the number of VMs, and of 200 machines removed at once every removal timed the webhook out. An informer lags the cluster by a moment, as Harvester's do: a VM created an
 // instant before may not be seen yet by the next admission (see e2e/admission TestHarvesterRefusesDuplicateMAC).
 type informedStore struct {
 	live     liveStore
-	informed map[schema.GroupVersionResource]toolscache.GenericLister
+	informed map[schema.GroupVersionResource]informers.GenericInformer
 }
 
 // newInformedStore starts informers (through watchClient, whose requests have no timeout) on the resources
 // informed, and waits until they have synced, at most informerSync; the rest is read live through client.
 func newInformedStore(ctx context.Context, client, watchClient dynamic.Interface, informed ...schema.GroupVersionResource) (informedStore, error) {
-	s := informedStore{live: liveStore{ctx: ctx, client: client}, informed: map[schema.GroupVersionResource]toolscache.GenericLister{}}
+	s := informedStore{live: liveStore{ctx: ctx, client: client}, informed: map[schema.GroupVersionResource]informers.GenericInformer{}}
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(watchClient, 0)
 	for _, gvr := range informed {
-		s.informed[gvr] = factory.ForResource(gvr).Lister()
+		s.informed[gvr] = factory.ForResource(gvr)
 	}
 	factory.Start(ctx.Done())
 	syncCtx, cancel := context.WithTimeout(ctx, informerSync)
@@ -173,11 +176,14 @@ const informerSync = time.Minute
 // lister is the informer's lister of gvr in namespace ("" for all, or a cluster-scoped resource), false when gvr
 // is read live.
 func (s informedStore) lister(gvr schema.GroupVersionResource, namespace string) (toolscache.GenericNamespaceLister, bool) {
-	l, ok := s.informed[gvr]
-	if !ok || namespace == "" {
-		return l, ok
+	i, ok := s.informed[gvr]
+	if !ok {
+		return nil, false
 	}
-	return l.ByNamespace(namespace), true
+	if namespace == "" {
+		return i.Lister(), true
+	}
+	return i.Lister().ByNamespace(namespace), true
 }
 
 func (s informedStore) get(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {

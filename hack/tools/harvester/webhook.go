@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"expvar"
 	"flag"
 	"fmt"
 	"io"
@@ -22,9 +23,9 @@ import (
 
 // serveWebhook serves Harvester's VirtualMachine validator on validationPath and its VirtualMachine mutator on
 // mutationPath over HTTPS, as Harvester's one webhook server serves both, until SIGTERM or SIGINT. The caches of
-// Pods and VirtualMachines are informers, as on Harvester; the others read the cluster of -kubeconfig on every
-// call (informedStore). Once it listens it writes its address
-// (host:port) to -addr-file, through a rename; /healthz answers "ok".
+// Pods and VirtualMachines are informers, indexed as on Harvester; the others read the cluster of -kubeconfig on
+// every call (informedStore). Once it listens it writes its address (host:port) to -addr-file, through a rename;
+// /healthz answers "ok", /debug/vars the caches' index lookups (index.go).
 func serveWebhook(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -70,6 +71,8 @@ func serveWebhook(args []string, stderr io.Writer) error {
 	mux.Handle(validationPath, newHandler(newValidator(store)))
 	mux.Handle(mutationPath, newMutationHandler(newMutator(store)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	mux.Handle("/debug/vars", expvar.Handler()) // the caches' index lookups (index.go), for the tests
+
 	srv := &http.Server{Handler: recoverPanics(mux, stderr)}
 
 	ln, err := net.Listen("tcp", *listen)
