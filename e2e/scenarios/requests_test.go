@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -47,10 +48,13 @@ func TestMachineLifeRequests(t *testing.T) {
 }
 
 // byVerb words request counts by verb, in the verbs' order.
-func byVerb(counts map[string]int) string {
+func byVerb(counts map[string]int) string { return wordByVerb(counts, strconv.Itoa) }
+
+// wordByVerb words each verb's count with word, in the verbs' order.
+func wordByVerb(counts map[string]int, word func(int) string) string {
 	var parts []string
 	for _, verb := range slices.Sorted(maps.Keys(counts)) {
-		parts = append(parts, fmt.Sprintf("%s %d", verb, counts[verb]))
+		parts = append(parts, verb+" "+word(counts[verb]))
 	}
 	return strings.Join(parts, ", ")
 }
