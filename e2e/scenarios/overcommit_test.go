@@ -17,8 +17,9 @@ import (
 var settingsResource = schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "settings"}
 
 // setOvercommit sets the value of the bed's overcommit-config Setting ("" falls back to its default) and waits
-// until the API server's watch cache, which the driver's pre-flight reads, has it. The bed's value is restored
-// when the test ends.
+// until the API server's watch cache, which the driver's pre-flight reads, and Harvester's mutator, which reads it
+// from an informer as on Harvester, have it. The bed's value is restored when the test ends, and awaited the same
+// way.
 func setOvercommit(t *testing.T, b *testbed.Bed, value string) {
 	t.Helper()
 	ctx := context.Background()
@@ -38,6 +39,9 @@ func setOvercommit(t *testing.T, b *testbed.Bed, value string) {
 			s.Object["value"] = before
 			_, err = settings.Update(ctx, s, metav1.UpdateOptions{})
 		}
+		if err == nil {
+			err = b.HarvesterAdmission.AwaitHeld(ctx, b.Dynamic, settingsResource, "", "overcommit-config")
+		}
 		if err != nil {
 			t.Errorf("restore overcommit-config: %v", err)
 		}
@@ -45,6 +49,9 @@ func setOvercommit(t *testing.T, b *testbed.Bed, value string) {
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		s, err := settings.Get(ctx, "overcommit-config", metav1.GetOptions{ResourceVersion: "0"})
 		if err == nil && s.Object["value"] == value {
+			if err := b.HarvesterAdmission.AwaitHeld(ctx, b.Dynamic, settingsResource, "", "overcommit-config"); err != nil {
+				t.Fatal(err)
+			}
 			return
 		}
 		if time.Now().After(deadline) {

@@ -1,20 +1,11 @@
 package main
 
 import (
-	"expvar"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
-)
-
-// The caches' index lookups and the objects they examined, by resource, served at /debug/vars (expvar): a lookup
-// in an informer's index examines the objects filed under its key, a scan every object of the resource. e2e/admission
-// TestHarvesterIndexLookups reads them.
-var (
-	indexLookups  = expvar.NewMap("indexLookups")
-	indexExamined = expvar.NewMap("indexExamined")
 )
 
 // indexedStore is a store that holds some resources in informers and can index them there, as Harvester's

@@ -23,9 +23,10 @@ import (
 
 // serveWebhook serves Harvester's VirtualMachine validator on validationPath and its VirtualMachine mutator on
 // mutationPath over HTTPS, as Harvester's one webhook server serves both, until SIGTERM or SIGINT. The caches of
-// Pods and VirtualMachines are informers, indexed as on Harvester; the others read the cluster of -kubeconfig on
-// every call (informedStore). Once it listens it writes its address (host:port) to -addr-file, through a rename;
-// /healthz answers "ok", /debug/vars the caches' index lookups (index.go).
+// Pods, VirtualMachines, Settings and the KubeVirt resource are informers, indexed as on Harvester; the others read
+// the cluster of -kubeconfig on every call (informedStore). Once it listens it writes its address (host:port) to
+// -addr-file, through a rename; /healthz answers "ok", /debug/vars the caches' index lookups and live reads, and the
+// versions of the Settings and KubeVirt resources held (vars.go).
 func serveWebhook(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -64,14 +65,15 @@ func serveWebhook(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store, err := newInformedStore(informerCtx, client, watchClient, pods, vms)
+	store, err := newInformedStore(informerCtx, client, watchClient, pods, vms, settings, kubevirts)
 	if err != nil {
 		return err
 	}
+	store.publishHeld(settings, kubevirts)
 	mux.Handle(validationPath, newHandler(newValidator(store)))
 	mux.Handle(mutationPath, newMutationHandler(newMutator(store)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
-	mux.Handle("/debug/vars", expvar.Handler()) // the caches' index lookups (index.go), for the tests
+	mux.Handle("/debug/vars", expvar.Handler()) // what the caches did and hold (vars.go), for the tests
 
 	srv := &http.Server{Handler: recoverPanics(mux, stderr)}
 
