@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -23,8 +24,8 @@ import (
 
 // serveWebhook serves Harvester's VirtualMachine validator on validationPath and its VirtualMachine mutator on
 // mutationPath over HTTPS, as Harvester's one webhook server serves both, until SIGTERM or SIGINT. The caches of
-// Pods, VirtualMachines, Settings and the KubeVirt resource are informers, indexed as on Harvester; the others read
-// the cluster of -kubeconfig on every call (informedStore). Once it listens it writes its address (host:port) to
+// Pods, VirtualMachines, Settings, the KubeVirt resource and NetworkAttachmentDefinitions are informers, indexed as
+// on Harvester; the others read the cluster of -kubeconfig on every call (informedStore). Once it listens it writes its address (host:port) to
 // -addr-file, through a rename; /healthz answers "ok", /debug/vars the caches' index lookups and live reads, and the
 // versions of the Settings and KubeVirt resources held (vars.go).
 func serveWebhook(args []string, stderr io.Writer) error {
@@ -65,7 +66,7 @@ func serveWebhook(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store, err := newInformedStore(informerCtx, client, watchClient, pods, vms, settings, kubevirts)
+	store, err := newInformedStore(informerCtx, client, watchClient, []schema.GroupVersionResource{pods, vms, settings, kubevirts}, nads)
 	if err != nil {
 		return err
 	}
