@@ -94,6 +94,10 @@ func TestHarvesterRefusesOverStorageQuota(t *testing.T) {
 		if _, err := b.Kube.CoreV1().Namespaces().Patch(ctx, ns, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		// Harvester's validator reads the namespace from an informer, as on Harvester.
+		if err := b.HarvesterAdmission.AwaitHeld(ctx, b.Dynamic, admission.Namespaces, "", ns); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rq := &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: "default-quota",
@@ -221,14 +225,43 @@ func TestHarvesterIndexLookups(t *testing.T) {
 	}
 }
 
-// Harvester's mutator and validator read Settings, the KubeVirt resource and the VM networks'
-// NetworkAttachmentDefinitions from informers, as Harvester's webhook does: creating VMs on a network the webhook
-// holds makes it read none of them from the API server (it still reads the namespace there). Read live, the
-// mutator's five reads of them on every create (custom resources, slow to serve under load) outlasted the tool's
-// bound of 5 s with 200 machines created at once, and it refused up to 14 of the creates.
+// Harvester's mutator and validator read what they look at on every VM create from informers, as Harvester's
+// webhook does: Settings, the KubeVirt resource, the VM networks' NetworkAttachmentDefinitions, the namespace and
+// the storage classes; creating VMs makes the webhook read none of them from the API server. It reads there what
+// its informers do not hold — the VMs' PVCs, not made yet — so a VM on an object made an instant before is judged
+// as before. Read live, those reads (over 40 per machine) outlasted the tool's bound of 5 s with 200 machines
+// created at once, and the mutator and the validator refused up to 14 of the creates.
 func TestHarvesterWebhookReads(t *testing.T) {
 	b, ns, ctx := inNamespace(t)
-	const creates = 3
+	const creates, updates = 3, 3
+	vms := b.Virt.KubevirtV1().VirtualMachines(ns)
+	// A VM whose PVC exists (the stand-in makes it from the volumeClaimTemplates annotation), for updates: the
+	// validator reads the PVC and its storage class on each.
+	vm, err := vms.Create(ctx, newVM(b, ns, "with-pvc"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claim string
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		pvcs, err := b.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(pvcs.Items) == 0 {
+			return false, err
+		}
+		claim = pvcs.Items[0].Name
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("no PVC for VM %s/%s: %v", ns, vm.Name, err)
+	}
+	for _, held := range []struct {
+		gvr             schema.GroupVersionResource
+		namespace, name string
+	}{
+		{admission.Namespaces, "", ns}, {admission.PVCs, ns, claim}} {
+		if err := b.HarvesterAdmission.AwaitHeld(ctx, b.Dynamic, held.gvr, held.namespace, held.name); err != nil {
+			t.Fatal(err)
+		}
+	}
 	read := func() map[string]int64 {
 		t.Helper()
 		var reads map[string]int64
@@ -237,23 +270,42 @@ func TestHarvesterWebhookReads(t *testing.T) {
 		}
 		return reads
 	}
+	dryRun := []string{metav1.DryRunAll}
 	before := read()
 	for i := range creates {
-		vm, err := b.Virt.KubevirtV1().VirtualMachines(ns).Create(ctx, newVM(b, ns, fmt.Sprintf("vm-%d", i)), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		got, err := vms.Create(ctx, newVM(b, ns, fmt.Sprintf("vm-%d", i)), metav1.CreateOptions{DryRun: dryRun})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if vm.Spec.Template.Spec.Domain.Resources.Requests.Memory().IsZero() {
-			t.Fatalf("the dry run was not mutated (no memory request): %+v", vm.Spec.Template.Spec.Domain.Resources)
+		if got.Spec.Template.Spec.Domain.Resources.Requests.Memory().IsZero() {
+			t.Fatalf("the dry run was not mutated (no memory request): %+v", got.Spec.Template.Spec.Domain.Resources)
+		}
+	}
+	afterCreates := read()
+	for i := range updates {
+		err := retry.RetryOnConflict(testbed.ConflictBackoff, func() error {
+			cur, err := vms.Get(ctx, vm.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			cur.Labels["e2e-update"] = fmt.Sprint(i)
+			_, err = vms.Update(ctx, cur, metav1.UpdateOptions{DryRun: dryRun})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 	after := read()
-	for _, resource := range []string{"settings", "kubevirts", "network-attachment-definitions"} {
+	for _, resource := range []string{"settings", "kubevirts", "network-attachment-definitions", "namespaces", "storageclasses"} {
 		if n := after[resource] - before[resource]; n != 0 {
-			t.Errorf("%d VM creates made Harvester's webhook read %s from the API server %d times, want 0 (an informer's)", creates, resource, n)
+			t.Errorf("%d VM creates and %d updates made Harvester's webhook read %s from the API server %d times, want 0 (an informer's)", creates, updates, resource, n)
 		}
 	}
-	if n := after["namespaces"] - before["namespaces"]; n < creates {
-		t.Errorf("%d VM creates made Harvester's webhook read their namespace %d times from the API server: liveReads does not count", creates, n)
+	if n := after["persistentvolumeclaims"] - afterCreates["persistentvolumeclaims"]; n != 0 {
+		t.Errorf("%d updates of a VM whose PVC exists made Harvester's webhook read PVCs from the API server %d times, want 0 (an informer's)", updates, n)
+	}
+	if n := afterCreates["persistentvolumeclaims"] - before["persistentvolumeclaims"]; n < creates {
+		t.Errorf("%d VM creates made Harvester's webhook read their PVCs, not made yet, %d times from the API server, want one each at least", creates, n)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -175,11 +174,11 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	}
 	// Harvester's webhook reads them from informers (hack/tools/harvester store.go): the first VM of a test must
 	// not meet a mutator that does not have them yet.
-	if err = b.HarvesterAdmission.AwaitHeld(ctx, b.Dynamic, kubeVirtResource, kv.GetNamespace(), kv.GetName()); err != nil {
+	if err = b.HarvesterAdmission.AwaitHeld(ctx, b.Dynamic, admission.KubeVirts, kv.GetNamespace(), kv.GetName()); err != nil {
 		return nil, err
 	}
 	for _, st := range spec.Settings {
-		if err = b.HarvesterAdmission.AwaitHeld(ctx, b.Dynamic, settingsResource, "", st.Name); err != nil {
+		if err = b.HarvesterAdmission.AwaitHeld(ctx, b.Dynamic, admission.Settings, "", st.Name); err != nil {
 			return nil, err
 		}
 	}
@@ -190,12 +189,6 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	}
 	return b, nil
 }
-
-// The resources of Harvester's webhook's informers the bed waits for.
-var (
-	kubeVirtResource = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "kubevirts"}
-	settingsResource = schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "settings"}
-)
 
 // applyKubeVirt applies Harvester's KubeVirt resource (upstream.HarvesterKubeVirt) and returns it as applied.
 func applyKubeVirt(ctx context.Context, admin *rest.Config) (*unstructured.Unstructured, error) {

@@ -23,7 +23,7 @@ var (
 // publishHeld serves at /debug/vars, as "held", the resourceVersion of each object the store's informers hold of
 // the resources gvrs (by resource, then "namespace/name" or the name of a cluster-scoped object): a test that
 // changes one of these objects waits until the webhook holds the change before it goes on (e2e/scenarios
-// setOvercommit), as an informer has it a moment after the API server. Only resources of a few objects.
+// setOvercommit), as an informer has it a moment after the API server. Only resources of a few hundred objects at most.
 func (s informedStore) publishHeld(gvrs ...schema.GroupVersionResource) {
 	expvar.Publish("held", expvar.Func(func() any {
 		out := map[string]map[string]string{}

@@ -24,10 +24,11 @@ import (
 
 // serveWebhook serves Harvester's VirtualMachine validator on validationPath and its VirtualMachine mutator on
 // mutationPath over HTTPS, as Harvester's one webhook server serves both, until SIGTERM or SIGINT. The caches of
-// Pods, VirtualMachines, Settings, the KubeVirt resource and NetworkAttachmentDefinitions are informers, indexed as
-// on Harvester; the others read the cluster of -kubeconfig on every call (informedStore). Once it listens it writes its address (host:port) to
+// Pods, VirtualMachines, Settings, the KubeVirt resource, NetworkAttachmentDefinitions, Namespaces, PVCs and
+// StorageClasses are informers, indexed as on Harvester; the others read the cluster of -kubeconfig on every call
+// (informedStore). Once it listens it writes its address (host:port) to
 // -addr-file, through a rename; /healthz answers "ok", /debug/vars the caches' index lookups and live reads, and the
-// versions of the Settings and KubeVirt resources held (vars.go).
+// versions of the Settings, KubeVirt resources, Namespaces and PVCs held (vars.go).
 func serveWebhook(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -66,11 +67,12 @@ func serveWebhook(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store, err := newInformedStore(informerCtx, client, watchClient, []schema.GroupVersionResource{pods, vms, settings, kubevirts}, nads)
+	store, err := newInformedStore(informerCtx, client, watchClient, []schema.GroupVersionResource{pods, vms, settings, kubevirts},
+		nads, namespaces, pvcs, storageClasses)
 	if err != nil {
 		return err
 	}
-	store.publishHeld(settings, kubevirts)
+	store.publishHeld(settings, kubevirts, namespaces, pvcs)
 	mux.Handle(validationPath, newHandler(newValidator(store)))
 	mux.Handle(mutationPath, newMutationHandler(newMutator(store)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
