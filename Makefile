@@ -3,7 +3,12 @@
 GO        ?= go
 PKG       := github.com/harvester/docker-machine-driver-harvester
 BIN       := bin/docker-machine-driver-harvester
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The release's one version (internal/release): ui/pkg/hcivm/package.json "version", which is also the chart's
+# version and appVersion, the extension's, and for a release the tag without its v (hack/helm-chart.sh says why).
+RELEASE_VERSION := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' ui/pkg/hcivm/package.json)
+# The driver's --version: the release's tag when the checkout is at it, else the release's version marked -dev
+# (git describe would name the existing driver's newest tag in the repository the release is published in).
+VERSION   ?= $(shell git describe --tags --exact-match --match 'v$(RELEASE_VERSION)' 2>/dev/null || echo v$(RELEASE_VERSION)-dev)
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/internal/version.Commit=$(COMMIT) -X $(PKG)/internal/version.Date=$(DATE)
@@ -11,18 +16,23 @@ LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/inter
 TESTENV   := CGO_ENABLED=1
 TESTFLAGS ?= -race -timeout 80m
 
-.PHONY: help demo build test bench deps fmt-check vet unit ui-test ui-flags ui-extension helm-chart release-tag-check e2e-guest size release-snapshot nodedriver-manifests rancher-image clean
+.PHONY: help demo build test bench deps fmt-check vet unit ui-test ui-flags ui-extension helm-chart release-tag-check e2e-guest size release-snapshot nodedriver-manifests rancher-image clean prereqs-quick prereqs-demo prereqs-test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
 
-demo: build ## run the driver's main job: a simulated Harvester on this machine, one machine created and removed by the real rancher-machine (REAL_GUEST=1: booted as a real guest under qemu)
+# The first thing make quick, make demo and make test do: name what the machine lacks, and the command that
+# installs it (or install it with apt-get, as root on Debian). The README's "Try it without a Harvester" lists it.
+prereqs-quick prereqs-demo prereqs-test: prereqs-%:
+	@hack/prereqs.sh $*
+
+demo: prereqs-demo build ## run the driver's main job: a simulated Harvester on this machine, one machine created and removed by the real rancher-machine (REAL_GUEST=1: booted as a real guest under qemu)
 	CGO_ENABLED=0 $(GO) run ./e2e/cmd/demo -plugin $(BIN) $(if $(REAL_GUEST),-real-guest)
 
 build: ## build the static plugin binary into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/docker-machine-driver-harvester
 
-test: fmt-check vet deps unit ui-test ## everything CI runs: gofmt and import-grouping check, go vet, all tests with the race detector, the UI extension's tests
+test: prereqs-test fmt-check vet deps unit ui-test ## everything CI runs: gofmt and import-grouping check, go vet, all tests with the race detector, the UI extension's tests
 
 deps: ## install and build what the tests run (cloud-init, qemu from Debian; etcd, kube-apiserver, rancher-machine, goreleaser, helm, KubeVirt's CRDs and admission, Harvester's VM validator and mutator from the Go module proxy; the UI tests' Node modules from npm; the UI extension's archive the release test reads; the Debian guest image where it can be built); idempotent and cached
 	cloudinit/testdata/install-cloud-init.sh
@@ -53,18 +63,23 @@ vet: ## go vet
 QUICK_PKGS := ./cloudinit ./cloudinit/networkconfig ./harvester ./harvester/objects ./cmd/... ./cloudinit/... ./harvester/... ./internal/... ./userdata/... ./hack/...
 QUICKFLAGS ?=
 
-.PHONY: quick quick-tools
-quick: fmt-check vet quick-tools ## the loop before a commit (docs/development.md): gofmt and import grouping, go vet, the tools its tests run, the product packages' tests without the race detector (not e2e/, not ui/); QUICKFLAGS=-count=1 reruns what go test has cached
+.PHONY: quick quick-tools admission-tools
+quick: prereqs-quick fmt-check vet quick-tools ## the loop before a commit (docs/development.md): gofmt and import grouping, go vet, cloud-init from Debian, the product packages' tests without the race detector (not e2e/, not ui/); QUICKFLAGS=-count=1 reruns what go test has cached
 	$(TESTENV) $(GO) test $(QUICKFLAGS) $(QUICK_PKGS)
 
-# The tests never build a tool (a first build takes minutes, past go test's 10-minute default): quick builds the
-# admission tools harvester/objects runs first, and cloud-init where it can be installed (root, apt-get).
-quick-tools: ## build the tools make quick's tests run (hack/tools.sh kubevirt and harvester; cloud-init from Debian as root), cached: a no-op once built
-	hack/tools.sh kubevirt >/dev/null
-	hack/tools.sh harvester >/dev/null
+# The tests never build a tool (a first build takes minutes, past go test's 10-minute default). quick installs
+# cloud-init where it can (root, apt-get), and runs harvester/objects' admission tests only once their tools are
+# built: the kubevirt tool alone took 1,165 s on a fresh machine, longer than the rest of a first make quick.
+quick-tools: ## what make quick's tests run: cloud-init from Debian as root; says whether the admission tools (make admission-tools) are built
 	@if command -v cloud-init >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then cloudinit/testdata/install-cloud-init.sh; \
 	else echo "quick: no cloud-init here and no root to install it (cloudinit/testdata/install-cloud-init.sh): the tests that run it are skipped"; fi
+	@if ! hack/tools.sh --if-built kubevirt >/dev/null 2>&1 || ! hack/tools.sh --if-built harvester >/dev/null 2>&1; then \
+	echo "quick: KubeVirt's and Harvester's admission tools are not built, so harvester/objects' tests that pass the golden VMs through them are skipped; make admission-tools builds them once (7 to 20 minutes on 2 cores; make deps does too), and make quick runs those tests from then on"; fi
+
+admission-tools: ## build KubeVirt's and Harvester's admission (hack/tools.sh kubevirt and harvester: 7 to 20 minutes the first time on 2 cores), which harvester/objects' tests pass the golden VMs through; cached
+	hack/tools.sh kubevirt >/dev/null
+	hack/tools.sh harvester >/dev/null
 
 # The two slowest packages are named first: go test starts packages in the order given (cmd/go gives earlier
 # packages' actions a higher priority), so the longest one does not start last and hold the run at the end. (The
@@ -79,11 +94,9 @@ ui-test: ## the UI extension's tests, as `cd ui && npm test` runs them (ui/scrip
 ui-flags: ## rewrite ui/pkg/hcivm/flags.json, the flag table the UI extension is built from
 	$(GO) run ./cmd/docker-machine-driver-harvester flags --json --driver hcivm > ui/pkg/hcivm/flags.json
 
-# The extension's version (ui/pkg/hcivm/package.json), which is also the chart's version and appVersion and, for a
-# release, its tag without the v (hack/helm-chart.sh says why); CHART_VERSION, the tag without its v, names the
-# chart's file.
-UI_VERSION    := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' ui/pkg/hcivm/package.json)
-CHART_VERSION ?= $(shell echo "$(VERSION)" | sed -n 's/^v\{0,1\}\([0-9]\{1,\}\.[0-9]\{1,\}\.[0-9]\{1,\}.*\)$$/\1/p' | grep . || echo 0.0.0-$(VERSION))
+# CHART_VERSION names the chart's file: goreleaser's version of the release (the tag without its v, or
+# <version>-snapshot); the chart inside has the release's version.
+CHART_VERSION ?= $(RELEASE_VERSION)
 # The release's checksum file the chart's NodeDriver checksums come from, and the chart package written; goreleaser
 # sets both, and VERSION, CHART_VERSION and SNAPSHOT, when it runs this target (.goreleaser.yaml, signs).
 CHECKSUMS     ?= dist/sha256sums.txt
@@ -93,10 +106,11 @@ ui-extension: ## build the UI extension with @rancher/shell's toolchain (ui/pack
 	@ui/scripts/build-extension.sh
 
 helm-chart: ## package the Helm chart of the second name (package/helm/hcivm: the NodeDriver for the release's archives, from CHECKSUMS, and the UIPlugin) into dist/hcivm-<version>.tgz (VERSION=the release tag); make release-snapshot runs it through goreleaser
-	@hack/helm-chart.sh $(if $(filter true,$(SNAPSHOT)),--snapshot) "$(CHECKSUMS)" "$(VERSION)" "$(UI_VERSION)" "$(CHART)"
+	@hack/helm-chart.sh $(if $(filter true,$(SNAPSHOT)),--snapshot) "$(CHECKSUMS)" "$(VERSION)" "$(RELEASE_VERSION)" "$(CHART)"
 
-release-tag-check: ## refuse a release tag (VERSION) that is not v<the UI extension's version>, unless SNAPSHOT=true; goreleaser runs it before building
-	@[ "$(SNAPSHOT)" = true ] || hack/helm-chart.sh --check-tag "$(VERSION)" "$(UI_VERSION)"
+release-tag-check: ## refuse a release tag (VERSION) that is not v<the release's version, ui/pkg/hcivm/package.json>, or a version not above the existing driver's v1.0.6; with SNAPSHOT=true only the version; goreleaser runs it before building
+	@if [ "$(SNAPSHOT)" = true ]; then hack/helm-chart.sh --check-version "$(RELEASE_VERSION)"; \
+	else hack/helm-chart.sh --check-tag "$(VERSION)" "$(RELEASE_VERSION)"; fi
 
 e2e-guest: ## only the real-guest tests: the driver's VMs booted under qemu with real cloud-init and qemu-guest-agent
 	hack/guest-image.sh >/dev/null
@@ -110,12 +124,12 @@ bench: build ## measure the driver on the simulated Harvester (ready detection, 
 	CGO_ENABLED=0 $(GO) run ./e2e/cmd/bench -plugin $(BIN) $(if $(REFERENCE_PLUGIN),-reference-plugin $(REFERENCE_PLUGIN))
 	$(GO) test -run '^$$' -bench HostileInput -benchmem -benchtime 5x ./harvester/config ./cmd/docker-machine-driver-harvester
 
-release-snapshot: ## build the release into dist/ with goreleaser (built by hack/tools.sh) as a tag would, without publishing: the archives and their checksums, the UI extension's archive (make ui-extension, cached) and the Helm chart (make helm-chart); print the checksums
-	@goreleaser=$$(hack/tools.sh goreleaser)/goreleaser && GOFLAGS=-buildvcs=false $$goreleaser release --snapshot --clean --skip=publish
+release-snapshot: ## build the release into dist/ with goreleaser (built by hack/tools.sh) as the tag v<the release's version> would, versioned <version>-snapshot, without publishing: the archives and their checksums, the UI extension's archive (make ui-extension, cached) and the Helm chart (make helm-chart); print the checksums
+	@goreleaser=$$(hack/tools.sh goreleaser)/goreleaser && GOFLAGS=-buildvcs=false DMDH_RELEASE_VERSION=$(RELEASE_VERSION) $$goreleaser release --snapshot --clean --skip=publish
 	@cat dist/sha256sums.txt
 	@ls dist/hcivm-*.tgz
 
-nodedriver-manifests: ## write dist/nodedriver-hcivm-<arch>.yaml, the NodeDriver that installs the second driver name on a stock Rancher, with the checksums of dist/sha256sums.txt (VERSION=the release tag the archives are published under)
+nodedriver-manifests: ## write dist/nodedriver-hcivm-<arch>.yaml, the NodeDriver that installs the second driver name on a stock Rancher, with the checksums of dist/sha256sums.txt, the published release's (download it first; VERSION=the release tag the archives are published under)
 	$(GO) run ./hack/nodedriver -version $(VERSION) -checksums dist/sha256sums.txt -out dist
 
 # Rancher's image with this driver in place of its built-in Harvester driver (package/rancher/Dockerfile).

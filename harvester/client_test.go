@@ -26,3 +26,17 @@ func TestSavedCredentialIsInlineOnly(t *testing.T) {
 	}
 	srv.WantNothingRan(t, marker)
 }
+
+// The plugin's client follows no redirect: a machine's command (state, here) against an API server that
+// redirects its calls sends nothing to the redirect's target, and its error names both hosts, not the
+// credential.
+func TestDriverFollowsNoRedirect(t *testing.T) {
+	const token = "Q9-driver-redirect-token"
+	r := configtest.NewRedirector(t)
+	d := NewDriver("", "")
+	if err := json.Unmarshal(referenceState(t, r.Kubeconfig(token)), d); err != nil {
+		t.Fatal(err)
+	}
+	_, err := d.GetState()
+	r.WantRefused(t, err, token)
+}

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	k8stesting "k8s.io/client-go/testing"
 	kubevirtv1 "kubevirt.io/api/core/v1"
@@ -423,21 +424,6 @@ func TestCreateDoesNotWaitForAReplacedVM(t *testing.T) {
 	}
 }
 
-// Create warns, as a milestone the Rancher user sees, when the credential expires within 30 days.
-func TestCreateWarnsOfAnExpiringCredential(t *testing.T) {
-	fc := newFakeCluster(t)
-	fc.kubeVirt(healthy("10.0.0.5"))
-	info := kubefake.CaptureLog(t)
-	d := newTestDriver(t, fc, "m1", createOptions())
-	d.credentialExpiry = time.Now().Add(10*24*time.Hour + time.Hour)
-	if err := d.Create(); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(info.String(), "The Harvester credential expires at") || !strings.Contains(info.String(), "in 10 days") {
-		t.Errorf("no expiry warning among the milestones:\n%s", info.String())
-	}
-}
-
 // A VM of the machine's name that is not the one the create made (another UID) ends the wait at once: it is
 // reported as a replacement, never waited for as the machine.
 func TestWaitEndsAtAVMOfItsNameThatIsNotOurs(t *testing.T) {
@@ -456,5 +442,32 @@ func TestWaitEndsAtAVMOfItsNameThatIsNotOurs(t *testing.T) {
 	}
 	if err := d.waitUntilReady(ctx, c, 30*time.Second); !errors.Is(err, errVMReplaced) {
 		t.Fatalf("waitUntilReady: %v, want errVMReplaced", err)
+	}
+}
+
+// A wait's two watches need not deliver at once: a snapshot whose VM is still the create's (its deletion not yet
+// seen) and whose VMI is another VM's, of the same name, is not the create's machine.
+func TestReplacedKnowsAnotherVMsVMI(t *testing.T) {
+	ours, other := types.UID("uid-ours"), types.UID("uid-other")
+	vm := &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "m1", UID: ours}}
+	vmiOf := func(uid types.UID) *kubevirtv1.VirtualMachineInstance {
+		return &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "m1", OwnerReferences: []metav1.OwnerReference{
+			*metav1.NewControllerRef(&kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "m1", UID: uid}}, kubevirtv1.VirtualMachineGroupVersionKind)}}}
+	}
+	for _, tc := range []struct {
+		name string
+		s    snapshot
+		uid  string
+		want bool
+	}{
+		{"ours", snapshot{VM: vm, VMI: vmiOf(ours)}, string(ours), false},
+		{"another VM", snapshot{VM: &kubevirtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{UID: other}}}, string(ours), true},
+		{"our VM, another VM's VMI", snapshot{VM: vm, VMI: vmiOf(other)}, string(ours), true},
+		{"a VMI without its controller", snapshot{VM: vm, VMI: &kubevirtv1.VirtualMachineInstance{}}, string(ours), false},
+		{"the create's UID not known", snapshot{VM: vm, VMI: vmiOf(other)}, "", false},
+	} {
+		if got := replaced(tc.s, tc.uid); got != tc.want {
+			t.Errorf("%s: replaced %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

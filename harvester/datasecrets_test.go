@@ -22,6 +22,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // What the user's Secret holds in these tests: a registry token in the user data, a network-config.
@@ -90,11 +91,11 @@ func TestCreateWithDataSecrets(t *testing.T) {
 	logs := kubefake.CaptureLog(t)
 	made := fc.userSecret("ud", map[string]string{"userdata": secretUser, "networkdata": secretNetwork}, nil)
 	d := newTestDriver(t, fc, "m1", dataSecretOptions())
-	checks := d.preflight(context.Background())
+	checks := d.preflight(context.Background(), nil).Checks
 	for _, c := range checks {
 		size := func(s string) string { return (&config.SecretValue{Data: []byte(s)}).Size() }
 		want := "user data from Secret default/ud, key userdata (" + size(secretUser) + "); network data from Secret default/ud, key networkdata (" + size(secretNetwork) + ")"
-		if c.Name == CheckDataSecrets && (len(c.Problems) > 0 || c.Detail != want) {
+		if c.Name == preflight.CheckDataSecrets && (len(c.Problems) > 0 || c.Detail != want) {
 			t.Errorf("the data Secrets' check: %+v", c)
 		}
 	}
@@ -177,6 +178,29 @@ func TestCreateReadsDataSecretsItself(t *testing.T) {
 	}
 }
 
+// Another machine's cloud-init Secret, as a node driver made it (gc2-pool1-abcde-cloudinit, with the driver's
+// labels), is refused as a data Secret by the pre-flight and by a create that runs without one, before anything
+// is made: its join token and cloud-provider kubeconfig never reach this guest.
+func TestAnotherMachinesSecretIsNoDataSecret(t *testing.T) {
+	fc := newFakeCluster(t)
+	fc.kubeVirt(healthy("10.0.0.5"))
+	kubefake.CaptureLog(t)
+	other := fc.userSecret("gc2-pool1-abcde-cloudinit", map[string]string{"userdata": secretUser},
+		map[string]string{config.LabelCreator: config.CreatorName, config.LabelVMName: "gc2-pool1-abcde"})
+	opts := dataSecretOptions(config.FlagUserDataSecret, "gc2-pool1-abcde-cloudinit", config.FlagNetworkDataSecret, "")
+	const want = "--harvester-user-data-secret: Secret default/gc2-pool1-abcde-cloudinit was made by a node driver (label harvesterhci.io/creator=docker-machine-driver-harvester)"
+	configtest.WantAll(t, errString(newTestDriver(t, fc, "m1", opts).PreCreateCheck()), want)
+	err := newTestDriver(t, fc, "m1", opts).Create()
+	configtest.WantAll(t, errString(err), "cannot create the machine on Harvester: "+want)
+	if strings.Contains(errString(err), "PLANTED") {
+		t.Errorf("the refusal quotes the Secret: %v", err)
+	}
+	if vms, _, secrets := fc.objects(); vms != 0 || secrets != 1 {
+		t.Errorf("after the refused create: %d VMs, %d Secrets; want only the other machine's", vms, secrets)
+	}
+	fc.unchanged(t, "the refused create", other)
+}
+
 // The data Secrets' check says what is wrong with each Secret, under its flag, naming the Secret and never
 // quoting what it holds: absent, unreadable, without the key, empty, too large, binary, not what cloud-init
 // reads, the driver's own Secret; hostile values are refused by their size or kind before anything parses them.
@@ -192,6 +216,7 @@ func TestDataSecretsCheck(t *testing.T) {
 	tests := []struct {
 		name    string
 		secret  map[string]string // Secret ud's data; nil: no Secret
+		meta    func(*corev1.Secret)
 		opts    []any
 		forbid  bool
 		want    []string // problems; none: the check passes with detail want[0]
@@ -223,6 +248,22 @@ func TestDataSecretsCheck(t *testing.T) {
 			want: []string{ud + "Secret default/ud, key userdata: gzip: inflates to more than 1 MiB, over the 1 MiB limit (the most a cloud-init Secret holds)"}},
 		{name: "the driver's own Secret", opts: []any{config.FlagUserDataSecret, "m1-cloudinit", config.FlagNetworkDataSecret, ""},
 			want: []string{ud + "Secret default/m1-cloudinit is the cloud-init Secret the driver makes for machine m1 (with the merged user data, and deletes with it): keep your data in a Secret of another name"}},
+		{name: "another machine's cloud-init Secret", secret: map[string]string{"userdata": secretUser},
+			meta: func(s *corev1.Secret) {
+				s.Labels = map[string]string{config.LabelCreator: config.CreatorName, config.LabelVMName: "gc2-pool1-abcde"}
+			},
+			opts: []any{config.FlagNetworkDataSecret, ""},
+			want: []string{ud + "Secret default/ud was made by a node driver (label harvesterhci.io/creator=docker-machine-driver-harvester): another machine's cloud-init Secret or a guest cluster's cloud-provider token, which hold that machine's join token and Harvester credentials; keep your data in a Secret of your own"}},
+		{name: "a VM's cloud-init Secret", secret: map[string]string{"userdata": secretUser},
+			meta: func(s *corev1.Secret) {
+				s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: "old-vm", UID: "u1"}}
+			},
+			want: []string{ud + "Secret default/ud belongs to VirtualMachine old-vm (its owner): it is that VM's cloud-init, which may hold its join token and passwords; keep your data in a Secret of your own",
+				"--harvester-network-data-secret: Secret default/ud belongs to VirtualMachine old-vm"}},
+		{name: "a service account's token", secret: map[string]string{"userdata": secretUser},
+			meta: func(s *corev1.Secret) { s.Type = corev1.SecretTypeServiceAccountToken },
+			opts: []any{config.FlagNetworkDataSecret, ""},
+			want: []string{ud + "Secret default/ud is a service account's token (type kubernetes.io/service-account-token), a Harvester credential; keep your data in a Secret of your own"}},
 		{name: "gzip and KubeVirt's second keys", secret: map[string]string{"userData": gz(secretUser), "networkData": secretNetwork}, passing: true,
 			want: []string{"user data from Secret default/ud, key userData (1"}},
 	}
@@ -231,7 +272,13 @@ func TestDataSecretsCheck(t *testing.T) {
 			fc := newFakeCluster(t)
 			kubefake.CaptureLog(t)
 			if tt.secret != nil {
-				fc.userSecret("ud", tt.secret, nil)
+				s := fc.userSecret("ud", tt.secret, nil)
+				if tt.meta != nil {
+					tt.meta(s)
+					if _, err := kube.Update(context.Background(), fc.C, kube.Secrets, "default", s); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 			if tt.forbid { // the read of ud only: the pre-flight also reads the machine's cloud-init Secret
 				fc.Dyn.PrependReactor("get", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -241,7 +288,7 @@ func TestDataSecretsCheck(t *testing.T) {
 					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "ud", errors.New("user cannot get secrets"))
 				})
 			}
-			c := checkNamed(t, newTestDriver(t, fc, "m1", dataSecretOptions(tt.opts...)), CheckDataSecrets)
+			c := checkNamed(t, newTestDriver(t, fc, "m1", dataSecretOptions(tt.opts...)), preflight.CheckDataSecrets)
 			var lines []string
 			for _, p := range c.Problems {
 				lines = append(lines, p.String())
@@ -269,12 +316,12 @@ func TestDataSecretsCheck(t *testing.T) {
 func TestDataSecretsCheckSkipped(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
-	c := checkNamed(t, newTestDriver(t, fc, "m1", dataSecretOptions(config.FlagVMNamespace, "absent", config.FlagImageName, "default/ubuntu")), CheckDataSecrets)
+	c := checkNamed(t, newTestDriver(t, fc, "m1", dataSecretOptions(config.FlagVMNamespace, "absent", config.FlagImageName, "default/ubuntu")), preflight.CheckDataSecrets)
 	if c.Skipped != "namespace absent does not exist" || len(c.Problems) > 0 {
 		t.Errorf("in a namespace that does not exist: %+v", c)
 	}
 	fc = newFakeCluster(t)
-	c = checkNamed(t, newTestDriver(t, fc, "m1", createOptions()), CheckDataSecrets)
+	c = checkNamed(t, newTestDriver(t, fc, "m1", createOptions()), preflight.CheckDataSecrets)
 	if c.Skipped != "--harvester-user-data-secret and --harvester-network-data-secret not given" || fc.secretGets("ud") != 0 {
 		t.Errorf("without the flags: %+v", c)
 	}

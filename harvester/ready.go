@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
@@ -49,8 +50,7 @@ func (d *Driver) waitUntilReady(ctx context.Context, c kube.Interface, timeout t
 			}
 			return false, nil
 		}
-		if d.VMUID != "" && string(s.VM.UID) != d.VMUID {
-			// Deleted and made again under its name (by another create, or by hand): that VM is not ours to wait for.
+		if replaced(s, d.VMUID) {
 			return false, errVMReplaced
 		}
 		seen = true
@@ -85,6 +85,25 @@ func (d *Driver) waitUntilReady(ctx context.Context, c kube.Interface, timeout t
 	default:
 		return fmt.Errorf("VM %s/%s did not start: %w", ns, name, err)
 	}
+}
+
+// replaced reports whether the VM of s, or its VMI, is not of the VM whose UID is uid ("": not known yet): the VM
+// was deleted and made again under its name (by another create, or by hand), and that one is not ours to wait for.
+// The VM and the VMI come from two watches, which need not deliver at once: the VMI of the new VM may arrive while
+// the old VM's deletion has not, so the VMI's controller (its VM, which KubeVirt sets: kubevirt.io/kubevirt v1.9.0
+// pkg/virt-controller/watch/vm/vm.go, setupVMIFromVM) is checked too.
+func replaced(s snapshot, uid string) bool {
+	if uid == "" {
+		return false
+	}
+	if s.VM != nil && string(s.VM.UID) != uid {
+		return true
+	}
+	if s.VMI == nil {
+		return false
+	}
+	owner := metav1.GetControllerOf(s.VMI)
+	return owner != nil && owner.Kind == "VirtualMachine" && string(owner.UID) != uid
 }
 
 // progress is the one-line milestone logged while waiting.

@@ -17,6 +17,7 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/connection"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
@@ -57,6 +58,9 @@ func (d *Driver) Remove() (err error) {
 	if err != nil {
 		return kube.ScrubNotFound(err)
 	}
+	if warning := connection.RemoveExpiryWarning(d.credentialExpiry(ctx), time.Now()); warning != "" {
+		logging.Infof("%s", d.id.Text(warning))
+	}
 	vm, err := d.getVM(ctx, c)
 	if err != nil {
 		return kube.ScrubNotFound(err)
@@ -74,7 +78,7 @@ func (d *Driver) Remove() (err error) {
 	default:
 		vmUID = vm.UID
 		deletes := vm.DeletionTimestamp == nil // else someone else deletes it, with a propagation this remove did not choose
-		err = d.removeVM(ctx, c, vm)
+		err = d.removeVM(ctx, c, vm, deletes && d.removesGuestVolumes(ctx, vm))
 		secretWentWithVM = err == nil && deletes && d.VMUID != ""
 	}
 	if !secretWentWithVM {
@@ -106,15 +110,26 @@ var removeAccess = []kube.Access{
 	{Group: kubevirtv1.SchemeGroupVersion.Group, Resource: "virtualmachines", Verb: "delete"},
 }
 
+// cleanupAccess is what a remove needs besides removeAccess, in the VM namespace, only at times: the cloud-init
+// Secret read and deleted when the garbage collector may not take it (deleteCloudInitSecret), and the guest
+// cluster's claims listed when Rancher deletes the whole cluster (claimsToRemove). The access review does not ask
+// for it: a remove that needs none of it must not be refused for it.
+var cleanupAccess = []kube.Access{
+	{Resource: "secrets", Verb: "get"},
+	{Resource: "secrets", Verb: "delete"},
+	{Resource: "persistentvolumeclaims", Verb: "list"},
+}
+
 // removeVM deletes vm — the caller has made sure it is the machine's — after listing its volumes in
-// harvesterhci.io/removedPersistentVolumeClaims so Harvester deletes them with it (see claimsToRemove). The
+// harvesterhci.io/removedPersistentVolumeClaims so Harvester deletes them with it (see claimsToRemove; all: the
+// guest cluster's too, see removesGuestVolumes). The
 // annotation and the delete carry vm's UID as a precondition, so a VM of the same name made since is never
 // touched. The delete propagates in the foreground (the VMI goes first) and removeVM waits, by watch, until the
 // VM is gone.
-func (d *Driver) removeVM(ctx context.Context, c kube.Interface, vm *kubevirtv1.VirtualMachine) error {
+func (d *Driver) removeVM(ctx context.Context, c kube.Interface, vm *kubevirtv1.VirtualMachine, all bool) error {
 	ns, name := vm.Namespace, vm.Name
 	if vm.DeletionTimestamp == nil {
-		claims, err := d.claimsToRemove(ctx, c, vm)
+		claims, err := d.claimsToRemove(ctx, c, vm, all)
 		if err != nil {
 			return err
 		}
@@ -123,7 +138,7 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, vm *kubevirtv1.
 			logging.Infof("Keeping volume %s of VM %s/%s (\"autoDelete\": false in --%s); delete it when it is no longer needed: kubectl -n %s delete pvc %s",
 				claim, ns, name, d.id.Flag(config.FlagDiskInfo), ns, claim)
 		}
-		if err := annotateRemovedClaims(ctx, c, vm, claims); err != nil {
+		if err := annotateRemovedClaims(ctx, c, vm, claims, all); err != nil {
 			return err
 		}
 		// The UID precondition makes a retried delete safe: once the VM is being deleted, a retry changes nothing.
@@ -150,11 +165,11 @@ func (d *Driver) removeVM(ctx context.Context, c kube.Interface, vm *kubevirtv1.
 
 // claimsToRemove lists the claims Harvester is to delete with the VM: its volumes' claims, except hot-plugged
 // ones (volumes the guest cluster's CSI driver attached; they belong to the guest cluster's workloads and must
-// survive a node's re-provisioning, harvester/harvester#3272). When Rancher deletes the whole guest cluster it
-// sets harvesterhci.io/removeAllPersistentVolumeClaims=true: then the hot-plugged claims go too, and so does every
-// claim in the namespace labelled with the guest cluster, attached or not (rancher/rancher#39111).
-func (d *Driver) claimsToRemove(ctx context.Context, c kube.Interface, vm *kubevirtv1.VirtualMachine) ([]string, error) {
-	all := vm.Annotations[config.AnnotationRemoveAllPVCs] == "true"
+// survive a node's re-provisioning, harvester/harvester#3272). When the whole guest cluster is deleted (all: Rancher
+// set harvesterhci.io/removeAllPersistentVolumeClaims=true, or the machine's cluster is being deleted, see
+// removesGuestVolumes) the hot-plugged claims go too, and so does every claim in the namespace labelled with the
+// guest cluster, attached or not (rancher/rancher#39111).
+func (d *Driver) claimsToRemove(ctx context.Context, c kube.Interface, vm *kubevirtv1.VirtualMachine, all bool) ([]string, error) {
 	names := vmClaims(vm, all)
 	if all && d.ClusterName != "" {
 		list, err := kube.List(ctx, c, kube.Claims, vm.Namespace, metav1.ListOptions{LabelSelector: config.LabelGuestCluster + "=" + d.ClusterName})
@@ -213,10 +228,11 @@ func vmClaims(vm *kubevirtv1.VirtualMachine, all bool) []string {
 }
 
 // annotateRemovedClaims records the claims in read's removedPersistentVolumeClaims annotation (joined with any
-// already there), retrying at once on update conflicts (but not once the VM is found replaced), and after a pause
-// on transient failures. The first update is of read, the VM as Remove read it; each retry reads the VM again.
-// Every update carries the resourceVersion read, so a retry never applies twice.
-func annotateRemovedClaims(ctx context.Context, c kube.Interface, read *kubevirtv1.VirtualMachine, claims []string) error {
+// already there), and with all the guest cluster's removal in removeAllPersistentVolumeClaims as Rancher records it,
+// retrying at once on update conflicts (but not once the VM is found replaced), and after a pause on transient
+// failures. The first update is of read, the VM as Remove read it; each retry reads the VM again. Every update
+// carries the resourceVersion read, so a retry never applies twice.
+func annotateRemovedClaims(ctx context.Context, c kube.Interface, read *kubevirtv1.VirtualMachine, claims []string, all bool) error {
 	ns, name, uid := read.Namespace, read.Name, read.UID
 	vms := c.VirtualMachines(ns)
 	replaced := false
@@ -239,13 +255,17 @@ func annotateRemovedClaims(ctx context.Context, c kube.Interface, read *kubevirt
 		if old != "" {
 			claims = lists.SortedUnique(append(claims, strings.Split(old, ",")...))
 		}
-		if old == strings.Join(claims, ",") {
+		markAll := all && vm.Annotations[config.AnnotationRemoveAllPVCs] != "true"
+		if old == strings.Join(claims, ",") && !markAll {
 			return nil // already marked: by a remove of the same machine running beside this one, say
 		}
 		if vm.Annotations == nil {
 			vm.Annotations = map[string]string{}
 		}
 		vm.Annotations[config.AnnotationRemovedPVCs] = strings.Join(claims, ",")
+		if markAll {
+			vm.Annotations[config.AnnotationRemoveAllPVCs] = "true"
+		}
 		_, err := vms.Update(ctx, vm, metav1.UpdateOptions{})
 		return err
 	}

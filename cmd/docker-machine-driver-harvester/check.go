@@ -12,7 +12,9 @@ import (
 	"github.com/rancher/machine/libmachine/log"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/autoscale"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // stdin is what `check --machine-config -` reads; tests replace it.
@@ -35,6 +37,9 @@ var stdin io.Reader = os.Stdin
 // config's pool is in (or the pool's dynamicSchemaSpec alone): the fields the pool's copy of the driver's schema
 // lacks are dropped as Rancher drops them, and named on a "pool schema" line before the pre-flight's; the
 // cluster also gives the pool's quantity (for --count) and, for driver harvester, --harvester-cluster-name.
+// After the checks and a blank line come the machineDeploymentAnnotations a pool of the machine needs to autoscale
+// from zero machines, as YAML to paste under the pool (with --cluster, the pool's, with its labels and taints;
+// printCheckAutoscaling).
 //
 // Under a second name (docker-machine-driver-hcivm) it reads --hcivm-… flags and $HCIVM_… variables, and its
 // output names them.
@@ -47,16 +52,18 @@ func check(args []string, lookupEnv func(string) (string, bool), stdout, stderr 
 	// What the pool's schema drops is known before Harvester is asked: its line comes first.
 	code := 0
 	if in.schema != nil {
-		code = printChecks(stdout, []harvester.Check{*in.schema})
+		code = printChecks(stdout, []preflight.Check{*in.schema})
 	}
 	// The driver's progress lines go to stderr: stdout is the checks.
 	log.SetOutWriter(stderr)
-	checks, err := harvester.PreflightPool(context.Background(), in.machineName, in.opts, in.count)
+	result, err := harvester.PreflightPool(context.Background(), in.machineName, in.opts, in.count)
 	if err != nil {
 		fmt.Fprintln(stderr, named(err.Error()))
 		return 1
 	}
-	return max(code, printChecks(stdout, checks))
+	code = max(code, printChecks(stdout, result.Checks))
+	printCheckAutoscaling(result, in.pool, stdout)
+	return code
 }
 
 // checkInput is what check's command line, environment and machine config give.
@@ -65,13 +72,16 @@ type checkInput struct {
 	opts        config.Options
 	count       int
 	// schema is the line of what the pool's schema drops (--cluster), nil without.
-	schema *harvester.Check
+	schema *preflight.Check
+	// pool is the pool of the machine config in --cluster, nil without.
+	pool *autoscale.Pool
 }
 
-// countFlag is --count: the number, and whether it was given (else the pool's quantity counts).
+// countFlag is --count: the number, whether it was given (else the pool's quantity counts), and whether what was
+// given is a number (else its problem is told, not its range).
 type countFlag struct {
-	n   int
-	set bool
+	n          int
+	set, valid bool
 }
 
 func (c *countFlag) String() string { return strconv.Itoa(c.n) }
@@ -79,14 +89,15 @@ func (c *countFlag) String() string { return strconv.Itoa(c.n) }
 func (c *countFlag) Set(s string) error {
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return errors.New("not a whole number")
+		c.valid = false
+		return errors.New("must be a whole number")
 	}
 	c.n, c.set = n, true
 	return nil
 }
 
 // parseCheckArgs reads check's command line: the driver's flags and environment, the machine config's fields
-// before the flags given, --machine-name (required) and --count (1 to harvester.MaxPoolSize; with --cluster the
+// before the flags given, --machine-name (required) and --count (1 to preflight.MaxPoolSize; with --cluster the
 // pool's quantity when not given). --cluster and --pool need --machine-config.
 func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (checkInput, error) {
 	var (
@@ -98,7 +109,7 @@ func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (check
 		fs.StringVar(&machineConfig, "machine-config", "", "a machine-config object (kubectl get "+self.Name()+"config NAME -o yaml), - for stdin")
 		fs.StringVar(&cluster, "cluster", "", "the machine config's provisioning cluster (kubectl get clusters.provisioning.cattle.io NAME -o yaml) or its pool's dynamicSchemaSpec, - for stdin")
 		fs.StringVar(&pool, "pool", "", "the pool of --cluster that uses the machine config, when several do")
-		count = countFlag{n: 1}
+		count = countFlag{n: 1, valid: true}
 		fs.Var(&count, "count", "how many machines of this configuration to check at once (the pool's quantity)")
 	}
 	var err error
@@ -108,9 +119,9 @@ func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (check
 		var cmd rancherCommand
 		if cmd, err = machineConfigFlags(machineConfig, cluster, pool); err == nil {
 			in.machineName, in.opts, err = parseMachineArgs(append(cmd.args, args...), lookupEnv, extra)
-			in.schema = cmd.schema
-			if !count.set && cmd.quantity > harvester.MaxPoolSize {
-				err = fmt.Errorf("--cluster: the pool's quantity is %d, more than check takes at once (%d): give --count", cmd.quantity, harvester.MaxPoolSize)
+			in.schema, in.pool = cmd.schema, cmd.pool
+			if !count.set && cmd.quantity > preflight.MaxPoolSize {
+				err = fmt.Errorf("--cluster: the pool's quantity is %d, more than check takes at once (%d): give --count", cmd.quantity, preflight.MaxPoolSize)
 			} else if !count.set && cmd.quantity > 0 {
 				count.n = int(cmd.quantity)
 			}
@@ -119,13 +130,17 @@ func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (check
 		err = errors.New("--cluster and --pool need --machine-config: they say what Rancher drops from it")
 	}
 	in.count = count.n
-	switch {
-	case err != nil:
+	// --count's range is one more problem of the command line, told beside the others.
+	if count.valid && (in.count < 1 || in.count > preflight.MaxPoolSize) {
+		problems := &config.ArgsError{}
+		if err != nil && !errors.As(err, &problems) {
+			return checkInput{}, err
+		}
+		problems.Problemf("--count must be 1 to %d: the number of machines in the pool, checked at once", preflight.MaxPoolSize)
+		err = problems
+	}
+	if err != nil {
 		return checkInput{}, err
-	case in.machineName == "":
-		return checkInput{}, errors.New("--machine-name is required: the name of the machine, which names its VM")
-	case in.count < 1 || in.count > harvester.MaxPoolSize:
-		return checkInput{}, fmt.Errorf("--count must be 1 to %d: the number of machines in the pool, checked at once", harvester.MaxPoolSize)
 	}
 	return in, nil
 }
@@ -157,7 +172,7 @@ func machineConfigFlags(path, clusterPath, pool string) (rancherCommand, error) 
 
 // printChecks writes one line per check (a line per problem) and returns the exit code: 1 when a check found a
 // problem, else 0 — a skipped check fails nothing. Flags and variables are named as self names them.
-func printChecks(stdout io.Writer, checks []harvester.Check) int {
+func printChecks(stdout io.Writer, checks []preflight.Check) int {
 	code := 0
 	for _, c := range checks {
 		if len(c.Problems) > 0 {

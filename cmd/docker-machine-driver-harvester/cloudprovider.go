@@ -45,15 +45,17 @@ not make are refused. Put the kubeconfig in the guest at
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	// Every problem of the command line at once, as the flags of a create are told.
+	problems := &config.ArgsError{Problems: config.ParseFlagSet(fs, args)}
+	if len(problems.Problems) == 1 && problems.Problems[0] == flag.ErrHelp.Error() {
+		return 2 // -h: fs.Usage has printed the help
 	}
 	if *forRKE2 {
 		*dropIn = true
 	}
 	dist, distErr := config.LookupDistribution(*distribution)
 	if distErr != nil {
-		fmt.Fprintf(stderr, "cloud-provider-config: --distribution %s\n", config.Redact(distErr.Error()))
+		problems.Problemf("--distribution %s", distErr.Error())
 	}
 	for _, name := range []struct {
 		flag, value string
@@ -63,13 +65,24 @@ not make are refused. Put the kubeconfig in the guest at
 			continue
 		}
 		if err := name.check(name.value); err != nil {
-			fmt.Fprintf(stderr, "cloud-provider-config: --%s %s\n", name.flag, config.Redact(err.Error()))
-			return 2
+			problems.Problemf("--%s %s", name.flag, err.Error())
 		}
 	}
-	if *namespace == "" || *clusterName == "" || fs.NArg() > 0 || (*output != "kubeconfig" && *output != "cloud-init") ||
-		distErr != nil || (*forRKE2 && *distribution != "rke2") {
-		fs.Usage()
+	if *namespace == "" {
+		problems.Problemf("--namespace is required: the guest cluster's VM namespace in Harvester")
+	}
+	if *clusterName == "" {
+		problems.Problemf("--cluster-name is required: the guest cluster's name, which names and labels its account")
+	}
+	if *output != "kubeconfig" && *output != "cloud-init" {
+		problems.Problemf("--output must be kubeconfig or cloud-init, got %q", *output)
+	}
+	if *forRKE2 && *distribution != "rke2" {
+		problems.Problemf("--rke2 is --distribution rke2 --drop-in, and --distribution is %q: give one of them", *distribution)
+	}
+	if len(problems.Problems) > 0 {
+		fmt.Fprintf(stderr, "cloud-provider-config: %s\nusage: %s cloud-provider-config --namespace NS --cluster-name NAME [flags] (-h lists them)\n",
+			named(problems.Error()), program())
 		return 2
 	}
 	fail := func(err error) int {

@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -111,9 +110,7 @@ func runPlugin(t testing.TB, limit time.Duration, env []string, args ...string) 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	// The plugin runs with at most 2 GiB of address space: an input it read without bound would fail the test
-	// instead of filling the machine's memory.
-	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `ulimit -v 2097152 && exec "$0" "$@"`, pluginBin}, args...)...)
+	cmd, peak := meteredPlugin(ctx, t, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "KUBECONFIG=" + filepath.Join(t.TempDir(), "none")}
 	cmd.Env = append(cmd.Env, env...)
 	var out, errOut bytes.Buffer
@@ -129,9 +126,7 @@ func runPlugin(t testing.TB, limit time.Duration, env []string, args ...string) 
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		p.peakRSS = ru.Maxrss << 10 // KiB on Linux
-	}
+	p.peakRSS = peak()
 	return p
 }
 

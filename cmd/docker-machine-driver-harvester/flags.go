@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 
 	"github.com/rancher/machine/libmachine/mcnflag"
@@ -51,7 +50,9 @@ var flagGroups = map[string]string{
 	config.FlagCPUModel: "instance", config.FlagCPUPinning: "instance", config.FlagIsolateEmulatorThread: "instance",
 	config.FlagMachineType: "instance", config.FlagEnableEFI: "instance", config.FlagEnableSecureBoot: "instance",
 	config.FlagEnableTPM: "instance", config.FlagPersistentTPM: "instance", config.FlagOS: "instance",
-	config.FlagDiskSize: "disks", config.FlagDiskBus: "disks", config.FlagImageName: "disks", config.FlagDiskInfo: "disks",
+	config.FlagPersistentEFI: "instance", config.FlagDiskSize: "disks", config.FlagDiskBus: "disks",
+	config.FlagImageName: "disks", config.FlagDiskInfo: "disks",
+	config.FlagBlockMultiQueue: "disks", config.FlagIOThreadsPolicy: "disks", config.FlagIOThreadCount: "disks",
 	config.FlagNetworkName: "networks", config.FlagNetworkModel: "networks", config.FlagNetworkInfo: "networks",
 	config.FlagIPPool: "networks", config.FlagIPPoolGateway: "networks", config.FlagIPPoolDNS: "networks",
 	config.FlagIPPoolDNSSearch: "networks",
@@ -72,10 +73,6 @@ var flagGroups = map[string]string{
 // (internal/nodedriver CredentialFields and PublicCredentialFields, which the shipped binary does not link).
 var credentialFields = map[string]bool{"kubeconfigContent": true, "clusterType": true, "clusterId": true}
 
-// usageDefault is the value a usage text names as the default: "Default: 900." (config's tests hold every flag
-// the driver applies a default to to that sentence).
-var usageDefault = regexp.MustCompile(`Default: ([A-Za-z0-9.-]*[A-Za-z0-9])\.`)
-
 // flagsVerb runs `flags [--json] [--driver NAME]`: the flag table as JSON, under the executable's driver name
 // or NAME.
 func flagsVerb(args []string, stdout, stderr io.Writer) int {
@@ -83,13 +80,13 @@ func flagsVerb(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	fs.Bool("json", true, "print JSON (the only format)")
 	driver := fs.String("driver", self.Name(), "the driver name the flags are printed for")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "flags: %s\nusage: flags [--json] [--driver NAME]\n", config.Redact(orArg(err, fs).Error()))
-		return 2
-	}
+	problems := &config.ArgsError{Problems: config.ParseFlagSet(fs, args)}
 	doc, err := flagTable(*driver)
 	if err != nil {
-		fmt.Fprintf(stderr, "flags: %s\n", config.Redact(err.Error()))
+		problems.Problemf("%s", err.Error())
+	}
+	if len(problems.Problems) > 0 {
+		fmt.Fprintf(stderr, "flags: %s\nusage: flags [--json] [--driver NAME]\n", problems.Error())
 		return 2
 	}
 	enc := json.NewEncoder(stdout)
@@ -99,13 +96,6 @@ func flagsVerb(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func orArg(err error, fs *flag.FlagSet) error {
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 }
 
 // flagTable is the flag table as driver declares it.
@@ -136,8 +126,8 @@ func flagTable(driver string) (flagsDoc, error) {
 			e.Kind, e.Declared = "bool", "false"
 		}
 		e.Applied = e.Declared
-		if m := usageDefault.FindStringSubmatch(e.Usage); e.Declared == "" && m != nil {
-			e.Applied = m[1]
+		if d := config.UsageDefault(e.Usage); e.Declared == "" && d != "" {
+			e.Applied = d
 		}
 		doc.Flags = append(doc.Flags, e)
 	}

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
+	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -54,7 +54,7 @@ func renderHostile(tb testing.TB, h hostileRender) (code int, stderr string, too
 	defer cancel()
 	args := append([]string{"render", "--machine-name", "m1", "--harvester-image-name", "default/ubuntu",
 		"--harvester-disk-size", "40", "--harvester-network-name", "default/vlan1"}, h.args...)
-	cmd := exec.CommandContext(ctx, pluginBin, args...)
+	cmd, peak := meteredPlugin(ctx, tb, args...)
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
 	start := time.Now()
@@ -68,10 +68,7 @@ func renderHostile(tb testing.TB, h hostileRender) (code int, stderr string, too
 	} else if err != nil {
 		tb.Fatal(err)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		peakRSS = ru.Maxrss << 10 // KiB on Linux
-	}
-	return code, errOut.String(), took, peakRSS
+	return code, errOut.String(), took, peak()
 }
 
 // No input hangs the plugin or grows it past 100 MB: the worst of each kind is refused, naming its flag.
@@ -102,4 +99,19 @@ func BenchmarkHostileInput(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
 		})
 	}
+}
+
+// The meter reads the plugin's own peak, not the test binary's: with 150 MB touched here, a plugin that refuses a
+// hostile input at once stays far below it. Started straight from this process, the plugin's ru_maxrss carried
+// this process's peak (testdata/peakrss), and the memory bounds above failed in a full -race run.
+func TestPeakRSSIsThePluginsOwn(t *testing.T) {
+	ballast := make([]byte, 150<<20)
+	for i := range ballast {
+		ballast[i] = 1
+	}
+	_, _, _, rss := renderHostile(t, hostileRender{name: "valid machine"})
+	if rss == 0 || rss >= 100<<20 {
+		t.Errorf("the plugin's peak resident memory reads %d MB with 150 MB touched by the test: want the plugin's own, above 0 and below 100 MB", rss>>20)
+	}
+	runtime.KeepAlive(ballast)
 }

@@ -12,11 +12,12 @@ import (
 	"github.com/rancher/machine/libmachine/mcnflag"
 	"sigs.k8s.io/yaml"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/autoscale"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // maxMachineConfigSize bounds what --machine-config reads. The API server stores an object of at most about
@@ -34,7 +35,7 @@ func readMachineConfig(path string, stdin io.Reader) ([]byte, error) {
 // above about 1.5 MiB.
 func readObjectFile(flag, what, path string, stdin io.Reader) ([]byte, error) {
 	if path != "-" {
-		data, err := userdata.ReadRegularFile(path, maxMachineConfigSize)
+		data, err := bounded.ReadRegularFile(path, maxMachineConfigSize)
 		if err != nil {
 			return nil, fmt.Errorf("%s: cannot read the file: %w", flag, err)
 		}
@@ -45,7 +46,7 @@ func readObjectFile(flag, what, path string, stdin io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%s -: cannot read stdin: %w", flag, err)
 	}
 	if len(data) > maxMachineConfigSize {
-		return nil, fmt.Errorf("%s -: stdin holds more than %s, more than %s can be", flag, userdata.FormatSize(maxMachineConfigSize), what)
+		return nil, fmt.Errorf("%s -: stdin holds more than %s, more than %s can be", flag, bounded.FormatSize(maxMachineConfigSize), what)
 	}
 	return data, nil
 }
@@ -54,8 +55,10 @@ func readObjectFile(flag, what, path string, stdin io.Reader) ([]byte, error) {
 // check line of what the pool's schema drops (nil without) and the pool's quantity (0 when unknown).
 type rancherCommand struct {
 	args     []string
-	schema   *harvester.Check
+	schema   *preflight.Check
 	quantity int64
+	// pool is the pool's nodes and its cluster's, for its autoscaling annotations; nil without a cluster.
+	pool *autoscale.Pool
 }
 
 // machineCommand is what Rancher makes of the machine-config object in data — the YAML (or JSON) `kubectl get
@@ -90,11 +93,14 @@ func machineCommand(data []byte, id identity.Identity, from *poolSource) (ranche
 		if err != nil {
 			return out, err
 		}
-		var schema harvester.Check
+		var schema preflight.Check
 		obj, schema = pruneForPool(obj, pool, id)
 		out.schema, clusterName = &schema, cluster
 		if pool.Quantity != nil {
 			out.quantity = *pool.Quantity
+		}
+		if from.cluster != nil {
+			out.pool = &autoscale.Pool{Name: pool.Name, Nodes: pool.Nodes, Runs: from.cluster.Runs}
 		}
 	}
 	spec := map[string]any{}
@@ -116,7 +122,7 @@ func machineCommand(data []byte, id identity.Identity, from *poolSource) (ranche
 		}
 		spec[name] = v
 	}
-	problems = append(problems, unknownFields(unknown, fields, rancher.ConfigKind(id.Name()))...)
+	problems = append(problems, unknownFields(unknown, fields, rancher.ConfigKind(id.Name()), id)...)
 	if len(problems) > 0 {
 		return out, errors.New("--machine-config: " + config.Redact(strings.Join(problems, "; ")))
 	}
@@ -153,13 +159,18 @@ func decodeMachineConfig(data []byte, fields map[string]configField) (map[string
 }
 
 // unknownFields are the problems of the keys of a machine config that are no field of kind. A key is named only
-// when it is a typo of a field, at most two letters off, told with the field meant; any other key may be a
-// secret pasted by mistake, and is counted, not named.
-func unknownFields(keys []string, fields map[string]configField, kind string) []string {
+// when it says what it meant: a flag's name or its environment variable (under this driver's name or the
+// canonical one, with or without its dashes), told with the field of that flag; or a typo of a field, at most two
+// letters off, told with the field meant. Any other key may be a secret pasted by mistake, and is counted, not
+// named.
+func unknownFields(keys []string, fields map[string]configField, kind string, id identity.Identity) []string {
 	var problems []string
 	hidden := 0
 	for _, key := range keys {
-		if meant := nearestField(key, fields); meant != "" {
+		if field, flag := flagOfKey(key, fields, id); field != "" {
+			// Unquoted: it is a flag's name (a quoted one holding "password" would be redacted).
+			problems = append(problems, fmt.Sprintf("field %s is the name of flag --%s, not a field of %s: its field is %s", key, flag, kind, field))
+		} else if meant := nearestField(key, fields); meant != "" {
 			problems = append(problems, fmt.Sprintf("field %q is not a field of %s: did you mean %s?", key, kind, meant))
 		} else {
 			hidden++
@@ -173,6 +184,20 @@ func unknownFields(keys []string, fields map[string]configField, kind string) []
 		problems = append(problems, fmt.Sprintf("%d fields that are not fields of %s (their names are not shown: %s)", hidden, kind, why))
 	}
 	return problems
+}
+
+// flagOfKey is the field, and the flag under id's name, whose flag name (harvester-cpu-count, --harvester-cpu-count)
+// or environment variable (HARVESTER_CPU_COUNT) key is, under id's name or the canonical one; "" for none. A flag's
+// name is no secret: the message may name it.
+func flagOfKey(key string, fields map[string]configField, id identity.Identity) (field, flag string) {
+	bare := strings.TrimLeft(key, "-")
+	for name, f := range fields {
+		canonical := f.flag.String()
+		if bare == canonical || bare == id.Flag(canonical) || key == config.EnvVar(canonical) || key == id.EnvVar(canonical) {
+			return name, id.Flag(canonical)
+		}
+	}
+	return "", ""
 }
 
 // nearestField is the field key is a typo of, at most two edits away ignoring case, or "".

@@ -134,6 +134,10 @@ func TestMachineConfigKeysAreNotEchoed(t *testing.T) {
 			"PLANTEDk8sTokenQ9xw2Lr7Vb4Nc1Zt6Hy3Mp0Ks5Df8Gj"},
 		{poolYAML + "sshPasword: hunter2x\n", `field "sshPasword" is not a field of HarvesterConfig: did you mean sshPassword?`, "hunter2x"},
 		{poolYAML + "hunter2x: a\nhunter2x: b\n", "field (a key not shown) is given twice", "hunter2x"},
+		// A flag's name, or its variable, is no secret: it is named with the field it means.
+		{poolYAML + "harvester-cpu-count: \"64\"\n", `field harvester-cpu-count is the name of flag --harvester-cpu-count, not a field of HarvesterConfig: its field is cpuCount`, "64"},
+		{poolYAML + "--harvester-ssh-password: hunter2x\n", `field --harvester-ssh-password is the name of flag --harvester-ssh-password, not a field of HarvesterConfig: its field is sshPassword`, "hunter2x"},
+		{poolYAML + "HARVESTER_DISK_SIZE: \"9\"\n", `field HARVESTER_DISK_SIZE is the name of flag --harvester-disk-size, not a field of HarvesterConfig: its field is diskSize`, "not shown"},
 		{poolYAML + "? [hunter2x]\n: b\n", "not a YAML or JSON object", "hunter2x"},
 		{strings.Replace(poolYAML, "kind: HarvesterConfig", "kind: PLANTEDk8sTokenQ9xw2Lr7Vb4Nc1Zt6Hy3Mp0Ks5Df8Gj", 1), "must be apiVersion",
 			"PLANTEDk8sTokenQ9xw2Lr7Vb4Nc1Zt6Hy3Mp0Ks5Df8Gj"},
@@ -141,6 +145,21 @@ func TestMachineConfigKeysAreNotEchoed(t *testing.T) {
 		_, err := machineConfigFlags(writeTemp(t, tc.doc), "", "")
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), tc.hidden) {
 			t.Errorf("want %q and no %q, got %v", tc.want, tc.hidden, err)
+		}
+	}
+}
+
+// Under the second name, its flag's name and the canonical one are both named with their field.
+func TestMachineConfigFlagNameAsFieldUnderSecondName(t *testing.T) {
+	asDriver(t, "hcivm")
+	hcivm := strings.Replace(poolYAML, "kind: HarvesterConfig", "kind: HcivmConfig", 1)
+	for key, want := range map[string]string{
+		"hcivm-cpu-count":     "field hcivm-cpu-count is the name of flag --hcivm-cpu-count, not a field of HcivmConfig: its field is cpuCount",
+		"harvester-cpu-count": "field harvester-cpu-count is the name of flag --hcivm-cpu-count, not a field of HcivmConfig: its field is cpuCount",
+		"HCIVM_CPU_COUNT":     "field HCIVM_CPU_COUNT is the name of flag --hcivm-cpu-count, not a field of HcivmConfig: its field is cpuCount",
+	} {
+		if _, err := machineConfigArgs([]byte(hcivm+key+": \"64\"\n"), self); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", key, err, want)
 		}
 	}
 }

@@ -54,7 +54,8 @@ func TestUIConfigIsAccepted(t *testing.T) {
 		}
 		// What the form set arrives: a sample of the fields, one per kind of field.
 		if cfg.ClusterName != "mycluster" || cfg.CPUs != 4 || !cfg.TPMPersistent || len(cfg.Disks) != 2 || len(cfg.NICs) != 1 ||
-			len(cfg.VGPUs) != 1 || cfg.IPPool == nil || cfg.CreateTimeout.Seconds() != 1200 || cfg.VMPatch == nil {
+			len(cfg.VGPUs) != 1 || cfg.IPPool == nil || cfg.CreateTimeout.Seconds() != 1200 || cfg.VMPatch == nil ||
+			!cfg.EFIPersistent || cfg.DiskIO != (config.DiskIO{BlockMultiQueue: true, ThreadsPolicy: "supplementalPool", PoolThreads: 4}) {
 			t.Errorf("%s: parsed %+v", rule.Name, cfg)
 		}
 	}

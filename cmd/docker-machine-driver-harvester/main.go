@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/rancher/machine/libmachine/drivers/plugin"
@@ -63,10 +64,37 @@ func run(cmd string, args []string, lookupEnv func(string) (string, bool), stdou
 		usage(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "%s\n\n", config.Redact(fmt.Sprintf("unknown command %q", cmd)))
+		fmt.Fprintf(stderr, "%s\n\n", unknownCommand(cmd))
 		usage(stderr)
 		return 2
 	}
+}
+
+// verbs are the commands run takes, for unknownCommand's suggestion.
+var verbs = []string{"render", "check", "cloud-provider-config", "flags", "version", "help"}
+
+// machineCommands are rancher-machine's commands (rancher/machine commands/commands.go), which a user may give
+// the plugin by mistake.
+var machineCommands = []string{"create", "rm", "ls", "ssh", "scp", "start", "stop", "restart", "kill", "ip", "status",
+	"inspect", "env", "config", "url", "provision", "regenerate-certs", "upgrade", "active", "mount"}
+
+// unknownCommand words a command run does not know: a verb mistyped (chek) is named, a command of rancher-machine
+// sent to rancher-machine.
+func unknownCommand(cmd string) string {
+	best, distance := "", 3
+	for _, v := range verbs {
+		if d := editDistance(strings.ToLower(cmd), v); d < distance {
+			best, distance = v, d
+		}
+	}
+	switch {
+	case best != "":
+		return config.Redact(fmt.Sprintf("unknown command %q: did you mean %s? The commands are below", cmd, best))
+	case slices.Contains(machineCommands, cmd):
+		return config.Redact(fmt.Sprintf("unknown command %q: %s is the plugin that rancher-machine runs; %s is a command of rancher-machine (rancher-machine %s -d %s …)",
+			cmd, program(), cmd, cmd, self.Name()))
+	}
+	return config.Redact(fmt.Sprintf("unknown command %q: the commands are below", cmd))
 }
 
 // usage prints the help under self's names: the program, the driver name and the flags.

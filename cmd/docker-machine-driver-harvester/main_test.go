@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,8 +20,8 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
-// pluginBin is the plugin binary built once for these tests.
-var pluginBin string
+// pluginBin is the plugin binary built once for these tests, peakRSSBin the meter of its memory (testdata/peakrss).
+var pluginBin, peakRSSBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "dmdh-plugin-")
@@ -27,15 +29,35 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	pluginBin = filepath.Join(dir, "docker-machine-driver-harvester")
-	build := exec.Command("go", "build", "-trimpath", "-o", pluginBin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the shipped binary is static
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		panic("building the plugin: " + err.Error())
+	peakRSSBin = filepath.Join(dir, "peakrss")
+	for bin, pkg := range map[string]string{pluginBin: ".", peakRSSBin: "./testdata/peakrss"} {
+		build := exec.Command("go", "build", "-trimpath", "-o", bin, pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // the shipped binary is static
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			panic("building " + pkg + ": " + err.Error())
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// meteredPlugin is the command that runs the plugin binary with args under peakRSSBin, its address space limited to
+// 2 GiB (an input read without bound fails the test instead of filling the machine's memory), and peak reads its
+// peak resident memory in bytes once the command has ended (0 when the meter wrote none). The plugin's own
+// ru_maxrss would be the test binary's (see testdata/peakrss).
+func meteredPlugin(ctx context.Context, tb testing.TB, args ...string) (cmd *exec.Cmd, peak func() int64) {
+	out := filepath.Join(tb.TempDir(), "peak-rss")
+	cmd = exec.CommandContext(ctx, peakRSSBin, append([]string{out, strconv.Itoa(2 << 20), pluginBin}, args...)...)
+	return cmd, func() int64 {
+		kib, err := os.ReadFile(out)
+		if err != nil {
+			return 0
+		}
+		n, _ := strconv.ParseInt(string(kib), 10, 64)
+		return n << 10
+	}
 }
 
 // runBinary runs the plugin binary by hand, without rancher-machine's token.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // v106Fields are the fields of the driver Rancher 2.14 and 2.15 ship, v1.0.6 (harvester/flags.go
@@ -93,7 +93,7 @@ func TestCheckDropsWhatThePoolSchemaLacks(t *testing.T) {
 		t.Errorf("cluster name %v, cpu %v, tpm %v, count %d", in.opts[config.FlagClusterName], in.opts[config.FlagCPUCount], in.opts[config.FlagEnableTPM], in.count)
 	}
 	var out strings.Builder
-	if code := printChecks(&out, []harvester.Check{*in.schema}); code != 1 {
+	if code := printChecks(&out, []preflight.Check{*in.schema}); code != 1 {
 		t.Errorf("a set field Rancher drops is a problem: exit %d", code)
 	}
 	want := "problem  pool schema           field machineType is set, but pool pool1's schema (dynamicSchemaSpec, copied when the pool was made) has no such field: " +
@@ -186,7 +186,9 @@ func TestCheckClusterRefuses(t *testing.T) {
 		"other.yaml":  strings.Replace(poolYAML, "nc-gc8-pool1-q99l7", "nc-gc8-pool9-zzzzz", 1),
 		"big.yaml":    strings.Replace(clusterYAML(t, "HarvesterConfig"), "quantity: 3", "quantity: 5000", 1),
 		"secret.yaml": "apiVersion: v1\nkind: Secret\ndata: {token: c2VjcmV0}\n", "noname.yaml": strings.Replace(poolYAML, "  name: nc-gc8-pool1-q99l7\n", "", 1),
-		"badkey.yaml": "apiVersion: v1\n? [c2VjcmV0]\n: b\n"})
+		"badkey.yaml": "apiVersion: v1\n? [c2VjcmV0]\n: b\n",
+		// sigs.k8s.io/yaml would read the first document alone and say nothing of the second.
+		"twodocs.yaml": clusterYAML(t, "HarvesterConfig") + "---\n" + clusterYAML(t, "HarvesterConfig")})
 	f := func(name string) string { return filepath.Join(dir, name) }
 	for _, tc := range []struct {
 		args []string
@@ -203,7 +205,8 @@ func TestCheckClusterRefuses(t *testing.T) {
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("pool.yaml")}, `it is apiVersion "rke-machine-config.cattle.io/v1", kind "HarvesterConfig"`},
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", dir}, "--cluster: cannot read the file"},
 		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("badkey.yaml")}, "--cluster: not a YAML or JSON object: it does not parse"},
-		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("cluster.yaml"), "--count", "x"}, "invalid value"},
+		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("cluster.yaml"), "--count", "x"}, `--count: must be a whole number, got "x"`},
+		{[]string{"--machine-config", f("pool.yaml"), "--cluster", f("twodocs.yaml")}, "--cluster: holds more than one YAML document; only the first would be read: give one document"},
 	} {
 		_, err := parseCheckArgs(append([]string{"--machine-name", "m1"}, tc.args...), noEnv)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -230,7 +233,8 @@ func TestCheckVerbPrintsThePoolSchemaFirst(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"pool.yaml": poolYAML, "cluster.yaml": clusterYAML(t, "HarvesterConfig")})
 	stdout, _, code := runVerb(t, unreachableHarvester, "check", "--machine-name", "m1", "--machine-config", filepath.Join(dir, "pool.yaml"),
 		"--cluster", filepath.Join(dir, "cluster.yaml"))
-	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	checks, _, _ := strings.Cut(stdout, "\n\n")
+	lines := strings.Split(checks, "\n")
 	if code != 1 || len(lines) != 3 || !strings.HasPrefix(lines[0], "problem  pool schema") || !strings.HasPrefix(lines[1], "skipped  pool schema") ||
 		!strings.HasPrefix(lines[2], "problem  credential") {
 		t.Errorf("exit %d, stdout:\n%s", code, stdout)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // noEnv is an environment without any HARVESTER_* variable.
@@ -24,7 +24,9 @@ func runVerb(t *testing.T, env func(string) (string, bool), verb string, args ..
 func TestRenderVerb(t *testing.T) {
 	stdout, stderr, code := runVerb(t, noEnv, "render", "--machine-name", "m1", "--harvester-image-name", "img",
 		"--harvester-disk-size", "10", "--harvester-network-name", "net")
-	if code != 0 || !strings.Contains(stdout, "kind: Secret") || !strings.Contains(stdout, "kind: VirtualMachine") || stderr != "" {
+	// stdout is the objects alone; stderr what an autoscaling pool of them needs (TestRenderVerbPrintsTheAutoscalingAnnotations).
+	if code != 0 || !strings.Contains(stdout, "kind: Secret") || !strings.Contains(stdout, "kind: VirtualMachine") || strings.Contains(stdout, "capacity.") ||
+		!strings.HasPrefix(stderr, "render: a pool of this node template that autoscales from zero machines needs these machineDeploymentAnnotations") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	// Flags come from the environment too, as rancher-machine reads them.
@@ -45,7 +47,7 @@ func TestRenderVerbNamesWhatAVMPatchRequires(t *testing.T) {
 		"--harvester-disk-size", "10", "--harvester-network-name", "net", "--harvester-vm-namespace", "team", "--harvester-vm-patch", patch)
 	want := "render: the VM patch gives the guest ConfigMap team-ca (spec.template.spec.volumes[ca].configMap): a create refuses it unless an admin who may " +
 		"write it in Harvester allows it (never one a node driver made) with: kubectl -n team label configmap team-ca node-driver.harvesterhci.io/vm-patch-allowed=true\n"
-	if code != 0 || !strings.Contains(stdout, "name: team-ca") || stderr != want {
+	if code != 0 || !strings.Contains(stdout, "name: team-ca") || !strings.HasSuffix(stderr, "\n"+want) {
 		t.Fatalf("exit %d, stderr %q\nwant %q", code, stderr, want)
 	}
 }
@@ -155,7 +157,9 @@ func TestCheckVerbExitCodes(t *testing.T) {
 		t.Errorf("an invalid flag: exit %d, stderr %q", code, stderr)
 	}
 	stdout, _, code := runVerb(t, env, "check", "--machine-name", "m1", "--harvester-image-name", "img", "--harvester-disk-size", "10", "--harvester-network-name", "net")
-	if code != 1 || !strings.HasPrefix(stdout, "problem  credential") || strings.Count(stdout, "\n") != 1 {
+	// The checks end at the blank line before the autoscaling annotations, which need no cluster.
+	checks, annotations, _ := strings.Cut(stdout, "\n\n")
+	if code != 1 || !strings.HasPrefix(checks, "problem  credential") || strings.Contains(checks, "\n") || !strings.Contains(annotations, "machineDeploymentAnnotations:") {
 		t.Errorf("an unreachable Harvester: exit %d, stdout %q", code, stdout)
 	}
 }
@@ -164,9 +168,9 @@ func TestCheckVerbExitCodes(t *testing.T) {
 // found beside it still does.
 func TestPrintChecksSkippedIsNotOK(t *testing.T) {
 	var out strings.Builder
-	code := printChecks(&out, []harvester.Check{
-		{Name: harvester.CheckCredential, Detail: "accepted by Harvester"},
-		{Name: harvester.CheckStorageClasses, Skipped: "the credential may not get storageclasses: cannot tell whether storage class sc1 exists"},
+	code := printChecks(&out, []preflight.Check{
+		{Name: preflight.CheckCredential, Detail: "accepted by Harvester"},
+		{Name: preflight.CheckStorageClasses, Skipped: "the credential may not get storageclasses: cannot tell whether storage class sc1 exists"},
 	})
 	want := "ok       credential            accepted by Harvester\n" +
 		"skipped  storage classes       the credential may not get storageclasses: cannot tell whether storage class sc1 exists\n"
@@ -174,7 +178,7 @@ func TestPrintChecksSkippedIsNotOK(t *testing.T) {
 		t.Errorf("exit %d, output:\n%s\nwant exit 0 and:\n%s", code, out.String(), want)
 	}
 	out.Reset()
-	code = printChecks(&out, []harvester.Check{{Name: harvester.CheckNetworks, Skipped: "cannot tell whether network a/b exists",
+	code = printChecks(&out, []preflight.Check{{Name: preflight.CheckNetworks, Skipped: "cannot tell whether network a/b exists",
 		Problems: []config.Problem{{Flag: config.FlagNetworkInfo, Message: "nic-1: network a/c does not exist"}}}})
 	if code != 1 || strings.Contains(out.String(), "ok ") || !strings.Contains(out.String(), "problem  networks") || !strings.Contains(out.String(), "skipped  networks") {
 		t.Errorf("a problem beside a skipped part: exit %d, output:\n%s", code, out.String())

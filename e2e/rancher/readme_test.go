@@ -105,7 +105,7 @@ func TestREADMEExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.ParseConfig("m1", opts, objects.Rules...)
+	cfg, _, err := objects.ParseConfig("m1", opts)
 	if err != nil {
 		t.Fatalf("the driver refuses the example's command line: %v", err)
 	}
@@ -114,6 +114,10 @@ func TestREADMEExample(t *testing.T) {
 	}
 	if cfg.VMPatch == nil || cfg.VMPatch.Kind != config.MergePatch {
 		t.Errorf("VM patch %+v; want the example's merge patch", cfg.VMPatch)
+	}
+	// The disk performance options, ioThreadCount a string field as every number.
+	if want := (config.DiskIO{BlockMultiQueue: true, ThreadsPolicy: "supplementalPool", PoolThreads: 4}); cfg.DiskIO != want || !cfg.EFIPersistent {
+		t.Errorf("disk I/O %+v, persistent EFI %v; want %+v and true", cfg.DiskIO, cfg.EFIPersistent, want)
 	}
 }
 

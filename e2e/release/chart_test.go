@@ -20,16 +20,13 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
 	"github.com/harvester/docker-machine-driver-harvester/internal/nodedriver"
+	"github.com/harvester/docker-machine-driver-harvester/internal/release"
 	"github.com/harvester/docker-machine-driver-harvester/internal/uiplugin"
 )
 
-const (
-	// downloadBase is where a release's files are downloaded from (hack/nodedriver's -url-base).
-	downloadBase = "https://github.com/harvester/docker-machine-driver-harvester/releases/download"
-	// pluginNamespace is the one namespace whose UIPlugins Rancher reads (rancher/rancher pkg/namespace
-	// UIPluginNamespace, indexed by pkg/controllers/dashboard/plugin/controller.go).
-	pluginNamespace = "cattle-ui-plugin-system"
-)
+// pluginNamespace is the one namespace whose UIPlugins Rancher reads (rancher/rancher pkg/namespace
+// UIPluginNamespace, indexed by pkg/controllers/dashboard/plugin/controller.go).
+const pluginNamespace = release.Namespace
 
 // releaseMeta is what goreleaser's metadata.json says of the release it built.
 type releaseMeta struct{ Tag, Version string }
@@ -92,19 +89,29 @@ func checkChart(t *testing.T, root, dist string, sums map[string]string) {
 	for _, arch := range []string{"amd64", "arm64"} {
 		t.Run("helm template arch="+arch, func(t *testing.T) {
 			docs := helmTemplate(t, helm, chart, pluginNamespace, "--set", "arch="+arch)
-			if len(docs) != 2 {
-				t.Fatalf("%d objects rendered, want the NodeDriver and the UIPlugin:\n%s", len(docs), bytes.Join(docs, []byte("---\n")))
+			if len(docs) != 3 {
+				t.Fatalf("%d objects rendered, want the NodeDriver, the UIPlugin and the Role the driver's rm reads the cluster with:\n%s", len(docs), bytes.Join(docs, []byte("---\n")))
+			}
+			byKind := map[string][]byte{}
+			for _, doc := range docs {
+				var o struct{ Kind string }
+				unmarshal(t, doc, &o)
+				byKind[o.Kind] = doc
 			}
 			var nd nodedriver.NodeDriver
 			var plugin renderedUIPlugin
-			unmarshal(t, docs[0], &nd)
-			unmarshal(t, docs[1], &plugin)
+			unmarshal(t, byKind["NodeDriver"], &nd)
+			unmarshal(t, byKind["UIPlugin"], &plugin)
+			if byKind["Role"] == nil {
+				t.Errorf("no Role rendered: %s", bytes.Join(docs, []byte("---\n")))
+			}
 
 			archive := nodedriver.Archive(identity.Release, arch)
 			if nd.Kind != "NodeDriver" || nd.Metadata.Name != identity.Release || nd.Spec.DisplayName != identity.Release || !nd.Spec.Active || nd.Spec.Builtin {
 				t.Errorf("NodeDriver %+v", nd)
 			}
-			if want := downloadBase + "/" + meta.Tag + "/" + archive; nd.Spec.URL != want {
+			// A snapshot is the chart the tag v<version> would publish (hack/helm-chart.sh): every URL names it.
+			if want := release.URL(ext.Version, archive); nd.Spec.URL != want {
 				t.Errorf("NodeDriver url %s, want %s", nd.Spec.URL, want)
 			}
 			if sums[archive] == "" || nd.Spec.Checksum != sums[archive] {
@@ -121,7 +128,7 @@ func checkChart(t *testing.T, root, dist string, sums map[string]string) {
 			if plugin.Kind != "UIPlugin" || plugin.Metadata.Namespace != pluginNamespace || p.Name != ext.Name || p.Version != ext.Version {
 				t.Errorf("UIPlugin %s %s/%s for %s %s, want %s %s in %s", plugin.Kind, plugin.Metadata.Namespace, plugin.Metadata.Name, p.Name, p.Version, ext.Name, ext.Version, pluginNamespace)
 			}
-			if want := downloadBase + "/" + meta.Tag + "/" + uiArchive; p.CompressedEndpoint != want || p.NoCache {
+			if want := release.URL(ext.Version, uiArchive); p.CompressedEndpoint != want || p.NoCache {
 				t.Errorf("UIPlugin compressedEndpoint %s (noCache %v), want %s, cached", p.CompressedEndpoint, p.NoCache, want)
 			}
 			// The dashboard loads the extension where the UIPlugin's metadata allows (shouldNotLoadPlugin): the
@@ -242,8 +249,13 @@ func helmTemplate(t *testing.T, helm, chart, namespace string, args ...string) [
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, stderr.String())
 	}
+	return splitDocs(out)
+}
+
+// splitDocs splits a stream of YAML documents as helm writes them, leaving out empty ones.
+func splitDocs(stream []byte) [][]byte {
 	var docs [][]byte
-	for _, doc := range bytes.Split(out, []byte("\n---\n")) {
+	for _, doc := range bytes.Split(stream, []byte("\n---\n")) {
 		if len(bytes.TrimSpace(bytes.TrimPrefix(doc, []byte("---")))) != 0 {
 			docs = append(docs, doc)
 		}

@@ -16,11 +16,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
+	"github.com/harvester/docker-machine-driver-harvester/internal/release"
 
 	// These tests build the plugin with `go build`, which go test's result cache cannot see; importing the
 	// driver makes this test binary, and so the cache key, change whenever the driver does.
@@ -35,17 +37,22 @@ func TestReleaseArchivesAsRancherReadsThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dist := buildSnapshot(t, root)
+	version, err := release.Version(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dist := buildSnapshot(t, root, version)
 
 	sums := readChecksums(t, filepath.Join(dist, "sha256sums.txt"))
 	for _, driver := range []string{identity.Canonical, identity.Release} {
-		checkArchives(t, dist, sums, driver)
+		checkArchives(t, dist, sums, driver, version)
 	}
 	checkChart(t, root, dist, sums)
 }
 
-// checkArchives checks the archives of driver name driver as Rancher reads them.
-func checkArchives(t *testing.T, dist string, sums map[string]string, driver string) {
+// checkArchives checks the archives of driver name driver as Rancher reads them, and that the driver says it is
+// the release's version (a snapshot's: <version>-snapshot).
+func checkArchives(t *testing.T, dist string, sums map[string]string, driver, version string) {
 	binaryName := identity.BinaryPrefix + driver
 	for _, arch := range []struct {
 		goarch  string
@@ -94,12 +101,32 @@ func checkArchives(t *testing.T, dist string, sums map[string]string, driver str
 					t.Errorf("the binary is dynamically linked; it must be static (CGO_ENABLED=0) to run in Rancher's jail")
 				}
 			}
+			if arch.goarch == runtime.GOARCH && runtime.GOOS == "linux" {
+				checkVersion(t, e.body, binaryName, version)
+			}
 		})
 	}
 }
 
-// buildSnapshot runs `goreleaser release --snapshot` into a temporary dist directory and returns it.
-func buildSnapshot(t *testing.T, root string) string {
+// checkVersion runs the archive's binary: its version is the release's, as a snapshot names it.
+func checkVersion(t *testing.T, body []byte, name, version string) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(bin, body, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatalf("%s version: %v", name, err)
+	}
+	if want := name + " " + release.Tag(version) + "-snapshot (commit "; !strings.HasPrefix(string(out), want) {
+		t.Errorf("%s version says %q, want it to start %q", name, out, want)
+	}
+}
+
+// buildSnapshot runs `goreleaser release --snapshot` (as `make release-snapshot` does, with the release's
+// version) into a temporary dist directory and returns it.
+func buildSnapshot(t *testing.T, root, version string) string {
 	t.Helper()
 	tools, err := repo.ToolDir(context.Background(), "goreleaser", "DMDH_GORELEASER_BIN")
 	if err != nil {
@@ -133,7 +160,7 @@ func buildSnapshot(t *testing.T, root string) string {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, "GOFLAGS=-buildvcs=false")
+	cmd.Env = append(env, "GOFLAGS=-buildvcs=false", "DMDH_RELEASE_VERSION="+version)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("goreleaser: %v\n%s", err, out)
 	}

@@ -207,6 +207,11 @@ func testRealGuestWithoutAgentTimesOut(t *testing.T) {
 	if r.Err == nil {
 		t.Fatalf("create succeeded without a guest agent: %s", r)
 	}
+	t.Cleanup(func() {
+		if t.Failed() { // what the create and its rollback said, for what was left
+			t.Logf("the create's output:\n%s", r.Output)
+		}
+	})
 	for _, want := range []string{"timed out after", "guest agent not connected", "qemu-guest-agent"} {
 		if !strings.Contains(r.Output, want) {
 			t.Errorf("the error does not say %q:\n%s", want, r.Output)

@@ -24,12 +24,12 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
 )
 
-// newOptionFields are the HarvesterConfig fields of the 25 flags beyond the reference driver's 32.
+// newOptionFields are the HarvesterConfig fields of the 29 flags beyond the reference driver's 32.
 var newOptionFields = []string{"skipGuestAgent", "createTimeout", "zone", "region", "cloudProviderConfig",
 	"generateCloudProviderConfig", "cloudProviderServer", "cloudProviderForRke2", "cloudProviderDistribution",
 	"cloudProviderDropIn", "hostDeviceInfo", "vmLabels", "evictionStrategy", "maintenanceStrategy", "ipPool",
 	"ipPoolGateway", "ipPoolDns", "sshKeypairs", "os", "persistentTpm", "machineType", "ipPoolDnsSearch", "vmPatch", "userDataSecret",
-	"networkDataSecret"}
+	"networkDataSecret", "persistentEfi", "blockMultiQueue", "ioThreadsPolicy", "ioThreadCount"}
 
 // rancherCreate creates machine name the way Rancher's provisioning job does: the cloud credential Secret's keys
 // as environment variables and the HarvesterConfig's fields, pruned to the driver's schema, as flags
@@ -88,7 +88,7 @@ func TestRancherFlowSetsEveryNewOption(t *testing.T) {
 	}
 	poolA := object("nc-gc5-poola-x1", map[string]any{
 		"diskInfo": `{"disks":[{"imageName":"default/ubuntu-22.04","size":10,"bootOrder":1,"cache":"writethrough"},` +
-			`{"storageClassName":"longhorn","size":5,"autoDelete":false,"cache":"none"}]}`,
+			`{"storageClassName":"longhorn","size":5,"autoDelete":false,"cache":"none","io":"native","dedicatedIOThread":true}]}`,
 		"networkInfo":                 `{"interfaces":[{"networkName":"` + ns + `/static-net","bootOrder":2}]}`,
 		"createTimeout":               "300",
 		"zone":                        "zone-a",
@@ -109,6 +109,10 @@ func TestRancherFlowSetsEveryNewOption(t *testing.T) {
 		"enableTpm":                   true,
 		"persistentTpm":               true,
 		"machineType":                 "q35",
+		"enableEfi":                   true,
+		"persistentEfi":               true,
+		"blockMultiQueue":             true,
+		"ioThreadsPolicy":             "auto",
 	})
 	poolB := object("nc-gc5-poolb-x2", map[string]any{
 		"imageName": "default/ubuntu-22.04", "diskSize": "10", "networkName": "default/vm-untag",
@@ -123,6 +127,8 @@ func TestRancherFlowSetsEveryNewOption(t *testing.T) {
 		"userDataSecret":            "poolb-cloud-init",
 		"networkDataSecret":         "poolb-cloud-init:net",
 		"vmPatch":                   `{"metadata":{"annotations":{"example.com/owner":"team-ml"}},"spec":{"template":{"spec":{"domain":{"features":{"acpi":{}}}}}}}`,
+		"ioThreadsPolicy":           "supplementalPool",
+		"ioThreadCount":             "2",
 	})
 	for _, f := range newOptionFields {
 		if isZero(poolA[f]) && isZero(poolB[f]) {
@@ -171,6 +177,16 @@ func TestRancherFlowSetsEveryNewOption(t *testing.T) {
 	if m := specA.Domain.Machine; m == nil || m.Type != "q35" {
 		t.Errorf("machineType: %+v", m)
 	}
+	// enableEfi, persistentEfi: the EFI variables kept (KubeVirt's backend storage, as the TPM's state).
+	if f := specA.Domain.Firmware; f == nil || f.Bootloader == nil || f.Bootloader.EFI == nil || f.Bootloader.EFI.Persistent == nil || !*f.Bootloader.EFI.Persistent {
+		t.Errorf("persistentEfi: firmware %+v", f)
+	}
+	// blockMultiQueue, ioThreadsPolicy, on the VM and on the VMI KubeVirt made of it.
+	for where, d := range map[string]kubevirtv1.DomainSpec{"VM": specA.Domain, "VMI": vmiA.Spec.Domain} {
+		if d.Devices.BlockMultiQueue == nil || !*d.Devices.BlockMultiQueue || d.IOThreadsPolicy == nil || *d.IOThreadsPolicy != kubevirtv1.IOThreadsPolicyAuto {
+			t.Errorf("blockMultiQueue, ioThreadsPolicy: %s block multi-queue %v, policy %v", where, d.Devices.BlockMultiQueue, d.IOThreadsPolicy)
+		}
+	}
 	// zone and region: node affinity on the topology labels, and the VMI placed in zone-a.
 	zoneTerms := topologyValues(specA.Affinity)
 	if !slices.Equal(zoneTerms[corev1.LabelTopologyZone], []string{"zone-a"}) || !slices.Equal(zoneTerms[corev1.LabelTopologyRegion], []string{"region-1"}) {
@@ -184,6 +200,10 @@ func TestRancherFlowSetsEveryNewOption(t *testing.T) {
 	if len(disks) < 2 || disks[0].Cache != kubevirtv1.CacheWriteThrough || disks[1].Cache != kubevirtv1.CacheNone ||
 		disks[0].BootOrder == nil || *disks[0].BootOrder != 1 {
 		t.Errorf("disk cache modes and boot order: %+v", disks)
+	}
+	// diskInfo's io and dedicatedIOThread.
+	if len(disks) < 2 || disks[1].IO != kubevirtv1.IONative || disks[1].DedicatedIOThread == nil || !*disks[1].DedicatedIOThread || disks[0].IO != "" {
+		t.Errorf("disk I/O modes and dedicated I/O thread: %+v", disks)
 	}
 	if kept := vmA.Annotations[config.AnnotationKeptVolumes]; kept != disks[1].Name {
 		t.Errorf("kept disk: annotation %q, want %s", kept, disks[1].Name)
@@ -232,6 +252,11 @@ func TestRancherFlowSetsEveryNewOption(t *testing.T) {
 	if l := vmB.Labels["harvesterhci.io/maintain-mode-strategy"]; l != "Shutdown" {
 		t.Errorf("maintenanceStrategy: %q", l)
 	}
+	// ioThreadsPolicy supplementalPool with its ioThreadCount.
+	if d := vmB.Spec.Template.Spec.Domain; d.IOThreadsPolicy == nil || *d.IOThreadsPolicy != kubevirtv1.IOThreadsPolicySupplementalPool ||
+		d.IOThreads == nil || d.IOThreads.SupplementalPoolThreadCount == nil || *d.IOThreads.SupplementalPoolThreadCount != 2 {
+		t.Errorf("ioThreadsPolicy, ioThreadCount: policy %v, threads %+v", d.IOThreadsPolicy, d.IOThreads)
+	}
 	// vmPatch: a field no flag covers, and an annotation of the user's, on the stored VM.
 	if f := vmB.Spec.Template.Spec.Domain.Features; f == nil || vmB.Annotations["example.com/owner"] != "team-ml" {
 		t.Errorf("vmPatch: features %+v, annotations %v", f, vmB.Annotations)
@@ -269,7 +294,7 @@ func TestRancherFlowSetsEveryNewOption(t *testing.T) {
 	_ = b.Kube.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, claim, metav1.DeleteOptions{})
 }
 
-// vmStateStorageClass makes the storage class KubeVirt keeps a persistent TPM's state in (the bed's KubeVirt
+// vmStateStorageClass makes the storage class KubeVirt keeps a persistent TPM's state and EFI variables in (the bed's KubeVirt
 // configuration names vmstate-persistence, as Harvester's does) unless it exists, and removes it after the test.
 func vmStateStorageClass(t *testing.T, b *testbed.Bed) {
 	t.Helper()

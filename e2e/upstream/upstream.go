@@ -51,6 +51,12 @@ var Manifests = []Manifest{
 	{Module: NADModule, Path: "artifacts/networks-crd.yaml"},
 }
 
+// CAPIClusterCRD is Cluster API's Cluster CRD, at the sigs.k8s.io/cluster-api the root go.mod selects (through
+// github.com/harvester/harvester): Rancher makes a Cluster of it for each provisioning cluster, which a machine's rm
+// reads in Rancher's cluster to tell that the whole cluster is being deleted (harvester/clusterdelete.go). It serves
+// v1beta1, as Rancher 2.12 to 2.14 do.
+var CAPIClusterCRD = Manifest{Module: "sigs.k8s.io/cluster-api", Path: "config/crd/bases/cluster.x-k8s.io_clusters.yaml"}
+
 // KubeVirtBinEnv names the environment variable that points at a directory holding the kubevirt tool. When it is
 // unset, `hack/tools.sh kubevirt` provides (and if need be builds) it.
 const KubeVirtBinEnv = "DMDH_KUBEVIRT_BIN"

@@ -10,14 +10,14 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
 	"github.com/harvester/docker-machine-driver-harvester/internal/nodedriver"
+	"github.com/harvester/docker-machine-driver-harvester/internal/release"
 )
 
 func main() {
 	name := flag.String("name", identity.Release, "the second driver name")
-	version := flag.String("version", "", "the release tag the archives are published under, e.g. v1.2.0")
+	version := flag.String("version", "", "the release tag the archives are published under, e.g. v1.1.0")
 	sumsPath := flag.String("checksums", "dist/sha256sums.txt", "the release's checksum file")
-	base := flag.String("url-base", "https://github.com/harvester/docker-machine-driver-harvester/releases/download",
-		"where the release's files are downloaded from: <url-base>/<version>/<archive>")
+	base := flag.String("url-base", release.DownloadBase, "where the release's files are downloaded from: <url-base>/<version>/<archive>")
 	out := flag.String("out", "dist", "directory the manifests are written to")
 	flag.Parse()
 	if err := run(*name, *version, *sumsPath, *base, *out); err != nil {
@@ -32,7 +32,11 @@ func run(name, version, sumsPath, base, out string) error {
 	}
 	f, err := os.Open(sumsPath)
 	if err != nil {
-		return fmt.Errorf("-checksums: %v (build the release first: make release-snapshot, or goreleaser release)", err)
+		// The manifests point at the published archives, so their checksums must be the published ones: a snapshot
+		// built here (make release-snapshot) has archives of its own, whose sums Rancher would refuse.
+		return fmt.Errorf("-checksums: %v: download the release's checksum file, %s/%s/sha256sums.txt, to %s "+
+			"(the checksums of a release built here, make release-snapshot, are of its own archives and cannot match the published ones)",
+			err, base, version, sumsPath)
 	}
 	defer f.Close()
 	sums, err := nodedriver.ReadChecksums(f)

@@ -29,12 +29,17 @@ type Config struct {
 	TPM                   bool
 	// TPMPersistent keeps the TPM's state across reboots (KubeVirt's TPMDevice.Persistent); only with TPM.
 	TPMPersistent bool
+	// EFIPersistent keeps the EFI firmware's variables across reboots (KubeVirt's EFI.Persistent); only with EFI.
+	EFIPersistent bool
 	// MachineType is KubeVirt's domain.machine.type; "" for KubeVirt's default.
 	MachineType string
 
 	Disks []Disk
-	NICs  []NIC
-	VGPUs []VGPU
+	// DiskIO is the VM-wide disk performance (--harvester-block-multi-queue, --harvester-io-threads-policy,
+	// --harvester-io-thread-count); each disk's own is in its Disk.
+	DiskIO DiskIO
+	NICs   []NIC
+	VGPUs  []VGPU
 	// HostDevices are the PCI and USB devices passed through (--harvester-host-device-info).
 	HostDevices []HostDevice
 
@@ -89,14 +94,7 @@ type givenFlags struct {
 	ipPool              bool     // not blank
 	userDataSecret      bool     // not empty, parsed or not
 	networkDataSecret   bool
-	// parsed: every group of flags parsed without a problem (ParseConfig sets it before the rules run).
-	parsed bool
 }
-
-// Parsed reports whether every group of flags parsed without a problem, so that every part of the Config is
-// filled: a rule that builds the whole VM from it (objects.Rules) needs that, and leaves the problems of a
-// half-filled Config to the flags they are about.
-func (c *Config) Parsed() bool { return c.given.parsed }
 
 // IPPools are the ranges of --harvester-ip-pool, one per address family (IPv4 first); none without a pool.
 func (c *Config) IPPools() []*IPPool {
@@ -165,10 +163,24 @@ type Disk struct {
 	AccessMode   corev1.PersistentVolumeAccessMode
 	VolumeMode   corev1.PersistentVolumeMode
 	Cache        string // KubeVirt's disk cache mode: none, writethrough, writeback; "" for KubeVirt's choice
+	IO           string // KubeVirt's disk I/O mode: native (with Cache none), threads; "" for KubeVirt's choice
+	// DedicatedIOThread gives the disk an I/O thread of its own (KubeVirt's Disk.DedicatedIOThread; virtio only).
+	DedicatedIOThread bool
 	// KeepOnRemove leaves the disk's volume in Harvester when the machine is removed ("autoDelete": false).
 	KeepOnRemove bool
 
 	Flag string // the flag that defined the disk, for problems found later (PreCreateCheck)
+}
+
+// DiskIO is how the VM's disks do their I/O, VM-wide (KubeVirt's Devices.BlockMultiQueue,
+// DomainSpec.IOThreadsPolicy and IOThreads).
+type DiskIO struct {
+	// BlockMultiQueue gives each virtio disk a queue per vCPU.
+	BlockMultiQueue bool
+	// ThreadsPolicy is shared, auto or supplementalPool; "" for no I/O threads but the disks' dedicated ones.
+	ThreadsPolicy kubevirtv1.IOThreadsPolicy
+	// PoolThreads is the supplementalPool policy's number of threads; 0 with the other policies.
+	PoolThreads uint32
 }
 
 // NIC is one network interface.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -93,6 +94,17 @@ const (
 	// (libmachine/drivers DriverUserdataFlag).
 	FlagUserDataSecret    = "harvester-user-data-secret"
 	FlagNetworkDataSecret = "harvester-network-data-secret"
+
+	// FlagPersistentEFI keeps the EFI firmware's variables, beside FlagPersistentTPM (Harvester 1.5's "EFI
+	// Persistent State", harvester/harvester#7557).
+	FlagPersistentEFI = "harvester-persistent-efi"
+	// Disk performance, VM-wide. The names, types and values are those of the reference driver's work in
+	// progress (harvester/docker-machine-driver-harvester harvester/flags.go and storageperformance.go at
+	// 6092ec41), so one Rancher machine config serves both; FlagIOThreadCount is a string flag here, as every
+	// number flag beyond the reference 32 is (see flagSpec.applied): Rancher carries both as string fields.
+	FlagBlockMultiQueue = "harvester-block-multi-queue"
+	FlagIOThreadsPolicy = "harvester-io-threads-policy"
+	FlagIOThreadCount   = "harvester-io-thread-count"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -147,7 +159,7 @@ var flagTable = []flagSpec{
 	{name: FlagDiskSize, kind: intFlag, usage: "Size in GiB of the root disk when --harvester-disk-info is not given (required then; at most 8589934591)."},
 	{name: FlagDiskBus, usage: "Bus of the root disk when --harvester-disk-info is not given: virtio, scsi or sata. Default: virtio."},
 	{name: FlagImageName, usage: "Cloud image of the root disk when --harvester-disk-info is not given, as namespace/name or name (in the VM namespace)."},
-	{name: FlagDiskInfo, usage: `Disks as JSON: {"disks":[{"imageName":"ns/image","storageClassName":"","size":40,"bootOrder":1,"bus":"virtio","type":"disk","hotPlugAble":false,"cache":"none","autoDelete":true}]}; size in GiB; each disk needs an image or a storage class; bus virtio (default), scsi or sata, and for type cd-rom sata (default) or scsi; autoDelete false keeps the disk's volume when the machine is removed; cache none, writethrough or writeback (default: KubeVirt's choice); boot orders unique across disks and NICs. Overrides disk size, disk bus and image name.`},
+	{name: FlagDiskInfo, usage: `Disks as JSON: {"disks":[{"imageName":"ns/image","storageClassName":"","size":40,"bootOrder":1,"bus":"virtio","type":"disk","hotPlugAble":false,"cache":"none","io":"native","dedicatedIOThread":false,"autoDelete":true}]}; size in GiB; each disk needs an image or a storage class; bus virtio (default), scsi or sata, and for type cd-rom sata (default) or scsi; autoDelete false keeps the disk's volume when the machine is removed; cache none, writethrough or writeback (default: KubeVirt's choice); io native (needs cache none) or threads (default: KubeVirt's choice); dedicatedIOThread true gives a virtio disk an I/O thread of its own (unless --harvester-io-threads-policy is supplementalPool, whose pool every virtio disk uses); io and dedicatedIOThread not on a cd-rom; boot orders unique across disks and NICs. Overrides disk size, disk bus and image name.`},
 	{name: FlagSSHUser, str: DefaultSSHUser, usage: "User the driver's SSH key (and password, if set) is installed for. Default: root."},
 	{name: FlagSSHPort, kind: intFlag, num: DefaultSSHPort, usage: "SSH port of the guest (1-65535). Default: 22."},
 	{name: FlagSSHPassword, usage: "Password for the SSH user; enables SSH password login. Empty: key login only."},
@@ -192,8 +204,24 @@ var flagTable = []flagSpec{
 	{name: FlagMachineType, usage: "Machine type of the VM: q35 or pc-q35-<version> on x86_64 hosts (e.g. pc-q35-rhel9.6.0), virt or virt-<version> on arm64 hosts (what KubeVirt emulates by default; pc/i440fx is not). Empty: KubeVirt's default (q35 on x86_64)."},
 	{name: FlagIPPoolDNSSearch, usage: "DNS search domains for --harvester-ip-pool, comma-separated, e.g. example.com,corp.example.com (lowercase DNS names, at most 32 of them and 2,048 characters in all, the bounds Kubernetes puts on a pod's search list; needs --harvester-ip-pool-dns: cloud-init skips search domains without servers). Empty: none."},
 	{name: FlagVMPatch, usage: `A change to the VM the driver builds, for the KubeVirt and Harvester fields no flag covers: a JSON merge patch (RFC 7386), a JSON object such as {"spec":{"template":{"spec":{"terminationGracePeriodSeconds":60}}}}, or a JSON patch (RFC 6902), a JSON list of operations such as [{"op":"add","path":"/metadata/annotations/example.com~1owner","value":"ml"}]; as JSON, base64 of JSON or the path of a file holding it; at most 64 KiB and 256 operations. It may not change what the driver owns: the VM's name, namespace and metadata other than labels and annotations, the driver's own labels and annotations, the cloud-init disk, volume and Secret, the disks' claims, the run strategy and the status. A Secret, ConfigMap or ServiceAccount it gives the guest needs the label node-driver.harvesterhci.io/vm-patch-allowed=true, set on it in Harvester by an admin. Empty: none.`},
-	{name: FlagUserDataSecret, usage: "Your cloud-init user data kept in Harvester instead of the machine config: the Secret in the VM namespace that holds it, as NAME or NAME:KEY (KEY: the key holding it; default userdata, else userData, as KubeVirt reads a cloud-init Secret). The driver reads it at create time (the credential must be allowed to get secrets there) and merges it as it merges --harvester-user-data, which it replaces; it never copies, changes or deletes the Secret. The value is the user data as cloud-init reads it (cloud-config, shell script, MIME multipart or gzip of them), at most 1 MiB. Empty: none."},
-	{name: FlagNetworkDataSecret, usage: "cloud-init network-config (version 1 or 2) kept in Harvester: the Secret in the VM namespace that holds it, as NAME or NAME:KEY (default key networkdata, else networkData, as KubeVirt reads it), read at create time in place of --harvester-network-data; not with --harvester-ip-pool. Empty: none."},
+	{name: FlagUserDataSecret, usage: "Your cloud-init user data kept in Harvester instead of the machine config: the Secret in the VM namespace that holds it, as NAME or NAME:KEY (KEY: the key holding it; default userdata, else userData, as KubeVirt reads a cloud-init Secret). The driver reads it at create time (the credential must be allowed to get secrets there) and merges it as it merges --harvester-user-data, which it replaces; it never copies, changes or deletes the Secret. It refuses a Secret a node driver made (label harvesterhci.io/creator), one a VM owns and a service account's token. The value is the user data as cloud-init reads it (cloud-config, shell script, MIME multipart or gzip of them), at most 1 MiB. Empty: none."},
+	{name: FlagNetworkDataSecret, usage: "cloud-init network-config (version 1 or 2) kept in Harvester: the Secret in the VM namespace that holds it, as NAME or NAME:KEY (default key networkdata, else networkData, as KubeVirt reads it), read at create time in place of --harvester-network-data; not with --harvester-ip-pool. It refuses a Secret a node driver made (label harvesterhci.io/creator), one a VM owns and a service account's token. Empty: none."},
+	{name: FlagPersistentEFI, kind: boolFlag, usage: "Keep the EFI firmware's variables (boot entries, Secure Boot keys) across reboots and migrations (needs --harvester-enable-efi). KubeVirt stores them in a volume of Harvester's vmstate-persistence storage class (Longhorn), as for --harvester-persistent-tpm; Harvester 1.5 or later."},
+	{name: FlagBlockMultiQueue, kind: boolFlag, usage: "Give each virtio disk as many I/O queues as the VM has vCPUs (KubeVirt's blockMultiQueue), so that the guest's CPUs submit disk I/O in parallel."},
+	{name: FlagIOThreadsPolicy, usage: "Run the virtio disks' I/O in I/O threads, outside the vCPUs and QEMU's main loop (KubeVirt's ioThreadsPolicy): shared (one thread for every disk without a dedicated one), auto (one per disk, at most twice the vCPUs) or supplementalPool (a pool of --harvester-io-thread-count threads every virtio disk uses, dedicatedIOThread or not). Empty: none, except for the disks with dedicatedIOThread in --harvester-disk-info."},
+	{name: FlagIOThreadCount, usage: "Number of I/O threads of the supplementalPool policy (1 to 4294967295; required with it, and only with it). Empty or 0: none."},
+}
+
+// usageDefault is the value a usage text names as the default: "Default: 900.".
+var usageDefault = regexp.MustCompile(`Default: ([A-Za-z0-9.-]*[A-Za-z0-9])\.`)
+
+// UsageDefault is the default a flag's usage names ("Default: virtio." gives virtio), or "": the default the
+// driver applies to a flag that declares none (config's tests hold every such flag to that sentence).
+func UsageDefault(usage string) string {
+	if m := usageDefault.FindStringSubmatch(usage); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // EnvVar is the environment variable of a flag: HARVESTER_ + the upper-snake suffix, as the reference has them.

@@ -39,9 +39,9 @@ func (e *InlineCredentialError) Error() string {
 		}
 		parts = append(parts, fmt.Sprintf("its %s %q uses %s, which %s: give %s instead", f.Owner, name, f.Name, f.does, f.instead))
 	}
-	return Redact("is refused: a kubeconfig given as content may carry its credential only inline (token, client-certificate-data " +
-		"and client-key-data, username and password, certificate-authority-data), never a command to run or a file to " +
-		"read on this machine; " + strings.Join(parts, "; "))
+	return Redact(fmt.Sprintf("is refused: a kubeconfig given as content may carry its credential only inline (token, client-certificate-data "+
+		"and client-key-data, username and password, certificate-authority-data), never a command to run or a file to "+
+		"read on this machine; %s", strings.Join(parts, "; ")))
 }
 
 // checkInlineCredential refuses a kubeconfig given as content whose chosen user or cluster (the ones client-go

@@ -82,7 +82,8 @@ func (canonicalNames) EnvVar(canonical string) string { return EnvVar(canonical)
 
 // ParseArgsNamed is ParseArgs with each flag and environment variable under its names in names (--hcivm-cpu-count
 // and $HCIVM_CPU_COUNT for a driver installed as docker-machine-driver-hcivm): only those are read, and errors
-// name them. The options are keyed by the canonical names, as SetConfigFromFlags reads them.
+// name them. The options are keyed by the canonical names, as SetConfigFromFlags reads them. Every problem of the
+// command line and the environment is reported at once, in an *ArgsError (ParseFlagSet).
 func ParseArgsNamed(args []string, lookupEnv func(string) (string, bool), extra func(*flag.FlagSet), names Names) (Options, error) {
 	fs := flag.NewFlagSet("harvester", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -100,12 +101,7 @@ func ParseArgsNamed(args []string, lookupEnv func(string) (string, bool), extra 
 			fs.Bool(name, false, f.usage)
 		}
 	}
-	if err := fs.Parse(args); err != nil {
-		return nil, errors.New(Redact(err.Error()))
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("%s", Redact(fmt.Sprintf("unexpected argument %q", fs.Arg(0))))
-	}
+	problems := ParseFlagSet(fs, args)
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	o := Options{}
@@ -118,10 +114,14 @@ func ParseArgsNamed(args []string, lookupEnv func(string) (string, bool), extra 
 		if v, ok := lookupEnv(env); ok {
 			parsed, err := f.kind.parse(v)
 			if err != nil {
-				return nil, fmt.Errorf("%s", Redact(fmt.Sprintf("$%s: %v, got %q", env, err, v)))
+				problems = append(problems, Redact(fmt.Sprintf("$%s: %v, got %q", env, err, v)))
+				continue
 			}
 			o[f.name] = parsed
 		}
+	}
+	if len(problems) > 0 {
+		return nil, &ArgsError{Problems: problems}
 	}
 	return o, nil
 }

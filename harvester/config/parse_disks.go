@@ -52,6 +52,9 @@ type diskJSON struct {
 	AccessMode       string  `json:"accessMode"`
 	VolumeMode       string  `json:"volumeMode"`
 	Cache            string  `json:"cache"`
+	// IO and DedicatedIOThread are the reference driver's pending disk performance keys (parse_diskio.go).
+	IO                string `json:"io"`
+	DedicatedIOThread bool   `json:"dedicatedIOThread"`
 	// AutoDelete false keeps the disk's volume when the machine is removed, as
 	// harvester/terraform-provider-harvester's disk auto_delete does; absent or true deletes it.
 	AutoDelete *bool `json:"autoDelete"`
@@ -171,5 +174,6 @@ func diskFromJSON(p *Problems, index int, dj diskJSON, namespace string) Disk {
 	if d.Cache = dj.Cache; d.Cache != "" && !slices.Contains(cacheModes, d.Cache) {
 		p.Addf(flag, "%s.cache must be one of %s (KubeVirt's disk cache modes), or empty for KubeVirt's choice, got %q", path, lists.Or(cacheModes), dj.Cache)
 	}
+	diskIOFromJSON(p, path, dj, &d)
 	return d
 }

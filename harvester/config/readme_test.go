@@ -19,7 +19,8 @@ const (
 
 // flagsMarkdown renders the flag table of docs/options.md: each flag with its environment variable, its field in
 // Rancher's HarvesterConfig and that field's type as Rancher carries it (internal/rancher FieldOf: int flags are
-// string fields, kubeconfigContent a password one), its type on the command line, its default and its usage.
+// string fields, kubeconfigContent a password one), its type on the command line, its default (the declared one,
+// else the one the driver applies: `flags --json`'s applied, which cmd's tests hold the column to) and its usage.
 func flagsMarkdown() (string, error) {
 	var b strings.Builder
 	b.WriteString("| Flag | Environment variable | HarvesterConfig field | Field type | Flag type | Default | Description |\n|---|---|---|---|---|---|---|\n")
@@ -38,9 +39,11 @@ func flagsMarkdown() (string, error) {
 		case boolFlag:
 			kind, def = "bool", "`false`"
 		}
-		switch {
+		switch applied := UsageDefault(f.usage); {
 		case f.applied != "":
 			def = fmt.Sprintf("`%s` (applied by the driver)", f.applied)
+		case def == "``" && applied != "": // a reference flag that declares "" and applies its default (disk bus, NIC model)
+			def = fmt.Sprintf("`%s` (applied by the driver)", applied)
 		case def == "``":
 			def = ""
 		}

@@ -1,7 +1,8 @@
 // Package connection turns the Harvester credential into a client: the kubeconfig given as content (a cloud
 // credential, the create flag, the copy saved with a machine) may carry its credential only inline and never runs
-// a plugin, while a kubeconfig file the user names is read as kubectl reads it. It also reads when the
-// credential's token expires, for the create's warning and for the error of a rejected credential.
+// a plugin, while a kubeconfig file the user names is read as kubectl reads it. It also tells when the credential's
+// token expires (expiry.go: a JWT's exp claim; a Rancher token's as Rancher answers, rancher.go), for the warning
+// of `check`, a create and a remove, and for the error of a rejected credential.
 //
 // It sits beside the client layer (harvester/internal/kube), on harvester/config: the Driver connects through it
 // on first use, and the cloud-provider-config verb (harvester/guestaccount) without a Driver.
@@ -24,6 +25,14 @@ import (
 var RenewCredential = fmt.Sprintf("Renew it: in Rancher, update the Harvester cloud credential (Cluster Management → Cloud Credentials); with rancher-machine, pass a current kubeconfig with --%s or $KUBECONFIG",
 	config.FlagKubeconfigContent)
 
+// RenewForRemove tells a user whose removal failed for an expired or revoked credential how to give a current one
+// and remove the machine. Rancher runs every removal with `rm --update-config` and the cloud credential's current
+// content in the environment (rancher/rancher pkg/controllers/capr/machineprovision/args.go getArgsEnvAndStatus),
+// so an updated credential is the one its next try uses; rancher-machine reads driver flags on rm only with
+// --update-config.
+var RenewForRemove = fmt.Sprintf("Renew it: in Rancher, update the Harvester cloud credential with a current kubeconfig (Cluster Management → Cloud Credentials), which the removal's next try uses (a removal that failed all its tries needs Force Delete and the VM deleted in Harvester: docs/day-two.md); with rancher-machine, rancher-machine rm --update-config --%s \"$(base64 < harvester.yaml | tr -d '\\n')\" <machine>",
+	config.FlagKubeconfigContent)
+
 // Credential is the Harvester kubeconfig the driver connects with (see restConfig).
 type Credential struct {
 	// Content is a kubeconfig given as content: a cloud credential, --harvester-kubeconfig-content or its
@@ -36,23 +45,40 @@ type Credential struct {
 	Path string
 }
 
-// Connect returns a client for a Harvester credential (see restConfig), and the expiry of its token when the
-// token says (see tokenExpiry); a rejected credential's errors give that expiry as of now.
-func Connect(cred Credential, now time.Time) (kube.Interface, time.Time, error) {
+// Connect returns a client for a Harvester credential (see restConfig), and its token, which tells when it expires
+// (see Token); a rejected credential's errors give a JWT's expiry as of now.
+func Connect(cred Credential, now time.Time) (kube.Interface, *Token, error) {
 	cfg, err := restConfig(cred)
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, nil, err
 	}
-	expiry, _ := tokenExpiry(cfg.BearerToken)
+	token := &Token{rancher: newRancherToken(cfg)}
+	token.jwt, _ = tokenExpiry(cfg.BearerToken)
 	renew := RenewCredential
-	if note := expiryNote(expiry, now); note != "" {
+	if note := expiryNote(token.jwt, now); note != "" {
 		renew = note + ". " + renew
 	}
 	c, err := kube.NewForConfig(cfg, renew)
 	if err != nil {
-		return nil, time.Time{}, kube.ScrubNotFound(err)
+		return nil, nil, kube.ScrubNotFound(err)
 	}
-	return c, expiry, nil
+	c.Screen().Hold(restSecrets(cfg)...) // before the first request: a server may echo its Authorization
+	return c, token, nil
+}
+
+// CredentialSecrets are the secrets of a kubeconfig given as content, as its chosen user carries them inline
+// (see contentRESTConfig): its token, its password and its client key; none when it is not one.
+func CredentialSecrets(kubeconfig []byte) [][]byte {
+	cfg, err := contentRESTConfig(kubeconfig)
+	if err != nil {
+		return nil
+	}
+	return restSecrets(cfg)
+}
+
+// restSecrets are the secrets of a REST config: what its credential sends or proves with.
+func restSecrets(cfg *rest.Config) [][]byte {
+	return [][]byte{[]byte(cfg.BearerToken), []byte(cfg.Password), cfg.KeyData}
 }
 
 // restConfig resolves the Harvester credential: the kubeconfig given as content, which may carry its credential

@@ -2,7 +2,11 @@ package connection
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,5 +131,58 @@ current-context: h
 	if err == nil || !strings.Contains(err.Error(), "the kubeconfig "+dup+" is refused: two of its users are named \"u\"") ||
 		strings.Contains(err.Error(), "hunter2x") || strings.Contains(err.Error(), "tok-a") {
 		t.Errorf("want the file refused without its credentials, got %v", err)
+	}
+}
+
+// A client made by Connect follows no redirect, whichever way the credential came: as content, as the file the
+// user named, or from $KUBECONFIG. Nothing reaches the redirect's target, and the error names both hosts.
+func TestConnectFollowsNoRedirect(t *testing.T) {
+	const token = "Q9-connect-redirect-token"
+	for _, via := range []string{"content", "path", "KUBECONFIG"} {
+		t.Run(via, func(t *testing.T) {
+			r := configtest.NewRedirector(t)
+			cred := Credential{Content: []byte(r.Kubeconfig(token))}
+			switch file := writeFile(t, r.Kubeconfig(token)); via {
+			case "path":
+				cred = Credential{Path: file}
+			case "KUBECONFIG":
+				cred = Credential{}
+				t.Setenv("KUBECONFIG", file)
+			}
+			r.WantRefused(t, getNode(t, cred), token)
+		})
+	}
+}
+
+// What the credential authenticates with — its token, its password, its client key — is withheld from whatever
+// the server answers: a proxy that echoes a request's Authorization header, say.
+func TestConnectHoldsTheCredential(t *testing.T) {
+	cert, key := configtest.ClientCertificate(t)
+	keyBody := strings.Split(string(key), "\n")[1] // a line of the key's base64, more than 8 characters
+	for _, tc := range []struct{ name, user, secret string }{
+		{"token", "token: Q9-held-bearer-token", "Q9-held-bearer-token"},
+		{"password", "username: admin, password: Q9-held-password", "Q9-held-password"},
+		{"client key", fmt.Sprintf("client-certificate-data: %s, client-key-data: %s",
+			base64.StdEncoding.EncodeToString(cert), base64.StdEncoding.EncodeToString(key)), keyBody},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusForbidden)
+				fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":%q}`, "a proxy refused "+tc.secret)
+			}))
+			defer srv.Close()
+			kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: h, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {%s}}]
+contexts: [{name: h, context: {cluster: h, user: u}}]
+current-context: h
+`, srv.URL, tc.user)
+			err := getNode(t, Credential{Content: []byte(kubeconfig)})
+			if !apierrors.IsForbidden(err) || strings.Contains(err.Error(), tc.secret) || !strings.Contains(err.Error(), "a proxy refused "+kube.Withheld) {
+				t.Errorf("want the 403 with the %s withheld, got %v", tc.name, err)
+			}
+		})
 	}
 }

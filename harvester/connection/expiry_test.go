@@ -1,6 +1,7 @@
 package connection
 
 import (
+	"context"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -43,22 +44,31 @@ func TestExpiryWarning(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		name   string
-		expiry time.Time
+		expiry Expiry
 		want   []string // all in the warning; nil for none
 	}{
-		{"in 29 days", now.Add(29*24*time.Hour + time.Hour), []string{"expires at 2026-12-22T13:00:00Z, in 29 days", "update the Harvester cloud credential", "Cloud Credentials"}},
-		{"in 5 hours", now.Add(5 * time.Hour), []string{"in 5 hours"}},
-		{"in 31 days", now.Add(31 * 24 * time.Hour), nil},
-		{"expired", now.Add(-time.Hour), nil}, // the API server's 401 says it, with the time (expiryNote)
-		{"no expiry", time.Time{}, nil},
+		{"in 13 days", Expiry{At: now.Add(13*24*time.Hour + time.Hour)}, []string{"expires at 2026-12-06T13:00:00Z, in 13 days", "update the Harvester cloud credential", "Cloud Credentials"}},
+		{"in 5 hours", Expiry{At: now.Add(5 * time.Hour)}, []string{"in 5 hours"}},
+		{"in 15 days", Expiry{At: now.Add(15 * 24 * time.Hour)}, nil},
+		{"in 30 days (a new Rancher token)", Expiry{At: now.Add(30 * 24 * time.Hour)}, nil},
+		{"expired", Expiry{At: now.Add(-3 * 24 * time.Hour)}, []string{"token expired at 2026-11-20T12:00:00Z (3 days ago)", "until it is renewed", "update the Harvester cloud credential"}},
+		{"refused by Rancher", Expiry{Refused: true}, []string{"Rancher refuses the Harvester credential's token (401 Unauthorized", "expired or been revoked", "update the Harvester cloud credential"}},
+		{"no expiry", Expiry{}, nil},
 	} {
-		got := ExpiryWarning(c.expiry, now)
-		if (got == "") != (c.want == nil) {
-			t.Errorf("%s: warning %q", c.name, got)
-		}
-		for _, w := range c.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s: warning %q lacks %q", c.name, got, w)
+		for verb, warn := range map[string]func(Expiry, time.Time) string{"create": ExpiryWarning, "rm": RemoveExpiryWarning} {
+			got := warn(c.expiry, now)
+			if (got == "") != (c.want == nil) {
+				t.Errorf("%s, %s: warning %q", c.name, verb, got)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%s, %s: warning %q lacks %q", c.name, verb, got, w)
+				}
+			}
+			// The remove's says how to remove with a current credential, on both routes.
+			if verb == "rm" && got != "" && (!strings.Contains(got, "the removal's next try uses") ||
+				!strings.Contains(got, "rancher-machine rm --update-config --harvester-kubeconfig-content")) {
+				t.Errorf("%s: the remove's warning does not say how to remove with a current credential: %q", c.name, got)
 			}
 		}
 	}
@@ -69,12 +79,12 @@ func TestRejectedExpiredCredentialGivesTheExpiry(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	token := jwt(`{"exp":1795338000}`) // 2026-11-22T09:00:00Z
 	kubeconfig := strings.Replace(configtest.Kubeconfig, "not-a-real-token", token, 1)
-	c, expiry, err := Connect(Credential{Content: []byte(kubeconfig)}, now)
+	c, read, err := Connect(Credential{Content: []byte(kubeconfig)}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !expiry.Equal(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)) {
-		t.Errorf("expiry %v", expiry)
+	if e, err := read.Expiry(context.Background()); err != nil || !e.At.Equal(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)) || e.Refused {
+		t.Errorf("expiry %+v, %v", e, err)
 	}
 	msg := c.Explain("read VM", "default/m1", apierrors.NewUnauthorized("Unauthorized")).Error()
 	for _, want := range []string{"401 Unauthorized", "Its token expired at 2026-11-22T09:00:00Z (27 hours ago)", "update the Harvester cloud credential"} {

@@ -8,10 +8,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/connection"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 )
@@ -262,5 +265,30 @@ func TestEnsureRejects(t *testing.T) {
 	}
 	if sas, err := kube.List(ctx, fc.C, kube.ServiceAccounts, "default", metav1.ListOptions{}); err != nil || len(sas) != 0 {
 		t.Errorf("a refused account made ServiceAccounts: %v %v", err, sas)
+	}
+}
+
+// The cloud-provider-config verb's client (EnsureWith) follows no redirect: nothing reaches the redirect's
+// target, and the error names both hosts, not the credential.
+func TestEnsureWithFollowsNoRedirect(t *testing.T) {
+	const token = "Q9-guest-redirect-token"
+	r := configtest.NewRedirector(t)
+	_, err := EnsureWith(context.Background(), connection.Credential{Content: []byte(r.Kubeconfig(token))}, Account{Namespace: "default", Cluster: "gc1"})
+	r.WantRefused(t, err, token)
+}
+
+// The account's token, once read, is withheld from whatever the cluster says next: a create's later messages and
+// the cloud-provider-config verb's.
+func TestEnsureHoldsTheToken(t *testing.T) {
+	fc := newFakeCluster(t)
+	ctx := context.Background()
+	if _, err := Ensure(ctx, fc.C, Account{Namespace: "default", Cluster: "gc8"}); err != nil {
+		t.Fatal(err)
+	}
+	const token = "sa-token-gc8-cloud-provider-token"
+	fc.FailOn("get", "namespaces", apierrors.NewBadRequest("a proxy echoed "+token))
+	_, err := kube.Get(ctx, fc.C, kube.Namespaces, "", "default")
+	if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "a proxy echoed") || !strings.Contains(err.Error(), kube.Withheld) {
+		t.Errorf("want the token withheld, got %v", err)
 	}
 }

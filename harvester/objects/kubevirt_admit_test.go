@@ -14,7 +14,7 @@ import (
 )
 
 // upstreamTool returns the tool of hack/tools/<name> (kubevirt, harvester), built by `hack/tools.sh <name>`
-// (make quick and make deps run it first). Without it the tests that need it fail when DMDH_REQUIRE_TOOLS=1 (make
+// (make admission-tools and make deps run it first; make quick does not). Without it the tests that need it fail when DMDH_REQUIRE_TOOLS=1 (make
 // test, CI) and are skipped otherwise, saying the command that builds it (testenv.Tool).
 func upstreamTool(t *testing.T, name string) string {
 	t.Helper()
@@ -112,11 +112,7 @@ func allAllowed(t *testing.T, who string, verdicts []admitVerdict, want int) {
 // The check above can fail: the same admitter refuses a golden VM whose CPU cores are a string, one with a disk
 // that names no volume, and one with a machine type KubeVirt does not emulate, each with KubeVirt's own message.
 func TestKubeVirtAdmissionRefuses(t *testing.T) {
-	golden, err := os.ReadFile(filepath.Join("testdata", "vm", "minimal-legacy.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := map[string]struct{ old, new, want string }{
+	kubevirtRefusesEdited(t, "minimal-legacy.yaml", map[string]struct{ old, new, want string }{
 		"cores-string.yaml": {"cores: 2\n", "cores: \"two\"\n",
 			`spec.template.spec.domain.cpu.cores in body must be of type integer: "string"`},
 		// What --harvester-machine-type refuses, KubeVirt refuses too (config.parseMachineType).
@@ -124,14 +120,38 @@ func TestKubeVirtAdmissionRefuses(t *testing.T) {
 			"spec.template.spec.domain.machine.type is not supported: pc-i440fx-9.0 (allowed values: [q35* pc-q35*])"},
 		"disk-without-volume.yaml": {"        devices:\n          disks:\n", "        devices:\n          disks:\n          - name: orphan\n            disk: {bus: virtio}\n",
 			"spec.template.spec.domain.devices.disks[0].Name 'orphan' not found."},
+	})
+}
+
+// What the disk performance options refuse before the create (config's parseDiskIO and diskIOFromJSON), KubeVirt's
+// admitter refuses too: a supplemental pool without its thread count, a dedicated I/O thread off virtio, an I/O
+// mode it does not know.
+func TestKubeVirtAdmissionRefusesDiskIO(t *testing.T) {
+	kubevirtRefusesEdited(t, "disk-io-supplemental-pool-persistent-efi.yaml", map[string]struct{ old, new, want string }{
+		"pool-without-count.yaml": {"        ioThreads:\n          supplementalPoolThreadCount: 4\n", "",
+			"the number of iothreads needs to be set and positive for the dedicated policy"},
+		"dedicated-thread-on-scsi.yaml": {"          - cache: writeback\n", "          - cache: writeback\n            dedicatedIOThread: true\n",
+			"IOThreads are not supported for disks on a scsi bus"},
+		"io-uring.yaml": {"            io: threads\n", "            io: io_uring\n",
+			"Disk IO mode for spec.template.spec.domain.devices.disks is not supported. Supported modes are: native, threads."},
+	})
+}
+
+// kubevirtRefusesEdited has KubeVirt's admitter judge the golden VM testdata/vm/<name> with each case's edit (old
+// replaced by new), and checks that it refuses each with the case's message.
+func kubevirtRefusesEdited(t *testing.T, name string, cases map[string]struct{ old, new, want string }) {
+	t.Helper()
+	golden, err := os.ReadFile(filepath.Join("testdata", "vm", name))
+	if err != nil {
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	var files []string
-	for name, c := range cases {
+	for file, c := range cases {
 		if !bytes.Contains(golden, []byte(c.old)) {
-			t.Fatalf("%s: minimal-legacy.yaml no longer contains %q", name, c.old)
+			t.Fatalf("%s: %s no longer contains %q", file, name, c.old)
 		}
-		f := filepath.Join(dir, name)
+		f := filepath.Join(dir, file)
 		if err := os.WriteFile(f, bytes.Replace(golden, []byte(c.old), []byte(c.new), 1), 0o600); err != nil {
 			t.Fatal(err)
 		}

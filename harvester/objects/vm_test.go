@@ -46,6 +46,21 @@ var vmCases = []struct {
 		config.FlagEnableEFI, true, config.FlagEnableTPM, true, config.FlagPersistentTPM, true, config.FlagMachineType, "q35",
 		config.FlagDiskInfo, `{"disks":[{"imageName":"default/image-8854n","size":40,"bootOrder":1,"cache":"none"},{"storageClassName":"longhorn","size":100,"cache":"writeback"},{"imageName":"tools-iso","size":1,"type":"cd-rom","bootOrder":3,"cache":"writethrough"}]}`,
 		config.FlagNetworkInfo, `{"interfaces":[{"networkName":"default/vm-untag","bootOrder":2},{"networkName":"default/storage"}]}`)},
+	// Disk performance as the reference driver's work in progress sets it (harvester/docker-machine-driver-harvester
+	// harvester/storageperformance.go at 6092ec41): native I/O on an uncached virtio disk, threads on a SCSI disk,
+	// block multi-queue and a supplemental pool; the EFI variables kept, beside the TPM's.
+	{"disk-io-supplemental-pool-persistent-efi", "m1", configtest.With(config.DefaultOptions(),
+		config.FlagEnableEFI, true, config.FlagEnableSecureBoot, true, config.FlagPersistentEFI, true, config.FlagEnableTPM, true, config.FlagPersistentTPM, true,
+		config.FlagBlockMultiQueue, true, config.FlagIOThreadsPolicy, "supplementalPool", config.FlagIOThreadCount, "4",
+		config.FlagDiskInfo, `{"disks":[{"imageName":"default/image-8854n","size":40,"bootOrder":1,"cache":"none","io":"native"},{"storageClassName":"longhorn","size":100,"bus":"scsi","cache":"writeback","io":"threads"},{"imageName":"tools-iso","size":1,"type":"cd-rom","bootOrder":2}]}`,
+		config.FlagNetworkName, "default/vm-untag")},
+	// The auto policy beside CPU pinning and an isolated emulator thread, where KubeVirt puts the I/O threads
+	// with the emulator thread (pkg/virt-launcher/virtwrap/converter/iothreads, getThreadPoolLimit), and a disk
+	// with a dedicated I/O thread.
+	{"io-threads-auto-pinned", "m1", configtest.With(config.DefaultOptions(),
+		config.FlagCPUCount, 4, config.FlagCPUPinning, true, config.FlagIsolateEmulatorThread, true, config.FlagIOThreadsPolicy, "auto",
+		config.FlagDiskInfo, `{"disks":[{"imageName":"default/image-8854n","size":40,"bootOrder":1,"dedicatedIOThread":true},{"storageClassName":"longhorn","size":100,"io":"threads"}]}`,
+		config.FlagNetworkName, "default/vm-untag")},
 	{"reserved-memory-cpu-model-pinning", "m1", configtest.With(configtest.MinimalOptions(), config.FlagReservedMemorySize, 512, config.FlagMemorySize, 8, config.FlagCPUCount, 4,
 		config.FlagCPUModel, "host-passthrough", config.FlagCPUPinning, true, config.FlagIsolateEmulatorThread, true)},
 	{"vgpu", "m1", configtest.With(configtest.MinimalOptions(), config.FlagVGPUInfo, `{"vGPURequests":[{"name":"gpu1","deviceName":"nvidia.com/NVIDIA_A2-2Q"},{"name":"gpu2","deviceName":"nvidia.com/NVIDIA_A2-2Q"}]}`)},
@@ -78,7 +93,7 @@ func TestBuildVirtualMachineGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vm, err := VirtualMachine(cfg, factsFor(cfg), "abcde")
+			vm, err := vmFor(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,11 +215,18 @@ func TestImageDiskMustUseImageClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = VirtualMachine(cfg, factsFor(cfg), "abcde")
-	if err == nil || !strings.Contains(err.Error(), `storage class "fast" differs from the class of its image default/img ("longhorn-img")`) {
+	_, err = vmFor(cfg)
+	if err == nil || !strings.Contains(err.Error(), `--harvester-disk-info: disk-0: storage class "fast" differs from the class of its image default/img ("longhorn-img")`) {
 		t.Fatalf("want a storage class mismatch error, got %v", err)
 	}
-	if _, err := VirtualMachine(cfg, Facts{}, "abcde"); err == nil || !strings.Contains(err.Error(), "storage class of image default/img is not known") {
+	m, err := Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err = m.Complete(Facts{}, Draw{ClaimSuffix: "abcde"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.Objects(Learned{}); err == nil || !strings.Contains(err.Error(), "storage class of image default/img is not known") {
 		t.Fatalf("want a missing-fact error, got %v", err)
 	}
 }

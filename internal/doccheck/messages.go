@@ -19,6 +19,9 @@ type Message struct {
 	Pos    string // file:line below the module's root
 	Sink   string // the call that prints or returns it: fmt.Errorf, errors.New, Addf, logging.Infof, …
 	Format string // the text with its fmt verbs (or, from the UI extension, its {placeholders})
+	// Flag is the flag a problem is filed under (config.Problems.Addf's first argument, a constant such as
+	// FlagDiskInfo), without dashes; "" when the call does not name one so.
+	Flag string
 }
 
 func (m Message) String() string { return fmt.Sprintf("%s (%s): %q", m.Pos, m.Sink, m.Format) }
@@ -43,6 +46,17 @@ var formatArgs = map[string]int{
 // or a string constant of its package. fmt.Fprint* count only when they write to stderr; a fmt.Sprintf inside
 // panic is a broken invariant, not a message for a user.
 func GoMessages(root string, dirs ...string) ([]Message, error) {
+	return goTexts(root, func(words int) bool { return words >= minWords }, dirs)
+}
+
+// GoJoiners returns the joiners of the packages in dirs that hold a word of their own ("pool %s: %v", "cannot %s
+// %s: %w"), found as GoMessages finds messages: the text they put around a message is printed too.
+func GoJoiners(root string, dirs ...string) ([]Message, error) {
+	return goTexts(root, func(words int) bool { return words > 0 && words < minWords }, dirs)
+}
+
+// goTexts returns the texts given to the sinks of the packages in dirs whose count of words keep takes.
+func goTexts(root string, keep func(words int) bool, dirs []string) ([]Message, error) {
 	type pkg struct {
 		dir    string
 		files  []*ast.File
@@ -51,13 +65,13 @@ func GoMessages(root string, dirs ...string) ([]Message, error) {
 	}
 	fset := token.NewFileSet()
 	var pkgs []*pkg
-	anyFormat := map[string]int{}
+	anyFormat, flags := map[string]int{}, map[string]string{}
 	all, err := PackageDirs(root)
 	if err != nil {
 		return nil, err
 	}
 	for _, dir := range all { // every package's functions that take a format, for the calls across packages
-		if err := formatParams(fset, filepath.Join(root, dir), anyFormat); err != nil {
+		if err := formatParams(fset, filepath.Join(root, dir), anyFormat, flags); err != nil {
 			return nil, err
 		}
 	}
@@ -135,12 +149,16 @@ func GoMessages(root string, dirs ...string) ([]Message, error) {
 					return true
 				}
 				s, ok := literal(call.Args[at], p.consts)
-				if !ok || len(word.FindAllString(Literal(s), -1)) < minWords {
+				if !ok || !keep(len(word.FindAllString(Literal(s), -1))) {
 					return true
 				}
 				pos := fset.Position(call.Pos())
 				rel, _ := filepath.Rel(root, pos.Filename)
-				out = append(out, Message{Pos: fmt.Sprintf("%s:%d", filepath.ToSlash(rel), pos.Line), Sink: name, Format: s})
+				m := Message{Pos: fmt.Sprintf("%s:%d", filepath.ToSlash(rel), pos.Line), Sink: name, Format: s}
+				if at == 1 && base == "Addf" {
+					m.Flag = flagArg(call.Args[0], p.consts, flags)
+				}
+				out = append(out, m)
 				return true
 			})
 		}
@@ -149,9 +167,21 @@ func GoMessages(root string, dirs ...string) ([]Message, error) {
 	return out, nil
 }
 
+// flagArg is the flag a call's argument names: a constant of the package, or a Flag… constant of another
+// (config.FlagDiskInfo, in flags); "" for anything else (a parameter, an expression).
+func flagArg(e ast.Expr, consts, flags map[string]string) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return consts[e.Name]
+	case *ast.SelectorExpr:
+		return flags[e.Sel.Name]
+	}
+	return ""
+}
+
 // formatParams records in into the functions of the package in dir that have a parameter named format, with its
-// place.
-func formatParams(fset *token.FileSet, dir string, into map[string]int) error {
+// place, and in flags its string constants named Flag….
+func formatParams(fset *token.FileSet, dir string, into map[string]int, flags map[string]string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return err
@@ -165,6 +195,16 @@ func formatParams(fset *token.FileSet, dir string, into map[string]int) error {
 			return err
 		}
 		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+				for _, spec := range g.Specs {
+					vs := spec.(*ast.ValueSpec)
+					for i, n := range vs.Names {
+						if v, ok := literalAt(vs.Values, i); ok && strings.HasPrefix(n.Name, "Flag") {
+							flags[n.Name] = v
+						}
+					}
+				}
+			}
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok {
 				continue
@@ -248,6 +288,14 @@ func callName(call *ast.CallExpr) string {
 		return "." + fn.Sel.Name
 	}
 	return ""
+}
+
+// literalAt is the string literal values[i] spells, if any.
+func literalAt(values []ast.Expr, i int) (string, bool) {
+	if i >= len(values) {
+		return "", false
+	}
+	return literal(values[i], nil)
 }
 
 // literal is the string e spells: a literal, a constant of the package, or a sum of them in which any other

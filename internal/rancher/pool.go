@@ -66,7 +66,7 @@ func PruneBySchema(config map[string]any, poolFields []Field) map[string]any {
 
 // Pool is what a provisioning cluster says of one machine pool that check --cluster needs (cluster_types.go,
 // RKEMachinePool): its name, the machine config it points at (machineConfigRef), its quantity and its copy of
-// the driver's schema.
+// the driver's schema, and what its nodes are (Nodes: roles, labels, taints, autoscaling).
 type Pool struct {
 	Name       string
 	ConfigKind string
@@ -76,12 +76,14 @@ type Pool struct {
 	// Schema is nil while the pool has no dynamicSchemaSpec: Rancher makes no machine template until its cluster
 	// controller has copied the driver's schema into it (toMachineTemplate returns generic.ErrSkip).
 	Schema Schema
+	Nodes  PoolNodes
 }
 
-// Cluster is a provisioning cluster's name and its machine pools.
+// Cluster is a provisioning cluster's name, its machine pools, and what every machine of it runs (Runs).
 type Cluster struct {
 	Name  string
 	Pools []Pool
+	Runs  ClusterRuns
 }
 
 // clusterObject is the part of a provisioning cluster (kubectl get clusters.provisioning.cattle.io NAME -o json)
@@ -93,7 +95,8 @@ type clusterObject struct {
 		Name string `json:"name"`
 	} `json:"metadata"`
 	Spec struct {
-		RKEConfig *struct {
+		KubernetesVersion string `json:"kubernetesVersion"`
+		RKEConfig         *struct {
 			MachinePools []struct {
 				Name             string `json:"name"`
 				Quantity         *int64 `json:"quantity"`
@@ -102,7 +105,9 @@ type clusterObject struct {
 					Name string `json:"name"`
 				} `json:"machineConfigRef"`
 				DynamicSchemaSpec string `json:"dynamicSchemaSpec"`
+				poolNodesObject
 			} `json:"machinePools"`
+			clusterRunsObject
 		} `json:"rkeConfig"`
 	} `json:"spec"`
 }
@@ -117,12 +122,13 @@ func ParseCluster(data []byte) (Cluster, error) {
 		return Cluster{}, fmt.Errorf("the object must be apiVersion %s, kind Cluster (kubectl get clusters.provisioning.cattle.io -n fleet-default NAME -o yaml); it is apiVersion %q, kind %q",
 			ClusterGroupVersion, obj.APIVersion, obj.Kind)
 	}
-	c := Cluster{Name: obj.Metadata.Name}
+	c := Cluster{Name: obj.Metadata.Name, Runs: ClusterRuns{K3s: isK3s(obj.Spec.KubernetesVersion), CloudProviderKnown: true}}
 	if obj.Spec.RKEConfig == nil {
 		return c, nil
 	}
+	c.Runs.CloudProvider, c.Runs.CloudProviderKnown = obj.Spec.RKEConfig.cloudProvider()
 	for i, p := range obj.Spec.RKEConfig.MachinePools {
-		pool := Pool{Name: p.Name, Quantity: p.Quantity}
+		pool := Pool{Name: p.Name, Quantity: p.Quantity, Nodes: p.nodes()}
 		if p.MachineConfigRef != nil {
 			pool.ConfigKind, pool.ConfigName = p.MachineConfigRef.Kind, p.MachineConfigRef.Name
 		}
@@ -161,9 +167,7 @@ func typeError(err error) string {
 // lists the cluster's pools.
 func (c Cluster) PoolFor(kind, name, pool string) (Pool, error) {
 	var found []Pool
-	var all []string
 	for _, p := range c.Pools {
-		all = append(all, fmt.Sprintf("%s (%s %s)", p.Name, p.ConfigKind, p.ConfigName))
 		if pool != "" && p.Name == pool {
 			if p.ConfigKind != kind || p.ConfigName != name {
 				return Pool{}, fmt.Errorf("pool %s of cluster %s uses %s %s, not %s %s", p.Name, c.Name, p.ConfigKind, p.ConfigName, kind, name)
@@ -174,17 +178,36 @@ func (c Cluster) PoolFor(kind, name, pool string) (Pool, error) {
 			found = append(found, p)
 		}
 	}
-	pools := strings.Join(all, ", ")
-	if pools == "" {
-		pools = "none"
-	}
 	switch {
 	case pool != "":
-		return Pool{}, fmt.Errorf("cluster %s has no pool %s; its pools: %s", c.Name, pool, pools)
+		return Pool{}, fmt.Errorf("cluster %s has no pool %s; %s", c.Name, pool, c.poolsNamed())
 	case len(found) == 0:
-		return Pool{}, fmt.Errorf("no pool of cluster %s uses %s %s; its pools: %s", c.Name, kind, name, pools)
+		return Pool{}, fmt.Errorf("no pool of cluster %s uses %s %s; %s", c.Name, kind, name, c.poolsNamed())
 	case len(found) > 1:
 		return Pool{}, fmt.Errorf("pools %s and %s of cluster %s both use %s %s: name one with --pool", found[0].Name, found[1].Name, c.Name, kind, name)
 	}
 	return found[0], nil
+}
+
+// namedPools is how many of a cluster's pools a message names; the others are counted.
+const namedPools = 5
+
+// poolsNamed names the cluster's first pools, each with the machine config it uses, and counts the rest: a
+// cluster may have thousands, and the message is one line ("its pools: a (…), b (…) and 9998 more, 10000 in all").
+func (c Cluster) poolsNamed() string {
+	if len(c.Pools) == 0 {
+		return "it has no pools"
+	}
+	var named []string
+	for _, p := range c.Pools[:min(len(c.Pools), namedPools)] {
+		if p.ConfigKind == "" && p.ConfigName == "" {
+			named = append(named, p.Name)
+		} else {
+			named = append(named, fmt.Sprintf("%s (%s %s)", p.Name, p.ConfigKind, p.ConfigName))
+		}
+	}
+	if more := len(c.Pools) - len(named); more > 0 {
+		return fmt.Sprintf("its pools: %s and %d more, %d in all", strings.Join(named, ", "), more, len(c.Pools))
+	}
+	return "its pools: " + strings.Join(named, ", ")
 }

@@ -1,6 +1,7 @@
 package rancher
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -59,6 +60,26 @@ func TestParseClusterAndPoolFor(t *testing.T) {
 	shared := Cluster{Name: "gc1", Pools: []Pool{{Name: "a", ConfigKind: "HarvesterConfig", ConfigName: "x"}, {Name: "b", ConfigKind: "HarvesterConfig", ConfigName: "x"}}}
 	if _, err := shared.PoolFor("HarvesterConfig", "x", ""); err == nil || !strings.Contains(err.Error(), "pools a and b of cluster gc1 both use HarvesterConfig x: name one with --pool") {
 		t.Errorf("a config two pools share: %v", err)
+	}
+}
+
+// A cluster of 10,000 pools is named in a line of its first five and the count, not all of them (368 KB).
+func TestPoolForNamesAFewPools(t *testing.T) {
+	c := Cluster{Name: "gc1"}
+	for i := range 10000 {
+		c.Pools = append(c.Pools, Pool{Name: fmt.Sprintf("pool%d", i), ConfigKind: "HarvesterConfig", ConfigName: fmt.Sprintf("nc-gc1-pool%d-abcde", i)})
+	}
+	for pool, want := range map[string]string{
+		"":      "no pool of cluster gc1 uses HarvesterConfig nc-other; its pools: pool0 (HarvesterConfig nc-gc1-pool0-abcde), pool1 (HarvesterConfig nc-gc1-pool1-abcde), pool2 (HarvesterConfig nc-gc1-pool2-abcde), pool3 (HarvesterConfig nc-gc1-pool3-abcde), pool4 (HarvesterConfig nc-gc1-pool4-abcde) and 9995 more, 10000 in all",
+		"poolX": "cluster gc1 has no pool poolX; its pools: pool0 (HarvesterConfig nc-gc1-pool0-abcde), pool1",
+	} {
+		_, err := c.PoolFor("HarvesterConfig", "nc-other", pool)
+		if err == nil || !strings.HasPrefix(err.Error(), want) || len(err.Error()) > 400 {
+			t.Errorf("--pool %q: %d bytes: %.500v, want %q", pool, len(fmt.Sprint(err)), err, want)
+		}
+	}
+	if _, err := (Cluster{Name: "gc1"}).PoolFor("HarvesterConfig", "x", ""); err == nil || !strings.HasSuffix(err.Error(), "; it has no pools") {
+		t.Errorf("no pools: %v", err)
 	}
 }
 

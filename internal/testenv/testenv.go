@@ -46,8 +46,8 @@ func CloudInit(t testing.TB) string {
 // Tool returns the directory holding the tool hack/tools.sh builds under name (the kubevirt and harvester
 // admission tools): $DMDH_<NAME>_BIN when set, else the tool cache's, when the tool is built. A test never builds
 // one: a first build takes minutes, longer than go test's default 10-minute limit on a loaded machine. Without
-// the tool the test is Unavailable, named with the command that builds it; `make quick` and `make deps` run it
-// before the tests.
+// the tool the test is Unavailable, named with the command that builds it; `make deps` (and, for the kubevirt
+// and harvester tools, `make admission-tools`) builds it before the tests.
 func Tool(t testing.TB, name string) string {
 	t.Helper()
 	if dir := os.Getenv("DMDH_" + strings.ToUpper(name) + "_BIN"); dir != "" {
@@ -65,7 +65,7 @@ func Tool(t testing.TB, name string) string {
 		if why == "" {
 			why = "hack/tools.sh --if-built " + name + ": " + err.Error()
 		}
-		Unavailable(t, name+" tool", fmt.Errorf("%s; make quick and make deps build it before the tests", why))
+		Unavailable(t, name+" tool", fmt.Errorf("%s; make admission-tools or make deps builds it before the tests", why))
 	}
 	return strings.TrimSpace(stdout.String())
 }

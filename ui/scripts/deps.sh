@@ -17,16 +17,18 @@ kept="$cache/ui-node-modules-${want:0:16}"
 # linked copies the tree $1 to $2: hard links (npm replaces a file, it never writes into one in place), or a copy.
 linked() { cp -al "$1" "$2" 2>/dev/null || { rm -rf "$2" && cp -a "$1" "$2"; }; }
 
-# keep puts node_modules, as installed for the lock file, in the tool cache once (only the latest lock file's tree
-# is kept), without what builds wrote into it since (.cache) or this script's stamp.
+# keep puts node_modules, as installed for the lock file, in the tool cache once, without what builds wrote into it
+# since (.cache) or this script's stamp. The trees of the three lock files last kept stay (checkouts of different
+# branches share the cache: one tree each would have each checkout remove the other's); older ones are removed.
 keep() {
 	[ -f "$kept/.complete" ] && return 0
 	mkdir -p "$cache"
 	local tmp
 	tmp=$(mktemp -d "$cache/.ui-node-modules.XXXXXX")
 	if linked node_modules "$tmp/node_modules" && rm -rf "$tmp/node_modules/.cache" "$tmp/$stamp" && touch "$tmp/.complete"; then
-		find "$cache" -maxdepth 1 -name 'ui-node-modules-*' ! -name "${kept##*/}" -exec rm -rf {} +
 		rm -rf "$kept" && mv -T "$tmp" "$kept" || rm -rf "$tmp"
+		# shellcheck disable=SC2012 # the names are ui-node-modules-<hex>: ls -t orders them by age
+		ls -1dt "$cache"/ui-node-modules-* 2>/dev/null | tail -n +4 | xargs -r rm -rf
 	else
 		rm -rf "$tmp"
 	fi

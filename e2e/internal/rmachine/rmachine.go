@@ -39,6 +39,9 @@ type CLI struct {
 	Env       []string // extra environment, KEY=value (e.g. HARVESTER_KUBECONFIG_CONTENT)
 	// NativeSSH makes rancher-machine use its built-in SSH client instead of the ssh binary.
 	NativeSSH bool
+	// Wrap, when set, is a command that runs rancher-machine: rancher-machine's path and arguments are appended to
+	// it (e.g. one that gives it a mount namespace, as a pod gives its containers).
+	Wrap []string
 }
 
 // Result is one run.
@@ -71,7 +74,11 @@ func (c *CLI) Run(ctx context.Context, onLine func(line string, at time.Time) (s
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.Bin, full...)
+	argv := append([]string{c.Bin}, full...)
+	if len(c.Wrap) > 0 {
+		argv = append(append([]string(nil), c.Wrap...), argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(cleanEnviron(), c.Env...)
 	cmd.Env = append(cmd.Env, "PATH="+c.PluginDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	// Its own process group, so that stopping it stops the plugin it started as well.

@@ -31,6 +31,8 @@ type PCIDevice struct {
 		NodeName     string `json:"nodeName"`
 		ResourceName string `json:"resourceName"`
 		Description  string `json:"description"`
+		// ClassID is the device's PCI class and subclass, "0302" for a 3D controller (PCIDeviceStatus.Update).
+		ClassID string `json:"classId"`
 	} `json:"status,omitempty"`
 }
 

@@ -17,7 +17,7 @@ metadata: {name: titan-001f6}
 status: {address: "00:1f.6", vendorId: "8086", deviceId: "0d4c", classId: "0200", nodeName: titan,
   resourceName: intel.com/ETHERNET_CONNECTION_11_I219LM, description: "Ethernet controller: Intel", kernelDriverInUse: vfio-pci}
 `)
-	if s := pci.Status; s.Address != "00:1f.6" || s.NodeName != "titan" || s.ResourceName != "intel.com/ETHERNET_CONNECTION_11_I219LM" || s.Description == "" {
+	if s := pci.Status; s.Address != "00:1f.6" || s.NodeName != "titan" || s.ResourceName != "intel.com/ETHERNET_CONNECTION_11_I219LM" || s.Description == "" || s.ClassID != "0200" {
 		t.Errorf("PCIDevice mirror: %+v", s)
 	}
 	claim := readAs[PCIDeviceClaim](t, `apiVersion: devices.harvesterhci.io/v1beta1

@@ -92,10 +92,14 @@ func (c *Client) Explain(action, object string, err error) error {
 		netErr      net.Error
 		tooLarge    *ResponseTooLargeError
 		badQuantity *quantity.Error
+		redirect    *RedirectError
 	)
 	switch {
 	case errors.As(err, &tooLarge):
 		return fmt.Errorf("cannot %s %s: %v", action, object, tooLarge)
+	case errors.As(err, &redirect):
+		// Before net.Error: http.Client returns it in a *url.Error, which is one.
+		return fmt.Errorf("cannot %s %s: %v", action, object, redirect)
 	case errors.As(err, &badQuantity):
 		// guard.go: an object with a quantity the driver will not parse, named with its field.
 		return fmt.Errorf("cannot %s %s: %s sent %v; fix that object in Harvester", action, object, server, err)

@@ -10,6 +10,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -39,6 +40,10 @@ type Interface interface {
 	WatchVM(ctx context.Context, namespace, name string, check MachineCheck) (Machine, error)
 	// WaitForSecret waits until the Secret named name exists and satisfies done (see Client.WaitForSecret).
 	WaitForSecret(ctx context.Context, namespace, name string, done func(*corev1.Secret) bool) (*corev1.Secret, error)
+
+	// Screen withholds the secrets it holds from everything the cluster says through this client (screen.go):
+	// the driver holds each secret there as it learns it.
+	Screen() *Screen
 }
 
 // Machine is what is known of a machine at one moment: its VM and VMI, nil when absent.
@@ -54,30 +59,31 @@ type MachineCheck func(Machine) (done bool, err error)
 type Client struct {
 	kubevirt KubevirtInterface
 	dynamic  dynamic.Interface
+	screen   *Screen
 	server   string
 	renew    string // how to give a current credential, said when the API server rejects this one
 }
 
 var _ Interface = (*Client)(nil)
 
-// New returns a client over the given clients (tests pass client-go's fakes). server names the API server in
-// messages; renew tells a user whose credential was rejected how to give a current one.
+// New returns a client over the given clients (tests pass client-go's fakes), whose answers pass its Screen
+// before anyone reads them (screen_client.go). server names the API server in messages; renew tells a user whose
+// credential was rejected how to give a current one.
 func New(kubevirt KubevirtInterface, dyn dynamic.Interface, server, renew string) *Client {
-	return &Client{kubevirt: kubevirt, dynamic: dyn, server: server, renew: renew}
+	s := NewScreen()
+	return &Client{kubevirt: screenedKubevirt{kubevirt, s}, dynamic: screenedDynamic{dyn, s}, screen: s, server: server, renew: renew}
 }
 
 // NewForConfig returns a client for cfg. Both clients share one HTTP client and so one connection pool, whose
-// responses are read within a budget (BoundResponses).
+// responses are read within a budget (BoundResponses) and which follows no redirect (clientFor). It is the only
+// place the driver makes an HTTP client (TestOneHTTPClientConstructor).
 func NewForConfig(cfg *rest.Config, renew string) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(BoundResponses)
-	httpClient, err := rest.HTTPClientFor(cfg)
+	server := serverOf(cfg)
+	httpClient, err := clientFor(cfg, server)
 	if err != nil {
 		return nil, fmt.Errorf("the Harvester kubeconfig is not usable: %v", err)
-	}
-	server := cfg.Host
-	if u, err := url.Parse(cfg.Host); err == nil && u.Host != "" {
-		server = u.Host + u.Path
 	}
 	kv, err := newKubevirtClient(cfg, httpClient)
 	if err != nil {
@@ -88,6 +94,23 @@ func NewForConfig(cfg *rest.Config, renew string) (*Client, error) {
 		return nil, err
 	}
 	return New(kv, dyn, server, renew), nil
+}
+
+// serverOf is how messages name cfg's API server: its host and path, without scheme, user or query.
+func serverOf(cfg *rest.Config) string {
+	if u, err := url.Parse(cfg.Host); err == nil && u.Host != "" {
+		return u.Host + u.Path
+	}
+	return cfg.Host
+}
+
+// HTTPClient is an HTTP client for cfg's server with cfg's credential and TLS settings, as NewForConfig's: every
+// answer bounded (BoundResponses) and no redirect followed (clientFor). The driver's reads of Rancher's own API
+// (ReadRancherToken, ReadCAPICluster) go through it.
+func HTTPClient(cfg *rest.Config) (*http.Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(BoundResponses)
+	return clientFor(cfg, serverOf(cfg))
 }
 
 func (c *Client) Server() string { return c.server }
@@ -101,3 +124,5 @@ func (c *Client) VirtualMachineInstances(namespace string) VirtualMachineInstanc
 }
 
 func (c *Client) Dynamic() dynamic.Interface { return c.dynamic }
+
+func (c *Client) Screen() *Screen { return c.screen }

@@ -59,9 +59,14 @@ window.hcivmStart = async(extension, form) => {
     const valid = [];
 
     window.hcivm = { value, valid };
+    // form is the component, whose test() the credential page awaits before it saves (cloudcredential.vue).
     root = () => Vue.h('div', { class: 'hcivm-page' }, [
       Vue.h('h2', 'Cloud Credential: Hcivm'),
-      Vue.h(component, { value, mode: 'create', driverName: 'hcivm', onValidationChanged: (v) => valid.push(v) }),
+      Vue.h(component, {
+        value, mode: 'create', driverName: 'hcivm', onValidationChanged: (v) => valid.push(v), ref: (c) => {
+          window.hcivm.form = c;
+        },
+      }),
     ]);
   }
   const app = Vue.createApp({ render: root });

@@ -127,16 +127,24 @@ try {
     await p.screenshot({ path: path.join(shots, 'ui-machine-config-dark.png'), fullPage: true });
   }
 
-  // The credential form: an imported Harvester chosen, its id where Rancher reads it.
+  // The credential form: an imported Harvester chosen, its address read, a namespace chosen; saving makes the
+  // driver's account in Harvester and the kubeconfig of its token, the cluster's id where Rancher reads it.
   const cred = await open('cloud-credential', 'light');
 
   await cred.p.waitForSelector('[data-field="clusterId"]', { timeout: 30000 });
   await chooseOption(cred.p, '[data-field="clusterId"]', 'harvester-prod');
-  await cred.p.waitForFunction(() => !!window.hcivm.value.decodedData.kubeconfigContent, null, { timeout: 10000 });
-  const config = await cred.p.evaluate(() => ({ ...window.hcivm.value.hcivmcredentialConfig }));
+  await cred.p.waitForFunction(() => document.querySelector('[data-field="server"] input')?.value === 'https://10.0.0.5:6443', null, { timeout: 10000 });
+  await chooseOption(cred.p, '[data-field="namespaces"]', 'default');
+  await cred.p.click('[data-option="keyPairName"] .checkbox-container');
+  const tested = await cred.p.evaluate(() => window.hcivm.form.test());
 
-  if (config.clusterId !== 'c-m-abc12' || config.clusterType !== 'imported') {
-    fail(`the credential holds ${ JSON.stringify(config) }`);
+  if (tested !== true) {
+    fail(`the credential form's test() answered ${ JSON.stringify(tested) }`);
+  }
+  const config = await cred.p.evaluate(() => ({ ...window.hcivm.value.hcivmcredentialConfig, valid: window.hcivm.valid.slice(-1)[0] }));
+
+  if (config.clusterId !== 'c-m-abc12' || config.clusterType !== 'imported' || !/token: /.test(config.kubeconfigContent || '') || !config.valid) {
+    fail(`the credential holds ${ JSON.stringify({ ...config, kubeconfigContent: config.kubeconfigContent ? '(set)' : '' }) }`);
   }
   if (cred.errors.length) {
     fail(`errors on the credential page: ${ cred.errors.join('; ') }`);
@@ -144,7 +152,7 @@ try {
   if (shots) {
     await cred.p.screenshot({ path: path.join(shots, 'ui-cloud-credential.png'), fullPage: true });
   }
-  console.log(`browser check (built extension ${ built }): ${ fields } fields rendered with Rancher's styles in Chromium ${ browser.browser()?.version?.() || '' }; typed and chosen values reached the machine config; the credential form made an imported credential`);
+  console.log(`browser check (built extension ${ built }): ${ fields } fields rendered with Rancher's styles in Chromium ${ browser.browser()?.version?.() || '' }; typed and chosen values reached the machine config; the credential form made the driver's account in Harvester and its kubeconfig`);
 } finally {
   await browser.close();
   fs.rmSync(profile, { recursive: true, force: true });

@@ -74,7 +74,10 @@ describe('the words of the forms (l10n/en-us.yaml)', () => {
 
   it('are plain words: no flag, no environment variable, no field name, no command-line usage', () => {
     const fields = flagTable.flags.map((f) => f.field).filter((f) => /[a-z][A-Z]/.test(f));
-    const bad = strings(en).filter(([, v]) => /--|hcivm-|HCIVM_|harvester-/.test(v) || fields.some((f) => new RegExp(`\\b${ f }\\b`).test(v)));
+    // Harvester's own names an admin reads in Harvester are words too: its setting of the supported chart versions
+    // and the two charts it names.
+    const harvesterNames = /\bharvester-(csi-ccm-versions|cloud-provider|csi-driver)\b/g;
+    const bad = strings(en).filter(([, v]) => /--|hcivm-|HCIVM_|harvester-/.test(v.replace(harvesterNames, '')) || fields.some((f) => new RegExp(`\\b${ f }\\b`).test(v)));
 
     expect(bad).toEqual([]);
   });

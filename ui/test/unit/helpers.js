@@ -102,11 +102,14 @@ export async function mountMachineConfig({
 
 // mountCredential mounts the credential form in mode with the credential as Rancher's API returns it (a
 // CloudCredential model), Rancher's clusters from clusters.
-export async function mountCredential({ mode = 'create', data = rancher.newCredential(), clusters = rancher.managementClusters() } = {}) {
+// kube is Harvester's Kubernetes API behind Rancher's proxy (test/rancher/kube.js).
+export async function mountCredential({
+  mode = 'create', data = rancher.newCredential(), clusters = rancher.managementClusters(), kube,
+} = {}) {
   const component = (await registered['cloud-credential/hcivm']()).default;
   const { store } = await makeStore(registered, {});
   const value = credentialModel(data, { getters: store.getters, rootGetters: store.getters, dispatch: store.dispatch });
-  const mounted = await mountWith(component, { value, mode, driverName: 'hcivm' }, { clusters });
+  const mounted = await mountWith(component, { value, mode, driverName: 'hcivm' }, { clusters, kube });
 
   return { ...mounted, value };
 }

@@ -17,6 +17,7 @@ const ENTRIES = {
     bus: fc.constantFrom('virtio', 'scsi', 'sata'), type: fc.constantFrom('disk', 'cd-rom'), hotPlugAble: fc.boolean(),
     accessMode: fc.constantFrom('ReadWriteMany', 'ReadWriteOnce'), volumeMode: fc.constantFrom('Block', 'Filesystem'),
     cache: fc.constantFrom('none', 'writethrough', 'writeback'), autoDelete: fc.boolean(),
+    io: fc.constantFrom('native', 'threads'), dedicatedIOThread: fc.boolean(),
   }),
   nics: entry({
     networkName: ref, macAddress: fc.constantFrom('', '52:54:00:ab:cd:ef'), model: fc.constantFrom('virtio', 'e1000'),

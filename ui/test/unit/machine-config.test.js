@@ -21,6 +21,7 @@ describe('the machine-config form, creating a cluster', () => {
     expect(calls[0]).toEqual({ action: 'rancher/find', arg: { type: 'cloudcredential', id: 'cattle-global-data:cc-hcivm1' } });
     expect(requested(calls)).toEqual([
       ...Object.values(RESOURCES).map((r) => `${ PREFIX }/${ r }`),
+      `${ PREFIX }/harvesterhci.io.settings`, // the ranges of the cloud provider's and CSI driver's charts
       `${ PREFIX }/harvester/cluster/local`,
       `${ PREFIX }/harvester/cluster/local?link=deviceCapacity`,
     ].sort());
@@ -115,6 +116,10 @@ describe('the machine-config form, creating a cluster', () => {
     await choose(page, 'enableEfi', true);
     await choose(page, 'enableTpm', true);
     await choose(page, 'persistentTpm', true);
+    await choose(page, 'persistentEfi', true);
+    await choose(page, 'blockMultiQueue', true);
+    await choose(page, 'ioThreadsPolicy', 'supplementalPool');
+    await choose(page, 'ioThreadCount', '4');
     await choose(page, 'machineType', 'q35');
     await choose(page, 'zone', ['zone-a']);
     await choose(page, 'ipPool', '10.0.0.10-10.0.0.59/24');
@@ -227,14 +232,33 @@ describe('the machine-config form, validating', () => {
 });
 
 describe('the machine-config form, editing a cluster', () => {
-  it('gives a pool added to an existing cluster its clusterName (the dashboard opens it in mode edit)', async() => {
+  it('gives a pool added to an existing cluster its clusterName, the first pool\'s namespace, a volume and a network', async() => {
     const cluster = rancher.clusterForEdit();
     const config = newConfig();
     const pools = [rancher.pool('pool1', 3, rancher.savedConfig()), rancher.pool('pool2', 1, config, true)];
-    const { value, machinePools } = await mountMachineConfig({ mode: 'edit', cluster, pools, poolIndex: 1, config });
+    const { value, machinePools, wrapper: w } = await mountMachineConfig({ mode: 'edit', cluster, pools, poolIndex: 1, config });
 
     expect(value.clusterName).toBe('mycluster');
     expect(value.vmNamespace).toBe(machinePools[0].config.vmNamespace);
+    // What Rancher's Harvester form gives a new pool (harvester.vue fetch: a disk of 40 GiB from an image to
+    // choose, boot order 1; a network to choose), also on the edit page, where it opens a new pool in mode edit.
+    expect(JSON.parse(value.diskInfo)).toEqual({ disks: [{ imageName: '', size: 40, bootOrder: 1 }] });
+    expect(JSON.parse(value.networkInfo)).toEqual({ interfaces: [{ networkName: '' }] });
+    expect(w.vm.namespaceDisabled).toBe(true);
+  });
+
+  it('keeps a saved pool\'s lists as they are, and disables its namespace as Rancher\'s Harvester form does', async() => {
+    const legacy = {
+      ...newConfig(), id: 'fleet-default/nc-mycluster-pool1-abcde', clusterName: 'mycluster', imageName: 'default/ubuntu', networkName: 'default/vlan1',
+    };
+    const { value, page, wrapper: w } = await mountMachineConfig({ mode: 'edit', cluster: rancher.clusterForEdit(), config: legacy });
+
+    expect([value.diskInfo, value.networkInfo]).toEqual(['', '']);
+    expect(w.vm.namespaceDisabled).toBe(true);
+    expect(control(page, 'vmNamespace').props('disabled')).toBe(true);
+    const created = await mountMachineConfig();
+
+    expect(created.wrapper.vm.namespaceDisabled).toBe(false);
   });
 
   it('refuses a pool without clusterName when the cluster has no name', async() => {

@@ -55,7 +55,7 @@ describe('a new hcivm cluster with the Harvester cloud provider', () => {
     });
     expect(machinePools[0].config.clusterName).toBe('mycluster');
     // Harvester made the cluster's service account in the pool's namespace.
-    expect(calls.find((c) => c.action === 'management/request').arg).toMatchObject({
+    expect(calls.find((c) => c.action === 'management/request' && c.arg.method === 'POST').arg).toMatchObject({
       url:  `/k8s/clusters/${ rancher.HARVESTER_ID }/v1/harvester/kubeconfig`,
       data: { serviceAccountName: 'mycluster', namespace: 'default' },
     });

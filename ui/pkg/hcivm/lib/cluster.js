@@ -9,10 +9,13 @@
 // Keyed on the name harvester:
 // - the cluster's name as the driver's --harvester-cluster-name: rancher/rancher
 //   pkg/controllers/capr/machineprovision/args.go toArgs appends it for that driver only; this form writes it into
-//   every pool's clusterName, a new pool of an existing cluster too (fillClusterName);
-// - the Harvester cloud provider chosen by default on a new cluster: rke2.vue setHarvesterDefaultCloudProvider runs
-//   only when isHarvesterDriver ($route.query.type === 'harvester'), for a credential of type imported; this form
-//   chooses it the same way (chooseCloudProvider).
+//   a new pool's clusterName, on the create page or added to an existing cluster (fillClusterName), and offers it
+//   to a saved pool that lacks it (savedPoolGaps): writing it there would replace the pool's machines;
+// - the Harvester cloud provider chosen by default on a new cluster, and refused for a pasted kubeconfig or a
+//   Kubernetes version whose charts Harvester does not support: rke2.vue setHarvesterDefaultCloudProvider,
+//   cloudProviderOptions and handleKubernetesChange run only when isHarvesterDriver ($route.query.type ===
+//   'harvester'); this form makes the same choices (chooseCloudProvider, cloudProviderProblem, versions.js).
+import { _CREATE, _VIEW } from '@shell/config/query-params';
 import { clusterIdOf } from './harvester';
 
 export const HARVESTER_CLOUD_PROVIDER = 'harvester';
@@ -50,19 +53,106 @@ export function fillClusterName(cluster, value) {
   return false;
 }
 
-// chooseCloudProvider chooses the Harvester cloud provider for a new cluster whose credential names an imported
-// Harvester cluster, when no cloud provider is chosen yet, as setHarvesterDefaultCloudProvider does for the driver
-// named harvester (not for a credential of type external). True when it chose it.
-export function chooseCloudProvider(cluster, credential, mode) {
-  const agent = agentConfigOf(cluster);
-
-  if (mode !== 'create' || !agent || agent['cloud-provider-name'] || !clusterIdOf(credential) ||
-      credential?.decodedData?.clusterType === 'external') {
+// isNewPool is whether the pool is one Rancher has not saved yet: every pool of the create page, a pool added on
+// the edit page (poolCreateMode, MachinePool.vue's :pool-create-mode="value.create"), or, where the page does not
+// say, a config without an id (rke2.vue saveMachinePools saves a pool's config once, giving it its id).
+export function isNewPool(mode, poolCreateMode, value) {
+  if (mode === _VIEW) {
     return false;
   }
-  agent['cloud-provider-name'] = HARVESTER_CLOUD_PROVIDER;
+  if (mode === _CREATE) {
+    return true;
+  }
+  if (typeof poolCreateMode === 'boolean') {
+    return poolCreateMode;
+  }
+
+  return !value?.id && !value?.metadata?.name;
+}
+
+// savedPoolGaps is what a saved pool lacks that the form writes into a new one, each {field, want, had}: the
+// cluster's name as clusterName, and a later pool's namespace being the first pool's (firstNamespace, '' for the
+// first pool).
+export function savedPoolGaps(value, clusterName, firstNamespace) {
+  const out = [];
+
+  if (clusterName && (value.clusterName || '') !== clusterName) {
+    out.push({ field: 'clusterName', want: clusterName, had: value.clusterName || '' });
+  }
+  if (firstNamespace && (value.vmNamespace || '') !== firstNamespace) {
+    out.push({ field: 'vmNamespace', want: firstNamespace, had: value.vmNamespace || '' });
+  }
+
+  return out;
+}
+
+// isExternal is whether the credential holds a pasted kubeconfig (isHarvesterExternalCredential, read from the
+// hcivm credential's fields).
+export function isExternal(credential) {
+  return credential?.decodedData?.clusterType === 'external';
+}
+
+// chooseCloudProvider is setHarvesterDefaultCloudProvider, which the page runs when the credential is chosen, for a
+// new cluster: the Harvester cloud provider when none is chosen yet, the credential names an imported Harvester
+// cluster and the Kubernetes version is compatible (versions.js incompatible); Harvester chosen is taken back for
+// a pasted kubeconfig or an incompatible version, where Rancher disables the option. Rancher's else branch takes
+// back any choice; this one only Harvester: another choice is the admin's, and the page offers it to hcivm. True
+// when it changed the choice.
+export function chooseCloudProvider(cluster, credential, mode, incompatible = false) {
+  const agent = agentConfigOf(cluster);
+
+  if (mode !== _CREATE || !agent) {
+    return false;
+  }
+  const chosen = agent['cloud-provider-name'];
+  const refused = isExternal(credential) || incompatible;
+
+  if (!chosen && !refused && clusterIdOf(credential)) {
+    agent['cloud-provider-name'] = HARVESTER_CLOUD_PROVIDER;
+
+    return true;
+  }
+
+  return chosen === HARVESTER_CLOUD_PROVIDER && refused ? takeBack(agent) : false;
+}
+
+// versionChanged is handleKubernetesChange: on a new cluster, a Kubernetes version Harvester does not support takes
+// the Harvester cloud provider back; a supported one chooses nothing. True when it changed the choice.
+export function versionChanged(cluster, mode, incompatible) {
+  const agent = agentConfigOf(cluster);
+
+  return mode === _CREATE && incompatible && agent?.['cloud-provider-name'] === HARVESTER_CLOUD_PROVIDER ? takeBack(agent) : false;
+}
+
+function takeBack(agent) {
+  agent['cloud-provider-name'] = '';
 
   return true;
+}
+
+// makesOwnCloudConfig is whether the pool's machines get the cloud provider's kubeconfig from the driver
+// (generateCloudProviderConfig or cloudProviderConfig), the way a cluster whose credential holds a pasted
+// kubeconfig gets one (docs/cloud-provider.md).
+export function makesOwnCloudConfig(value) {
+  return value?.generateCloudProviderConfig === true || value?.generateCloudProviderConfig === 'true' || !!value?.cloudProviderConfig;
+}
+
+// cloudProviderProblem is why the Harvester cloud provider chosen for the cluster cannot work, as an l10n key of
+// hcivm.machineConfig.errors, or '': an incompatible Kubernetes version (Rancher disables Harvester then),
+// or a credential of a pasted kubeconfig when the pool's machines get no cloud provider kubeconfig from the driver
+// either (Rancher disables Harvester for a pasted kubeconfig of its own driver, which cannot make one).
+export function cloudProviderProblem(cluster, credential, value, incompatible) {
+  if (agentConfigOf(cluster)?.['cloud-provider-name'] !== HARVESTER_CLOUD_PROVIDER) {
+    return '';
+  }
+  if (incompatible) {
+    return 'cloudProviderIncompatible';
+  }
+  if (isExternal(credential) && !makesOwnCloudConfig(value)) {
+    return 'cloudProviderExternal';
+  }
+
+  return '';
 }
 
 // rancherMakesCloudConfig is whether setHarvesterChartValues will make this cluster's cloud-provider config.

@@ -67,7 +67,11 @@ export const FORM_FIELDS = {
   persistentTpm:         { section: 'instance', control: 'checkbox', showIf: 'enableTpm' },
   enableEfi:             { section: 'instance', control: 'checkbox' },
   enableSecureBoot:      { section: 'instance', control: 'checkbox', showIf: 'enableEfi' },
+  persistentEfi:         { section: 'instance', control: 'checkbox', showIf: 'enableEfi' },
   machineType:           { section: 'instance', control: 'input' },
+  blockMultiQueue:       { section: 'instance', control: 'checkbox' },
+  ioThreadsPolicy:       { section: 'instance', control: 'select', values: ['', 'shared', 'auto', 'supplementalPool'] },
+  ioThreadCount:         { section: 'instance', control: 'input', showIf: 'ioThreadsPolicy' },
   vmPatch:               { section: 'instance', control: 'json', lists: true },
 
   zone:       { section: 'scheduling', control: 'multi', options: 'zones' },

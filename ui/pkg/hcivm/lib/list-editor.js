@@ -1,14 +1,16 @@
 // The script the list editors share (components/DiskList.vue, NicList.vue, DeviceList.vue): the machine config's
 // list field (lists.js LISTS) decoded into rows, and every change written back to the field at once through
 // encodeList, so that rows left as they were give back the very text that was read.
-import { _CREATE, _VIEW } from '@shell/config/query-params';
+import { _VIEW } from '@shell/config/query-params';
 import { decodeList, encodeList, LISTS, setKey } from './lists';
 import { LIST_VALUES } from './form-fields';
 import { choiceOptions, withCurrent } from './options';
 import L10n from './l10n';
 
 // listEditor is the mixin of the editor of list (a LISTS key), or, without list, of the list its prop list names.
-// A component may define firstRow(): the row a new config's empty list starts with when the form creates, or null.
+// A component may define firstRow(): the row an empty list starts with in a new pool (seed: a pool Rancher has
+// not saved yet, on the create page or added to an existing cluster), or null. A saved pool's empty list stays
+// empty: writing a row into it would change the pool's machine template.
 export function listEditor(list) {
   return {
     mixins: [L10n],
@@ -17,12 +19,13 @@ export function listEditor(list) {
       choices:  { type: Object, default: () => ({}) },
       mode:     { type: String, default: 'edit' },
       disabled: { type: Boolean, default: false },
+      seed:     { type: Boolean, default: false },
     },
 
     data() {
       const name = list || this.list;
       const decoded = decodeList(name, this.value[LISTS[name].field]);
-      const first = this.mode === _CREATE && !decoded.rows.length ? this.firstRow() : null;
+      const first = this.seed && this.mode !== _VIEW && !decoded.rows.length ? this.firstRow() : null;
 
       if (first) {
         decoded.rows = [first];

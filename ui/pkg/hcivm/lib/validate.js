@@ -54,6 +54,10 @@ export function validate(value, { harvester = null, pools = [], poolIndex = 0, c
   if (value.persistentTpm && !value.enableTpm) {
     add({ field: 'persistentTpm', key: 'hcivm.machineConfig.errors.persistentTpmNeedsTpm' });
   }
+  if (value.persistentEfi && !value.enableEfi) {
+    add({ field: 'persistentEfi', key: 'hcivm.machineConfig.errors.persistentEfiNeedsEfi' });
+  }
+  ioThreads(value, add);
   if (value.isolateEmulatorThread && !value.cpuPinning) {
     add({ field: 'isolateEmulatorThread', key: 'hcivm.machineConfig.errors.isolateNeedsPinning' });
   }
@@ -102,6 +106,21 @@ function disks(value, add) {
       add({ field: 'diskInfo', key: 'hcivm.machineConfig.errors.diskSize', args });
     }
   });
+}
+
+// ioThreads: a thread count goes with the supplemental pool, and the pool with a count (harvester/config
+// parse_diskio.go, parseDiskIO).
+function ioThreads(value, add) {
+  const count = String(value.ioThreadCount ?? '').trim();
+  const pool = value.ioThreadsPolicy === 'supplementalPool';
+
+  if (count !== '' && !/^\d+$/.test(count)) {
+    add({ field: 'ioThreadCount', key: 'hcivm.machineConfig.errors.ioThreadCount' });
+  } else if (Number(count) > 0 && !pool) {
+    add({ field: 'ioThreadCount', key: 'hcivm.machineConfig.errors.ioThreadCountNeedsPool' });
+  } else if (!(Number(count) > 0) && pool) {
+    add({ field: 'ioThreadCount', key: 'hcivm.machineConfig.errors.poolNeedsIoThreadCount' });
+  }
 }
 
 function nics(value, add) {
