@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,8 +26,11 @@ type manySet struct {
 	n                      int
 	created, removed       int
 	createWall, removeWall time.Duration
-	// overhead is each created machine's create time less the simulated boot.
-	overhead []time.Duration
+	// overhead is each created machine's create time less the simulated boot; removal each removed machine's rm.
+	overhead, removal []time.Duration
+	// loadStart is the 1-minute load average when the creates started; loadCreate and loadRemove the highest seen
+	// while the creates and the removes ran (loadavg).
+	loadStart, loadCreate, loadRemove float64
 	// requests is what all n plugins asked of the API server, creates and removes, by verb.
 	requests map[string]int
 	left     []string
@@ -108,17 +112,28 @@ func measureConcurrent(ctx context.Context, bed *testbed.Bed, proxy *countproxy.
 		return ok
 	}
 	proxy.Take()
+	set.loadStart = loadAverage()
+	highest := watchLoad()
 	start := time.Now()
 	set.created = each(func(i int) []string { return createArgs(fmt.Sprintf("many-%d", i)) })
 	set.createWall = time.Since(start)
-	for _, d := range durations {
+	set.loadCreate = highest()
+	for i, d := range durations {
 		if d > 0 {
 			set.overhead = append(set.overhead, d-simulatedBoot())
 		}
+		durations[i] = 0
 	}
+	highest = watchLoad()
 	start = time.Now()
 	set.removed = each(func(i int) []string { return []string{"rm", "-y", fmt.Sprintf("many-%d", i)} })
 	set.removeWall = time.Since(start)
+	set.loadRemove = highest()
+	for _, d := range durations {
+		if d > 0 {
+			set.removal = append(set.removal, d)
+		}
+	}
 	set.requests = proxy.Take()
 	left, err := bed.Leftovers(ctx, ns, 30*time.Second)
 	set.left = left
@@ -132,6 +147,8 @@ func (s manySet) print(out io.Writer, one []map[string]int) {
 		s.n, s.created, s.n, s.createWall.Round(100*time.Millisecond), s.removed, s.n, s.removeWall.Round(100*time.Millisecond))
 	fmt.Fprintf(out, "| … driver overhead per machine (create time − simulated boot) | p50 %s, p95 %s | |\n",
 		secs(percentile(s.overhead, 50)), secs(percentile(s.overhead, 95)))
+	fmt.Fprintf(out, "| … remove time per machine (rm) | p50 %s, p95 %s | |\n",
+		secs(percentile(s.removal, 50)), secs(percentile(s.removal, 95)))
 	perMachine := float64(countproxy.Total(s.requests)) / float64(s.n)
 	vsOne := "no machine alone measured (-cycles 0)"
 	if len(one) > 0 {
@@ -140,6 +157,8 @@ func (s manySet) print(out io.Writer, one []map[string]int) {
 	}
 	fmt.Fprintf(out, "| … API requests per machine, create + rm (all %d plugins' ÷ %d; by verb) | %.2f (%s); %s | |\n",
 		s.n, s.n, perMachine, perVerb(s.requests, s.n), vsOne)
+	fmt.Fprintf(out, "| … machine load (1-minute load average, %d CPUs) | %.1f at the start; highest %.1f while creating, %.1f while removing | |\n",
+		runtime.NumCPU(), s.loadStart, s.loadCreate, s.loadRemove)
 	fmt.Fprintf(out, "| … objects left behind after removing them | %d | |\n", len(s.left))
 }
 

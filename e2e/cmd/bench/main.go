@@ -18,8 +18,9 @@
 //     network's round trip added to each request;
 //   - the plugin's start: RPC handshake latency and resident memory after it, over rancher/machine's own client;
 //   - many machines created and removed at once (100, then 200): successes, per-machine driver overhead
-//     (create time minus the stand-in's simulated boot), the plugins' API requests per machine beside one
-//     machine's created and removed alone (the cycles'), objects left behind (concurrent.go).
+//     (create time minus the stand-in's simulated boot) and remove time, the plugins' API requests per machine
+//     beside one machine's created and removed alone (the cycles'), the machine's load meanwhile, objects left
+//     behind (concurrent.go).
 package main
 
 import (
