@@ -7,7 +7,6 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/countproxy"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/rmachine"
-	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 )
 
 // manyAtOnce is how many machines TestManyMachinesRequests creates at once. `make bench` measures 100 and 200 (see
@@ -25,13 +24,7 @@ const manyMargin = 0.05
 // crowd keeps the API server busy, retries only on what a crowd really causes). A proxy that only this test's
 // plugins talk to counts them. Every create and rm succeeds, and nothing is left.
 func TestManyMachinesRequests(t *testing.T) {
-	b := testbed.Shared(t)
-	ns := b.Namespace(t)
-	proxy, err := countproxy.Start(b.AdminConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(proxy.Close)
+	b, ns, proxy := countedNamespace(t)
 	args := createArgs(t, ns)
 	create := func(name string) []string { return append(append([]string{}, args...), name) }
 
