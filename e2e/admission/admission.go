@@ -14,8 +14,10 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -49,6 +51,8 @@ type Webhook struct {
 	URL string
 	// CA is the PEM bundle that verifies the server.
 	CA []byte
+	// client trusts CA.
+	client *http.Client
 }
 
 // Start starts KubeVirt's VirtualMachine admission (see start).
@@ -85,20 +89,20 @@ func start(ctx context.Context, up upstream, opts Options) (*Webhook, error) {
 	if opts.Kubeconfig != "" {
 		args = append(args, "-kubeconfig", opts.Kubeconfig)
 	}
-	w := &Webhook{upstream: up, logPath: path(base + ".log"), CA: certPEM}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	w := &Webhook{upstream: up, logPath: path(base + ".log"), CA: certPEM,
+		client: &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
 	if w.proc, err = proc.Start(up.tool+" webhook", opts.Tool, args, w.logPath); err != nil {
 		return nil, err
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(certPEM)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	err = w.proc.PollReady(ctx, func(ctx context.Context) error {
 		addr, err := os.ReadFile(addrFile)
 		if err != nil {
 			return fmt.Errorf("no address yet: %w", err)
 		}
 		w.URL = "https://" + strings.TrimSpace(string(addr))
-		return proc.GetOK(ctx, client, w.URL+"/healthz")
+		return proc.GetOK(ctx, w.client, w.URL+"/healthz")
 	})
 	if err != nil {
 		err = fmt.Errorf("%w\n%s", err, w.Logs(30))
@@ -106,6 +110,32 @@ func start(ctx context.Context, up upstream, opts Options) (*Webhook, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// Var reads the variable name the server publishes at /debug/vars (Go's expvar) into v: the Harvester tool's
+// index lookups (hack/tools/harvester index.go). KubeVirt's tool publishes none.
+func (w *Webhook) Var(ctx context.Context, name string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.URL+"/debug/vars", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s/debug/vars: %s", w.URL, resp.Status)
+	}
+	var vars map[string]json.RawMessage
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&vars); err != nil {
+		return fmt.Errorf("GET %s/debug/vars: %w", w.URL, err)
+	}
+	raw, ok := vars[name]
+	if !ok {
+		return fmt.Errorf("%s publishes no variable %s at /debug/vars", w.URL, name)
+	}
+	return json.Unmarshal(raw, v)
 }
 
 // Stop ends the server. It is safe to call more than once.

@@ -9,20 +9,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/harvester/docker-machine-driver-harvester/e2e/admission"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
 )
 
-var settingsResource = schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "settings"}
-
 // setOvercommit sets the value of the bed's overcommit-config Setting ("" falls back to its default) and waits
-// until the API server's watch cache, which the driver's pre-flight reads, has it. The bed's value is restored
-// when the test ends.
+// until the API server's watch cache, which the driver's pre-flight reads, and Harvester's mutator, which reads it
+// from an informer as on Harvester, have it. The bed's value is restored when the test ends, and awaited the same
+// way.
 func setOvercommit(t *testing.T, b *testbed.Bed, value string) {
 	t.Helper()
 	ctx := context.Background()
-	settings := b.Dynamic.Resource(settingsResource)
+	settings := b.Dynamic.Resource(admission.Settings)
 	s, err := settings.Get(ctx, "overcommit-config", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +37,9 @@ func setOvercommit(t *testing.T, b *testbed.Bed, value string) {
 			s.Object["value"] = before
 			_, err = settings.Update(ctx, s, metav1.UpdateOptions{})
 		}
+		if err == nil {
+			err = b.HarvesterAdmission.AwaitHeld(ctx, b.Dynamic, admission.Settings, "", "overcommit-config")
+		}
 		if err != nil {
 			t.Errorf("restore overcommit-config: %v", err)
 		}
@@ -45,6 +47,9 @@ func setOvercommit(t *testing.T, b *testbed.Bed, value string) {
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		s, err := settings.Get(ctx, "overcommit-config", metav1.GetOptions{ResourceVersion: "0"})
 		if err == nil && s.Object["value"] == value {
+			if err := b.HarvesterAdmission.AwaitHeld(ctx, b.Dynamic, admission.Settings, "", "overcommit-config"); err != nil {
+				t.Fatal(err)
+			}
 			return
 		}
 		if time.Now().After(deadline) {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/e2e/admission"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/credential"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/standin"
 	"github.com/harvester/docker-machine-driver-harvester/e2e/testbed"
@@ -369,7 +370,9 @@ func watchForZeroGrace(t *testing.T, b *testbed.Bed, vmi *kubevirtv1.VirtualMach
 	return result
 }
 
-// annotateNamespace sets a stand-in knob for every VM the driver will create in ns.
+// annotateNamespace sets an annotation on ns — a stand-in knob for every VM the driver will create in ns, or
+// Rancher's quota, which Harvester's validator reads — and waits until Harvester's webhook holds the change (it
+// reads namespaces from an informer, as on Harvester).
 func annotateNamespace(t *testing.T, b *testbed.Bed, ns, key, value string) {
 	t.Helper()
 	ctx := context.Background()
@@ -382,6 +385,9 @@ func annotateNamespace(t *testing.T, b *testbed.Bed, ns, key, value string) {
 	}
 	n.Annotations[key] = value
 	if _, err := b.Kube.CoreV1().Namespaces().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.HarvesterAdmission.AwaitHeld(ctx, b.Dynamic, admission.Namespaces, "", ns); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -167,8 +168,19 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	opts.Logf("testbed: fixtures seeded after %v", time.Since(t0).Round(time.Millisecond))
 	// Harvester's KubeVirt resource, before KubeVirt's controllers start (they keep it) and also in a bed without
 	// them: Harvester's VM mutator refuses a VM with memory without it.
-	if err = applyKubeVirt(ctx, admin); err != nil {
+	kv, err := applyKubeVirt(ctx, admin)
+	if err != nil {
 		return nil, fmt.Errorf("create Harvester's KubeVirt resource: %w", err)
+	}
+	// Harvester's webhook reads them from informers (hack/tools/harvester store.go): the first VM of a test must
+	// not meet a mutator that does not have them yet.
+	if err = b.HarvesterAdmission.AwaitHeld(ctx, b.Dynamic, admission.KubeVirts, kv.GetNamespace(), kv.GetName()); err != nil {
+		return nil, err
+	}
+	for _, st := range spec.Settings {
+		if err = b.HarvesterAdmission.AwaitHeld(ctx, b.Dynamic, admission.Settings, "", st.Name); err != nil {
+			return nil, err
+		}
 	}
 	if !opts.NoStandIn {
 		if err = b.StartStandIn(ctx); err != nil {
@@ -178,18 +190,17 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	return b, nil
 }
 
-// applyKubeVirt applies Harvester's KubeVirt resource (upstream.HarvesterKubeVirt).
-func applyKubeVirt(ctx context.Context, admin *rest.Config) error {
+// applyKubeVirt applies Harvester's KubeVirt resource (upstream.HarvesterKubeVirt) and returns it as applied.
+func applyKubeVirt(ctx context.Context, admin *rest.Config) (*unstructured.Unstructured, error) {
 	kv, err := upstream.HarvesterKubeVirt(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a, err := apply.New(admin)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = a.Apply(ctx, kv)
-	return err
+	return a.Apply(ctx, kv)
 }
 
 // StartStandIn starts KubeVirt's VM and VMI controllers and the stand-in controllers (after NoStandIn or

@@ -26,11 +26,14 @@ import (
 )
 
 type options struct {
-	plugin, referencePlugin                                string
-	cycles, concurrent, handshakes, preflights, bootCycles int
-	preflightLatency                                       time.Duration
-	// livesOnly measures the machine lives' requests alone (-lives-only).
-	livesOnly bool
+	plugin, referencePlugin                    string
+	cycles, handshakes, preflights, bootCycles int
+	// concurrent is how many machines each many-at-once set creates (-concurrent 100,200).
+	concurrent       sizes
+	preflightLatency time.Duration
+	// livesOnly measures the machine lives' requests alone (-lives-only); concurrentOnly measures the cycles and
+	// the many-at-once sets alone (-concurrent-only).
+	livesOnly, concurrentOnly bool
 }
 
 // The stand-in's imitated latencies during the benchmark: a VM is "booted" (Running with an IP) after
@@ -99,6 +102,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	createArgs := createArgsIn(namespace)
 
 	var rep report
+	if o.concurrentOnly {
+		return measureConcurrentOnly(ctx, bed, proxy, newCLI, createArgsIn, o, &rep, out)
+	}
 	if err := measureLives(ctx, proxy, newCLI("lives"), pluginDir, kubeconfig, createArgsIn(bootNamespace), bootNamespace, work, o.bootCycles, &rep); err != nil {
 		return err
 	}
@@ -137,13 +143,13 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if err := measureHandshakes(pluginDir, o.handshakes, &rep); err != nil {
 		return err
 	}
-	if err := measureConcurrent(ctx, bed, newCLI, createArgs, o.concurrent, &rep); err != nil {
+	if err := measureMany(ctx, bed, proxy, newCLI, createArgsIn, o.concurrent, &rep); err != nil {
 		return err
 	}
 	if info, err := os.Stat(filepath.Join(pluginDir, "docker-machine-driver-harvester")); err == nil {
 		rep.binaryMB = float64(info.Size()) / 1e6
 	}
-	rep.print(out, o)
+	rep.print(out)
 	return nil
 }
 
@@ -214,66 +220,37 @@ func watchIPs(ctx context.Context, bed *testbed.Bed) func(name string) (time.Tim
 	}
 }
 
-// measureConcurrent creates n machines at once, then removes them at once.
-func measureConcurrent(ctx context.Context, bed *testbed.Bed, newCLI func(string) *rmachine.CLI,
-	createArgs func(string) []string, n int, rep *report) error {
-	fmt.Fprintf(os.Stderr, "bench: %d machines at once\n", n)
-	durations := make([]time.Duration, n)
-	var failed []string
-	var mu sync.Mutex
-	each := func(args func(i int) []string) {
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r := newCLI(fmt.Sprintf("m%d", i)).Run(ctx, nil, args(i)...)
-				mu.Lock()
-				defer mu.Unlock()
-				if r.Err != nil {
-					failed = append(failed, r.String())
-					return
-				}
-				durations[i] = r.Duration
-			}()
-		}
-		wg.Wait()
+// measureConcurrentOnly measures the cycles (one machine alone: its requests are the many-at-once sets'
+// yardstick) and the many-at-once sets, and prints their rows (-concurrent-only).
+func measureConcurrentOnly(ctx context.Context, bed *testbed.Bed, proxy *countproxy.Proxy, newCLI func(string) *rmachine.CLI,
+	createArgsIn func(string) func(string) []string, o options, rep *report, out io.Writer) error {
+	if err := measureCycles(ctx, bed, proxy, newCLI("cycles"), createArgsIn(namespace), o.cycles, rep); err != nil {
+		return err
 	}
-	start := time.Now()
-	each(func(i int) []string { return createArgs(fmt.Sprintf("many-%d", i)) })
-	rep.concurrentCreateWall = time.Since(start)
-	rep.concurrentOK = n - len(failed)
-	for _, d := range durations {
-		if d > 0 {
-			rep.concurrentOverhead = append(rep.concurrentOverhead, d-simulatedBoot())
-		}
+	if err := measureMany(ctx, bed, proxy, newCLI, createArgsIn, o.concurrent, rep); err != nil {
+		return err
 	}
-	start = time.Now()
-	each(func(i int) []string { return []string{"rm", "-y", fmt.Sprintf("many-%d", i)} })
-	rep.concurrentRemoveWall = time.Since(start)
-	rep.concurrentFailures = failed
-	left, err := bed.Leftovers(ctx, namespace, 30*time.Second)
-	rep.leftBehind = left
-	return err
+	rep.header(out)
+	one := lifeRequests(rep.createRequests, rep.removeRequests)
+	fmt.Fprintf(out, "| API requests per create + remove, one machine alone (%d cycles; median, by verb) | %d (%s) | |\n",
+		len(one), medianTotal(one), verbs(one))
+	rep.printMany(out)
+	return nil
 }
 
 // report holds the figures and prints them.
 type report struct {
-	readyLatency                               []time.Duration
-	createRequests, removeRequests             []map[string]int
-	lives                                      []lifeSet
-	preflights                                 []preflightSet
-	handshake                                  []time.Duration
-	rssMB                                      []float64
-	concurrentOK                               int
-	leftBehind                                 []string
-	concurrentOverhead                         []time.Duration
-	concurrentCreateWall, concurrentRemoveWall time.Duration
-	concurrentFailures                         []string
-	binaryMB                                   float64
+	readyLatency                   []time.Duration
+	createRequests, removeRequests []map[string]int
+	lives                          []lifeSet
+	preflights                     []preflightSet
+	handshake                      []time.Duration
+	rssMB                          []float64
+	many                           []manySet
+	binaryMB                       float64
 }
 
-func (r *report) print(out io.Writer, o options) {
+func (r *report) print(out io.Writer) {
 	r.header(out)
 	fmt.Fprintf(out, "| Ready detection: VMI reports its IP → driver reports the machine running (%d creates) | median %s, p95 %s | polls every 5 s: 2.5 s on average, up to 5 s |\n",
 		len(r.readyLatency), ms(percentile(r.readyLatency, 50)), ms(percentile(r.readyLatency, 95)))
@@ -289,16 +266,17 @@ func (r *report) print(out io.Writer, o options) {
 	fmt.Fprintf(out, "| Plugin start: RPC handshake (%d starts) | median %s | |\n", len(r.handshake), ms(percentile(r.handshake, 50)))
 	fmt.Fprintf(out, "| Plugin resident memory after the handshake | %.1f MB | |\n", medianFloat(r.rssMB))
 	fmt.Fprintf(out, "| Plugin binary (stripped) | %.1f MB | 69.7 MB |\n", r.binaryMB)
-	fmt.Fprintf(out, "| %d machines created at once: succeeded | %d of %d (all created in %s, all removed in %s) | |\n",
-		o.concurrent, r.concurrentOK, o.concurrent, r.concurrentCreateWall.Round(100*time.Millisecond), r.concurrentRemoveWall.Round(100*time.Millisecond))
-	fmt.Fprintf(out, "| … driver overhead per machine (create time − simulated boot) | p50 %s, p95 %s | |\n",
-		secs(percentile(r.concurrentOverhead, 50)), secs(percentile(r.concurrentOverhead, 95)))
-	fmt.Fprintf(out, "| … objects left behind after removing them | %d | |\n", len(r.leftBehind))
-	for _, f := range r.concurrentFailures {
-		fmt.Fprintf(out, "\nfailure: %s\n", f)
+	r.printMany(out)
+}
+
+// printMany writes the rows of the many-at-once sets, then what failed in them.
+func (r *report) printMany(out io.Writer) {
+	one := lifeRequests(r.createRequests, r.removeRequests)
+	for _, set := range r.many {
+		set.print(out, one)
 	}
-	if len(r.leftBehind) > 0 {
-		fmt.Fprintf(out, "\nleft behind 30 s after the last rm: %s\n", strings.Join(r.leftBehind, ", "))
+	for _, set := range r.many {
+		set.printFailures(out)
 	}
 }
 

@@ -19,18 +19,22 @@ type object[E any] interface {
 }
 
 // cache is a wrangler cache (generic.CacheInterface, what Harvester's generated XxxCache interfaces are) of one
-// resource, read from a store on every call. Indexers work as in an informer's indexer: GetByIndex applies the
-// index function to every object of the resource and returns those it files under the key.
+// resource, read from a store on every call. Indexers work as in an informer's indexer. Of a resource the store
+// holds in an informer (indexedStore), each object is filed under its keys as it arrives and GetByIndex reads the
+// objects filed under one key, as on Harvester; of the others, GetByIndex applies the index function to every
+// object of the resource and returns those it files under the key.
 type cache[E any, T object[E]] struct {
 	store store
 	gvr   schema.GroupVersionResource
 
 	mu       sync.Mutex
 	indexers map[string]generic.Indexer[T]
+	// indexed names the indexes the store keeps (indexedStore).
+	indexed map[string]bool
 }
 
 func newCache[E any, T object[E]](s store, gvr schema.GroupVersionResource) *cache[E, T] {
-	return &cache[E, T]{store: s, gvr: gvr, indexers: map[string]generic.Indexer[T]{}}
+	return &cache[E, T]{store: s, gvr: gvr, indexers: map[string]generic.Indexer[T]{}, indexed: map[string]bool{}}
 }
 
 // Get returns the object namespace/name, or a NotFound error.
@@ -47,7 +51,75 @@ func (c *cache[E, T]) List(namespace string, selector labels.Selector) ([]T, err
 	if selector == nil {
 		selector = labels.Everything()
 	}
-	items, err := c.store.list(c.gvr, namespace, selector)
+	return c.typedAll(c.store.list(c.gvr, namespace, selector))
+}
+
+// AddIndexer registers an index function under a name, as Harvester's webhook does on its informers
+// (pkg/webhook/indexeres RegisterIndexers). When the store holds the resource in an informer, the informer keeps
+// the index: an object that does not convert to the resource's type is filed under no key, as a typed informer
+// would not hold it.
+func (c *cache[E, T]) AddIndexer(name string, indexer generic.Indexer[T]) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.indexers[name] = indexer
+	s, ok := c.store.(indexedStore)
+	if !ok {
+		return
+	}
+	indexed, err := s.addIndex(c.gvr, name, func(u *unstructured.Unstructured) ([]string, error) {
+		obj, err := c.typed(u)
+		if err != nil {
+			return nil, nil
+		}
+		return indexer(obj)
+	})
+	if err != nil {
+		// wrangler's AddIndexer has no error to return either; it panics when the informer has stopped.
+		panic(fmt.Sprintf("index %s of %s: %v", name, c.gvr.Resource, err))
+	}
+	c.indexed[name] = indexed
+}
+
+// GetByIndex returns the objects of every namespace that the index function files under key. An index never
+// registered is an error, as in client-go's indexer.
+func (c *cache[E, T]) GetByIndex(name, key string) ([]T, error) {
+	c.mu.Lock()
+	indexer, indexed := c.indexers[name], c.indexed[name]
+	c.mu.Unlock()
+	if indexer == nil {
+		return nil, fmt.Errorf("Index with name %s does not exist", name) // client-go's cache.ByIndex message
+	}
+	indexLookups.Add(c.gvr.Resource, 1)
+	if indexed {
+		found, err := c.byIndex(name, key)
+		indexExamined.Add(c.gvr.Resource, int64(len(found)))
+		return found, err
+	}
+	all, err := c.List("", labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	indexExamined.Add(c.gvr.Resource, int64(len(all)))
+	var out []T
+	for _, obj := range all {
+		keys, err := indexer(obj)
+		if err != nil {
+			return nil, fmt.Errorf("index %s of %s: %w", name, c.gvr.Resource, err)
+		}
+		if slices.Contains(keys, key) {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
+// byIndex reads the objects the store's index name files under key.
+func (c *cache[E, T]) byIndex(name, key string) ([]T, error) {
+	return c.typedAll(c.store.(indexedStore).byIndex(c.gvr, name, key))
+}
+
+// typedAll converts what a store read returned, or passes its error on.
+func (c *cache[E, T]) typedAll(items []unstructured.Unstructured, err error) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -58,40 +130,6 @@ func (c *cache[E, T]) List(namespace string, selector labels.Selector) ([]T, err
 			return nil, err
 		}
 		out = append(out, obj)
-	}
-	return out, nil
-}
-
-// AddIndexer registers an index function under a name, as Harvester's webhook does on its informers
-// (pkg/webhook/indexeres RegisterIndexers).
-func (c *cache[E, T]) AddIndexer(name string, indexer generic.Indexer[T]) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.indexers[name] = indexer
-}
-
-// GetByIndex returns the objects of every namespace that the index function files under key. An index never
-// registered is an error, as in client-go's indexer.
-func (c *cache[E, T]) GetByIndex(name, key string) ([]T, error) {
-	c.mu.Lock()
-	indexer := c.indexers[name]
-	c.mu.Unlock()
-	if indexer == nil {
-		return nil, fmt.Errorf("Index with name %s does not exist", name) // client-go's cache.ByIndex message
-	}
-	all, err := c.List("", labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	var out []T
-	for _, obj := range all {
-		keys, err := indexer(obj)
-		if err != nil {
-			return nil, fmt.Errorf("index %s of %s: %w", name, c.gvr.Resource, err)
-		}
-		if slices.Contains(keys, key) {
-			out = append(out, obj)
-		}
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"expvar"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -19,8 +21,11 @@ import (
 
 // serveWebhook serves Harvester's VirtualMachine validator on validationPath and its VirtualMachine mutator on
 // mutationPath over HTTPS, as Harvester's one webhook server serves both, until SIGTERM or SIGINT. The caches of
-// Pods and VirtualMachines are informers, as on Harvester; the others read the cluster of -kubeconfig on every
-// call (informedStore). It is served as serve.Webhook serves every tool's webhook.
+// Pods, VirtualMachines, Settings, the KubeVirt resource, NetworkAttachmentDefinitions, Namespaces, PVCs and
+// StorageClasses are informers, indexed as on Harvester; the others read the cluster of -kubeconfig on every call
+// (informedStore). It is served as serve.Webhook serves every tool's webhook, with /debug/vars besides: the caches'
+// index lookups and live reads, and the versions of the Settings, KubeVirt resources, Namespaces and PVCs held
+// (vars.go).
 func serveWebhook(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -59,10 +64,13 @@ func serveWebhook(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store, err := newInformedStore(informerCtx, client, watchClient, pods, vms)
+	store, err := newInformedStore(informerCtx, client, watchClient, []schema.GroupVersionResource{pods, vms, settings, kubevirts},
+		nads, namespaces, pvcs, storageClasses)
 	if err != nil {
 		return err
 	}
-	w.Paths = map[string]http.Handler{validationPath: newHandler(newValidator(store)), mutationPath: newMutationHandler(newMutator(store))}
+	store.publishHeld(settings, kubevirts, namespaces, pvcs)
+	w.Paths = map[string]http.Handler{validationPath: newHandler(newValidator(store)), mutationPath: newMutationHandler(newMutator(store)),
+		"/debug/vars": expvar.Handler()} // what the caches did and hold (vars.go), for the tests
 	return w.Run(stderr)
 }
