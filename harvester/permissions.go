@@ -35,6 +35,7 @@ var permissionNeeds = []PermissionNeed{
 	{When: "resource quotas" + OptionalRead, Where: "VM namespace", Access: quotaAccess},
 	{When: "static addresses", Flags: []string{config.FlagIPPool}, Where: "network's namespace", Access: ippool.Access},
 	{When: "load-balancer IP pools" + OptionalRead, Flags: []string{config.FlagIPPool}, Access: []kube.Access{lbPoolAccess}},
+	{When: "Kube-OVN subnets of overlay networks" + OptionalRead, Flags: []string{config.FlagNetworkName, config.FlagNetworkInfo}, Access: []kube.Access{subnetAccess}},
 	{When: "host devices" + OptionalRead, Flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, Access: slices.Concat(hostDeviceAccess, deviceCapacityAccess)},
 	{When: "cloud-provider kubeconfig", Flags: []string{config.FlagGenerateCloudProviderConfig}, Where: "VM namespace",
 		Access: guestaccount.Access},

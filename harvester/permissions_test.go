@@ -38,7 +38,7 @@ func TestPermissionsAreTheAccessLists(t *testing.T) {
 	}
 	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, imageAccess, cleanupAccess, ippool.Access,
 		guestaccount.Access, keyPairAccess, dataSecretAccess, vmPatchObjectAccess))
-	sameAccess(t, "only read", read, slices.Concat(quotaAccess, []kube.Access{lbPoolAccess}, hostDeviceAccess, deviceCapacityAccess))
+	sameAccess(t, "only read", read, slices.Concat(quotaAccess, []kube.Access{lbPoolAccess, subnetAccess}, hostDeviceAccess, deviceCapacityAccess))
 }
 
 func sameAccess(t *testing.T, what string, got, want []kube.Access) {

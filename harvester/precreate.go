@@ -161,7 +161,7 @@ var preflightChecks = []preflightCheck{
 	{name: CheckStorageClasses, needs: []string{CheckImagesKeyPairs}, run: checkStorageClasses},
 	{name: CheckNetworks, run: checkNetworks},
 	{name: CheckDataSecrets, flags: []string{config.FlagUserDataSecret, config.FlagNetworkDataSecret}, given: dataSecretsGiven,
-		needs: []string{CheckNamespace}, run: checkDataSecrets},
+		needs: []string{CheckNamespace, CheckNetworks}, run: checkDataSecrets},
 	{name: CheckVMPatchObjects, flags: []string{config.FlagVMPatch}, given: vmPatchGiven, needs: []string{CheckNamespace}, run: checkVMPatchObjects},
 	{name: CheckQuota, needs: []string{CheckImagesKeyPairs}, run: checkQuota},
 	{name: CheckZones, flags: []string{config.FlagZone, config.FlagRegion}, given: zonesGiven, run: checkTopology},
@@ -403,15 +403,20 @@ func diskStorageClass(disk config.Disk, looked *lookups) (class string, known bo
 	return looked.facts.ImageStorageClasses[*disk.Image], true
 }
 
-// checkNetworks makes sure every bridge NIC's network (a NetworkAttachmentDefinition) exists.
+// checkNetworks makes sure every bridge NIC's network (a NetworkAttachmentDefinition) exists, and checks the NICs
+// on Kube-OVN overlay networks (checkOverlays), which are what it finds.
 func checkNetworks(ctx context.Context, r *checkRun) {
+	var overlays []overlayNIC
 	for _, nic := range r.cfg.NICs {
 		if nic.Network == nil {
 			continue
 		}
-		_, err := kube.GetCached(ctx, r.c, kube.Networks, nic.Network.Namespace, nic.Network.Name)
+		nad, err := kube.GetCached(ctx, r.c, kube.Networks, nic.Network.Namespace, nic.Network.Name)
 		switch {
 		case err == nil:
+			if o, ok := overlayOf(r, nic, nad); ok {
+				overlays = append(overlays, o)
+			}
 		case kube.IsMissing(err, nic.Network.Name):
 			r.p.Addf(nic.Flag, "%s: network %s does not exist in Harvester (Networks → VM Networks)", nic.Name, nic.Network)
 		case apierrors.IsForbidden(err):
@@ -421,6 +426,7 @@ func checkNetworks(ctx context.Context, r *checkRun) {
 			r.p.Addf(nic.Flag, "%v", r.c.Explain("read network", nic.Network.String(), err))
 		}
 	}
+	r.findings = checkOverlays(ctx, r, overlays)
 }
 
 func creatorOf(labels map[string]string) string {

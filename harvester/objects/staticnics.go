@@ -1,0 +1,34 @@
+package objects
+
+import (
+	"net"
+	"slices"
+
+	"github.com/harvester/docker-machine-driver-harvester/cloudinit/networkconfig"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+)
+
+// StaticallyAddressedNICs tells, for each of nics by name, the entries of the network data doc that may give it
+// static addresses: an entry matched by the NIC's MAC address (the one --harvester-network-info gives it; without
+// one Harvester picks a random one, which no entry can name), and every entry matched otherwise — by name or
+// driver, which may be any NIC's, since the names a guest gives its NICs are not known before it boots. A NIC
+// the data leaves alone is not in the map. doc must have passed networkconfig.Validate (config does it).
+func StaticallyAddressedNICs(nics []config.NIC, doc []byte) (map[string][]string, error) {
+	entries, err := networkconfig.StaticallyAddressed(doc)
+	if err != nil || len(entries) == 0 {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, nic := range nics {
+		mac := ""
+		if hw, err := net.ParseMAC(nic.MACAddress); err == nil {
+			mac = hw.String()
+		}
+		for _, e := range entries {
+			if e.MACs == nil || (mac != "" && slices.Contains(e.MACs, mac)) {
+				out[nic.Name] = append(out[nic.Name], e.Path)
+			}
+		}
+	}
+	return out, nil
+}
