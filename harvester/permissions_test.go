@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
+
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/guestaccount"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
@@ -36,9 +38,9 @@ func TestPermissionsAreTheAccessLists(t *testing.T) {
 			t.Errorf("%s: flags %v", n.When, n.Flags)
 		}
 	}
-	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, imageAccess, cleanupAccess, ippool.Access,
-		guestaccount.Access, keyPairAccess, dataSecretAccess, vmPatchObjectAccess))
-	sameAccess(t, "only read", read, slices.Concat(quotaAccess, []kube.Access{lbPoolAccess, subnetAccess}, hostDeviceAccess, deviceCapacityAccess))
+	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, preflight.ImageAccess, cleanupAccess, ippool.Access,
+		guestaccount.Access, preflight.KeyPairAccess, preflight.DataSecretAccess, preflight.VMPatchObjectAccess))
+	sameAccess(t, "only read", read, slices.Concat(preflight.QuotaAccess, []kube.Access{preflight.LBPoolAccess, preflight.SubnetAccess}, preflight.HostDeviceAccess, preflight.DeviceCapacityAccess))
 }
 
 func sameAccess(t *testing.T, what string, got, want []kube.Access) {

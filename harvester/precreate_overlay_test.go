@@ -14,6 +14,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // addOverlay makes overlay network default/name as Harvester's UI writes one (harvester-ui-extension
@@ -57,7 +58,7 @@ func TestPreCreateCheckOverlayNetwork(t *testing.T) {
 	kubefake.CaptureLog(t)
 	fc.addOverlay("ovn1", func(*kube.Subnet) {})
 	fc.Dyn.ClearActions()
-	c := checkNamed(t, newTestDriver(t, fc, "m1", overlayOptions()), CheckNetworks)
+	c := checkNamed(t, newTestDriver(t, fc, "m1", overlayOptions()), preflight.CheckNetworks)
 	want := "nic-0 on overlay network default/ovn1: Kube-OVN subnet ovn1-subnet 172.20.10.0/24, 253 free addresses"
 	if len(c.Problems) != 0 || c.Skipped != "" || c.Detail != want {
 		t.Errorf("check %+v, want ok with %q", c, want)
@@ -66,7 +67,7 @@ func TestPreCreateCheckOverlayNetwork(t *testing.T) {
 		t.Errorf("%d lists of subnets, want 1", n)
 	}
 	fc.Dyn.ClearActions()
-	if c := checkNamed(t, newTestDriver(t, fc, "m1", createOptions()), CheckNetworks); len(c.Problems) != 0 || c.Detail != "" || fc.subnetLists() != 0 {
+	if c := checkNamed(t, newTestDriver(t, fc, "m1", createOptions()), preflight.CheckNetworks); len(c.Problems) != 0 || c.Detail != "" || fc.subnetLists() != 0 {
 		t.Errorf("on a bridge network: check %+v and %d lists of subnets, want ok, no detail, none", c, fc.subnetLists())
 	}
 }
@@ -116,7 +117,7 @@ func TestPreCreateCheckOverlaySubnetProblems(t *testing.T) {
 				d.machines = max(1, c.machines)
 				return d
 			}
-			check := checkNamed(t, driver(), CheckNetworks)
+			check := checkNamed(t, driver(), preflight.CheckNetworks)
 			if len(check.Problems) != 1 || check.Problems[0].Flag != config.FlagNetworkName || !strings.Contains(check.Problems[0].Message, c.want) {
 				t.Errorf("check %+v\nwant one problem of --%s with %q", check, config.FlagNetworkName, c.want)
 			}
@@ -134,7 +135,7 @@ func TestPreCreateCheckOverlaySubnetsForbidden(t *testing.T) {
 	kubefake.CaptureLog(t)
 	fc.addOverlay("ovn1", nil)
 	fc.FailOn("list", "subnets", apierrors.NewForbidden(schema.GroupResource{Group: "kubeovn.io", Resource: "subnets"}, "", errors.New("no")))
-	c := checkNamed(t, newTestDriver(t, fc, "m1", overlayOptions()), CheckNetworks)
+	c := checkNamed(t, newTestDriver(t, fc, "m1", overlayOptions()), preflight.CheckNetworks)
 	want := "the credential may not list subnets.kubeovn.io: cannot tell whether network default/ovn1 has a Kube-OVN subnet with a free address"
 	if len(c.Problems) != 0 || c.Skipped != want {
 		t.Errorf("check %+v\nwant skipped: %q", c, want)
@@ -156,24 +157,24 @@ func TestPreCreateCheckOverlayRefusesStaticAddresses(t *testing.T) {
 		opts                    config.Options
 		secret                  string
 	}{
-		{name: "IP pool", check: CheckNetworks, flag: config.FlagIPPool,
+		{name: "IP pool", check: preflight.CheckNetworks, flag: config.FlagIPPool,
 			opts: overlayOptions(config.FlagIPPool, "10.0.0.10-10.0.0.20/24", config.FlagIPPoolGateway, "10.0.0.1"),
 			want: "nic-0 is on Kube-OVN overlay network default/ovn1, where Kube-OVN gives the VM its address (its own IPAM, by DHCP) and routes that one alone: " +
 				"a static address would not be reachable; leave --harvester-ip-pool out, or put nic-0 on a VLAN network"},
-		{name: "inline, by name", check: CheckNetworks, flag: config.FlagNetworkData,
+		{name: "inline, by name", check: preflight.CheckNetworks, flag: config.FlagNetworkData,
 			opts: overlayOptions(config.FlagNetworkData, "version: 2\nethernets:\n  eth0:\n    addresses: [10.0.0.5/24]\n"),
 			want: "ethernets.eth0 gives static addresses to a NIC that may be nic-0, " + overlayWhy},
-		{name: "inline, by the NIC's MAC", check: CheckNetworks, flag: config.FlagNetworkData,
+		{name: "inline, by the NIC's MAC", check: preflight.CheckNetworks, flag: config.FlagNetworkData,
 			opts: overlayOptions(config.FlagNetworkInfo, twoNICs, config.FlagNetworkData, byMAC("52:54:00:00:00:01")),
 			want: "ethernets.lan gives static addresses to a NIC that may be nic-0, " + overlayWhy},
-		{name: "inline, by the VLAN NIC's MAC", check: CheckNetworks,
+		{name: "inline, by the VLAN NIC's MAC", check: preflight.CheckNetworks,
 			opts: overlayOptions(config.FlagNetworkInfo, twoNICs, config.FlagNetworkData, byMAC("52:54:00:00:00:02"))},
-		{name: "inline, DHCP", check: CheckNetworks, opts: overlayOptions(config.FlagNetworkData, "version: 2\nethernets:\n  eth0: {dhcp4: true}\n")},
-		{name: "in a Secret", check: CheckDataSecrets, flag: config.FlagNetworkDataSecret,
+		{name: "inline, DHCP", check: preflight.CheckNetworks, opts: overlayOptions(config.FlagNetworkData, "version: 2\nethernets:\n  eth0: {dhcp4: true}\n")},
+		{name: "in a Secret", check: preflight.CheckDataSecrets, flag: config.FlagNetworkDataSecret,
 			opts:   overlayOptions(config.FlagNetworkDataSecret, "nd"),
 			secret: "version: 1\nconfig:\n- type: physical\n  name: eth0\n  subnets: [{type: static, address: 10.0.0.5/24}]\n",
 			want:   "config[0] gives static addresses to a NIC that may be nic-0, " + overlayWhy},
-		{name: "in a Secret, DHCP", check: CheckDataSecrets, opts: overlayOptions(config.FlagNetworkDataSecret, "nd"),
+		{name: "in a Secret, DHCP", check: preflight.CheckDataSecrets, opts: overlayOptions(config.FlagNetworkDataSecret, "nd"),
 			secret: "version: 2\nethernets:\n  eth0: {dhcp4: true}\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -4,14 +4,15 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	kubevirtv1 "kubevirt.io/api/core/v1"
 )
 
 // An entry matched by a NIC's MAC address addresses that NIC alone; one matched by name may address any; one
 // matched by a MAC address no NIC was given addresses none of them (Harvester gives the others random ones); DHCP
 // addresses nothing.
 func TestStaticallyAddressedNICs(t *testing.T) {
-	nics := []config.NIC{{Name: "nic-0"}, {Name: "nic-1", MACAddress: "52:54:00:00:00:01"}}
+	vm := &kubevirtv1.VirtualMachine{Spec: kubevirtv1.VirtualMachineSpec{Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{}}}
+	vm.Spec.Template.Spec.Domain.Devices.Interfaces = []kubevirtv1.Interface{{Name: "nic-0"}, {Name: "nic-1", MacAddress: "52:54:00:00:00:01"}}
 	for _, c := range []struct {
 		name, doc string
 		want      map[string][]string
@@ -24,7 +25,7 @@ func TestStaticallyAddressedNICs(t *testing.T) {
 		{"by name", "version: 2\nethernets:\n  eth0:\n    addresses: [10.0.0.5/24]\n",
 			map[string][]string{"nic-0": {"ethernets.eth0"}, "nic-1": {"ethernets.eth0"}}},
 	} {
-		got, err := StaticallyAddressedNICs(nics, []byte(c.doc))
+		got, err := StaticallyAddressedNICs(vm, []byte(c.doc))
 		if err != nil || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
 		}
