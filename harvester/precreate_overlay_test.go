@@ -3,6 +3,7 @@ package harvester
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,5 +193,38 @@ func TestPreCreateCheckOverlayRefusesStaticAddresses(t *testing.T) {
 				t.Errorf("check %+v\nwant one problem of --%s: %q", check, c.flag, c.want)
 			}
 		})
+	}
+}
+
+// The check judges the VM as built: a --harvester-vm-patch that puts nic-0 on an overlay network has its Subnet
+// checked, under the patch's flag, and a static address from --harvester-ip-pool refused there; one that takes
+// nic-0 off the overlay network the flags name leaves no overlay NIC to check.
+func TestPreCreateCheckOverlayJudgesThePatchedVM(t *testing.T) {
+	toNetwork := func(network string) string {
+		return `[{"op":"replace","path":"/spec/template/spec/networks/0/multus/networkName","value":"` + network + `"}]`
+	}
+	fc := newFakeCluster(t)
+	kubefake.CaptureLog(t)
+	fc.addOverlay("ovn1", func(s *kube.Subnet) { s.Spec.EnableDHCP = false })
+
+	c := checkNamed(t, newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagVMPatch, toNetwork("default/ovn1"))), preflight.CheckNetworks)
+	want := "--harvester-vm-patch: nic-0: Kube-OVN subnet ovn1-subnet (172.20.10.0/24) of overlay network default/ovn1 has DHCP off"
+	if len(c.Problems) != 1 || !strings.HasPrefix(c.Problems[0].String(), want) {
+		t.Errorf("nic-0 patched onto the overlay network: check %+v\nwant one problem starting %q", c, want)
+	}
+
+	pool := []any{config.FlagIPPool, "10.0.0.10-10.0.0.20/24", config.FlagIPPoolGateway, "10.0.0.1"}
+	c = checkNamed(t, newTestDriver(t, fc, "m1", configtest.With(createOptions(), append(pool, config.FlagVMPatch, toNetwork("default/ovn1"))...)), preflight.CheckNetworks)
+	if !slices.ContainsFunc(c.Problems, func(p config.Problem) bool {
+		return p.Flag == config.FlagIPPool && strings.HasPrefix(p.Message, "nic-0 is on Kube-OVN overlay network default/ovn1")
+	}) {
+		t.Errorf("the IP pool with nic-0 patched onto the overlay network: check %+v, want --%s refused", c, config.FlagIPPool)
+	}
+
+	d := newTestDriver(t, fc, "m1", overlayOptions(config.FlagVMPatch, toNetwork("default/vlan1")))
+	fc.Dyn.ClearActions()
+	c = checkNamed(t, d, preflight.CheckNetworks)
+	if len(c.Problems) != 0 || c.Skipped != "" || fc.subnetLists() != 0 {
+		t.Errorf("nic-0 patched off the overlay network: check %+v and %d lists of subnets, want ok and none", c, fc.subnetLists())
 	}
 }
