@@ -31,7 +31,7 @@ func TestOverlayNetwork(t *testing.T) {
 	cli := newCLI(t, kubeconfig) // and the plugin the check runs
 
 	out, code := runCheck(t, kubeconfig, append(checkArgs(ns), onOverlay(fixtures.OverlayVMs)...)...)
-	wantOK := "ok       networks              nic-0 on overlay network default/" + fixtures.OverlayVMs + ": Kube-OVN subnet " +
+	wantOK := "ok       networks              of VM " + ns + "/checked: nic-0 on overlay network default/" + fixtures.OverlayVMs + ": Kube-OVN subnet " +
 		fixtures.OverlayVMs + "-subnet 172.20.10.0/24, "
 	if code != 0 || !strings.Contains(out, wantOK) {
 		t.Errorf("check on the overlay network: exit %d, want 0 and the line %q", code, wantOK)
