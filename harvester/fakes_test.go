@@ -43,7 +43,15 @@ func (fc *fakeCluster) seed() {
 	for _, class := range []string{"longhorn-ubuntu", "longhorn"} {
 		fc.OK(kube.Create(ctx, fc.C, kube.StorageClasses, "", &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Provisioner: "driver.longhorn.io"}))
 	}
-	fc.OK(kube.Create(ctx, fc.C, kube.Networks, "default", &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "vlan1", Namespace: "default"}}))
+	fc.addNetwork("default", "vlan1", `{"cniVersion":"0.3.1","name":"vlan1","type":"bridge","bridge":"mgmt-br","promiscMode":true,"vlan":1,"ipam":{}}`)
+}
+
+// addNetwork makes VM network namespace/name with CNI configuration config (a bridge's, as Harvester's network
+// controller writes it, or a Kube-OVN overlay network's).
+func (fc *fakeCluster) addNetwork(namespace, name, config string) {
+	nad := &kube.NetworkAttachmentDefinition{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	nad.Spec.Config = config
+	fc.OK(kube.Create(context.Background(), fc.C, kube.Networks, namespace, nad))
 }
 
 func readyImage(img *kube.VirtualMachineImage) {

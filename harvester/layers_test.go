@@ -119,7 +119,7 @@ var layers = []layer{
 	{pkg: "e2e/credential", may: []string{"e2e/await", "e2e/internal/kubeconfig"}, tests: []string{"e2e/testbed"}},
 	{pkg: "e2e/admission", may: []string{"e2e/internal/apply", "e2e/internal/process"}, tests: []string{"e2e/internal/vmspec", "e2e/testbed"}},
 	{pkg: "e2e/virtcontroller", may: []string{"e2e/internal/process"}, tests: []string{"e2e/internal/vmspec", "e2e/testbed", "e2e/upstream"}},
-	{pkg: "e2e/standin", may: []string{"e2e/guest", "e2e/internal/ownedtemp"}, tests: []string{"e2e/internal/vmspec", "e2e/testbed"}},
+	{pkg: "e2e/standin", may: []string{"e2e/guest", "e2e/internal/ownedtemp"}, tests: []string{"e2e/fixtures", "e2e/internal/vmspec", "e2e/testbed"}},
 	{pkg: "e2e/testbed", may: []string{"e2e/admission", "e2e/await", "e2e/controlplane", "e2e/crds", "e2e/credential", "e2e/fixtures", "e2e/internal/apply",
 		"e2e/internal/repo", "e2e/standin", "e2e/upstream", "e2e/virtcontroller", "internal/testenv"}, tests: []string{"e2e/fixtures", "e2e/internal/vmspec", "e2e/standin"}},
 	{pkg: "e2e/cmd/harvester-sim", may: []string{"e2e/standin", "e2e/testbed"}},

@@ -36,6 +36,7 @@ var permissionNeeds = []PermissionNeed{
 	{When: "resource quotas" + OptionalRead, Where: "VM namespace", Access: preflight.QuotaAccess},
 	{When: "static addresses", Flags: []string{config.FlagIPPool}, Where: "network's namespace", Access: ippool.Access},
 	{When: "load-balancer IP pools" + OptionalRead, Flags: []string{config.FlagIPPool}, Access: []kube.Access{preflight.LBPoolAccess}},
+	{When: "Kube-OVN subnets of overlay networks" + OptionalRead, Flags: []string{config.FlagNetworkName, config.FlagNetworkInfo}, Access: []kube.Access{preflight.SubnetAccess}},
 	{When: "host devices" + OptionalRead, Flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, Access: slices.Concat(preflight.HostDeviceAccess, preflight.DeviceCapacityAccess)},
 	{When: "cloud-provider kubeconfig", Flags: []string{config.FlagGenerateCloudProviderConfig}, Where: "VM namespace",
 		Access: guestaccount.Access},

@@ -40,7 +40,7 @@ func TestPermissionsAreTheAccessLists(t *testing.T) {
 	}
 	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, preflight.ImageAccess, cleanupAccess, ippool.Access,
 		guestaccount.Access, preflight.KeyPairAccess, preflight.DataSecretAccess, preflight.VMPatchObjectAccess))
-	sameAccess(t, "only read", read, slices.Concat(preflight.QuotaAccess, []kube.Access{preflight.LBPoolAccess}, preflight.HostDeviceAccess, preflight.DeviceCapacityAccess))
+	sameAccess(t, "only read", read, slices.Concat(preflight.QuotaAccess, []kube.Access{preflight.LBPoolAccess, preflight.SubnetAccess}, preflight.HostDeviceAccess, preflight.DeviceCapacityAccess))
 }
 
 func sameAccess(t *testing.T, what string, got, want []kube.Access) {

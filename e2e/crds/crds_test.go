@@ -41,6 +41,7 @@ func TestInstall(t *testing.T) {
 		"harvesterhci.io/v1beta1":              {"virtualmachineimages", "keypairs", "settings"},
 		"k8s.cni.cncf.io/v1":                   {"network-attachment-definitions"},
 		"loadbalancer.harvesterhci.io/v1beta1": {"ippools"}, // mirrored, see crds.LoadBalancerIPPools
+		"kubeovn.io/v1":                        {"subnets", "subnets/status"},
 	}
 	for gv, names := range want {
 		list, err := bed.Kube.Discovery().ServerResourcesForGroupVersion(gv)

@@ -13,6 +13,8 @@
 //   - virt-handler: the VMI's phase from Scheduled to Running, guest-agent interfaces and conditions, the guest's
 //     shutdown when the VMI is deleted.
 //   - a storage provisioner: PVCs of an existing storage class become Bound.
+//   - Kube-OVN's controller, for a NIC on an overlay network: an address of the network's Subnet when it has DHCP
+//     on, none without such a Subnet (kubeovn.go).
 //
 // There is never a container or a virt-launcher process. Guests are simulated, with latencies imitated by small
 // delays (Options) and failures injected with annotations (AnnotationInject), or, for VMs annotated
@@ -69,6 +71,7 @@ type StandIn struct {
 	clocks map[types.UID]map[string]time.Time // per object, when each stage was first seen
 
 	guests realGuests
+	ovn    kubeOVN // Kube-OVN's networks and Subnets (kubeovn.go)
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -214,6 +217,10 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (*StandIn, error
 	if !cache.WaitForCacheSync(startup.Done(), synced...) {
 		s.Stop()
 		return nil, fmt.Errorf("stand-in: VM/VMI caches did not sync: %w", startup.Err())
+	}
+	if err := s.startKubeOVN(ctx, startup); err != nil {
+		s.Stop()
+		return nil, err
 	}
 	for range s.opts.Workers {
 		s.wg.Add(1)

@@ -71,6 +71,7 @@ func (s *StandIn) advanceVMI(ctx context.Context, vm *kubevirtv1.VirtualMachine,
 		withIP := !s.injected(vm, InjectNoIP)
 		ifaces := interfaces(upd, true, withIP)
 		if withIP {
+			s.overlayAddresses(upd, ifaces) // Kube-OVN's DHCP answer, before what the guest's own network data sets
 			if err := s.staticAddresses(ctx, upd, ifaces); err != nil {
 				return vmi, 0, err
 			}

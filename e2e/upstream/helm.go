@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -65,4 +66,23 @@ func hasAction(lines []string) bool {
 		}
 	}
 	return false
+}
+
+// crdsNamed keeps, of objs, the CustomResourceDefinitions named names, in the file's order; a name not found is an
+// error.
+func crdsNamed(objs []*unstructured.Unstructured, names ...string) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	var found []string
+	for _, o := range objs {
+		if o.GetKind() == "CustomResourceDefinition" && slices.Contains(names, o.GetName()) {
+			out = append(out, o)
+			found = append(found, o.GetName())
+		}
+	}
+	for _, n := range names {
+		if !slices.Contains(found, n) {
+			return nil, fmt.Errorf("no CustomResourceDefinition %s in it (%d objects)", n, len(objs))
+		}
+	}
+	return out, nil
 }

@@ -1,10 +1,12 @@
 package upstream
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/harvester/docker-machine-driver-harvester/e2e/internal/repo"
 )
@@ -35,6 +37,29 @@ func TestToolsPinTheRootVersions(t *testing.T) {
 		if want == "" || got != want {
 			t.Errorf("%s requires %s %q; go.mod requires %s %q", toolMod, c.module, got, c.rootModule, want)
 		}
+	}
+}
+
+// The harvester tool's mutator reads Kube-OVN's Subnets with the types of the github.com/kubeovn/kube-ovn the root
+// module's build list selects (through github.com/harvester/harvester), the module the bed's Subnet CRD comes
+// from (KubeOVNSubnetCRD): the types and the CRD are of one version.
+func TestHarvesterToolPinsTheRootKubeOVN(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	mod, err := repo.ModuleDir(ctx, KubeOVNModule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := repo.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolMod, err := os.ReadFile(filepath.Join(root, "hack", "tools", "harvester", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := required(toolMod, KubeOVNModule); got != mod.Version {
+		t.Errorf("hack/tools/harvester/go.mod requires %s %q; the root module's build list selects %s", KubeOVNModule, got, mod.Version)
 	}
 }
 

@@ -5,8 +5,8 @@
 // `hack/tools.sh kubevirt` (hack/tools/kubevirt, pinned to the kubevirt.io/kubevirt that matches kubevirt.io/api
 // in go.mod); Harvester's VirtualMachine validator and mutator from Harvester's own code, built by
 // `hack/tools.sh harvester` (hack/tools/harvester, pinned to the github.com/harvester/harvester of go.mod), and
-// Harvester's KubeVirt resource from its chart's values (HarvesterKubeVirt). Nothing is copied into the
-// repository. One thing the bed installs is not upstream: the CRDs of Harvester's pcidevices-controller add-on
+// Harvester's KubeVirt resource from its chart's values (HarvesterKubeVirt), Kube-OVN's Subnet CRD from the
+// github.com/kubeovn/kube-ovn module Harvester's go.mod requires. Nothing is copied into the repository. One thing the bed installs is not upstream: the CRDs of Harvester's pcidevices-controller add-on
 // (crds.DeviceAddOn), which the device scenario installs and removes again; no go.mod here or in Harvester
 // requires github.com/harvester/pcidevices, so no version of it is pinned.
 package upstream
@@ -27,6 +27,7 @@ import (
 const (
 	HarvesterModule = "github.com/harvester/harvester"
 	NADModule       = "github.com/k8snetworkplumbingwg/network-attachment-definition-client"
+	KubeOVNModule   = "github.com/kubeovn/kube-ovn"
 )
 
 // Manifest is one upstream file the test bed installs.
@@ -36,6 +37,9 @@ type Manifest struct {
 	// ClusterRoles, when set, takes only the ClusterRoles of these names from the file (a Helm template, whose
 	// other documents the test bed does not need); all must be there.
 	ClusterRoles []string
+	// CRDs, when set, takes only the CustomResourceDefinitions of these names from the file (a file of many);
+	// all must be there.
+	CRDs []string
 }
 
 // Manifests lists Harvester's own resources the driver relies on: the KeyPair, Setting and VirtualMachineImage
@@ -49,7 +53,20 @@ var Manifests = []Manifest{
 	{Module: HarvesterModule, Path: "deploy/charts/harvester/templates/rbac.yaml",
 		ClusterRoles: []string{"harvesterhci.io:cloudprovider", "harvesterhci.io:csi-driver"}},
 	{Module: NADModule, Path: "artifacts/networks-crd.yaml"},
+	KubeOVNSubnetCRD,
 }
+
+// KubeOVNSubnetCRD is Kube-OVN's Subnet CRD (kubeovn.io/v1, cluster-scoped, with a status subresource): a
+// Harvester whose kubeovn-operator add-on is on serves it (Harvester 1.6 and later; the add-on deploys Kube-OVN as
+// the VM networks' secondary CNI), and an overlay VM network's addresses come from the Subnet whose spec.provider
+// is the network's <name>.<namespace>.ovn (kube-ovn pkg/controller/pod.go getPodAttachmentNet). The module is the
+// one github.com/harvester/harvester's go.mod requires (its webhooks read Subnets through it: v1.14.10 for
+// Harvester v1.8.2 and v1.9.0-rc6 alike); the file is the CRD directory of its chart, plain YAML, whose Subnet
+// CRD is its Helm template's (charts/kube-ovn/templates/kube-ovn-crd.yaml) but for indentation. Harvester 1.9
+// deploys Kube-OVN v1.16 (harvester scripts/images/harvester-additional-images.txt); the fields the driver and the
+// bed read (spec.provider, cidrBlock, gateway, excludeIps, protocol, enableDHCP; status.v4availableIPs,
+// v6availableIPs and conditions) are the same in both.
+var KubeOVNSubnetCRD = Manifest{Module: KubeOVNModule, Path: "charts/kube-ovn-v2/crds/kube-ovn-crd.yaml", CRDs: []string{"subnets.kubeovn.io"}}
 
 // CAPIClusterCRD is Cluster API's Cluster CRD, at the sigs.k8s.io/cluster-api the root go.mod selects (through
 // github.com/harvester/harvester): Rancher makes a Cluster of it for each provisioning cluster, which a machine's rm
@@ -105,6 +122,11 @@ func (m Manifest) Load(ctx context.Context) ([]*unstructured.Unstructured, error
 	objs, err := apply.Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("decode %s from %s: %w", m.Path, mod, err)
+	}
+	if len(m.CRDs) > 0 {
+		if objs, err = crdsNamed(objs, m.CRDs...); err != nil {
+			return nil, fmt.Errorf("%s from %s: %w", m.Path, mod, err)
+		}
 	}
 	if len(objs) == 0 {
 		return nil, fmt.Errorf("%s from %s holds no object", m.Path, mod)

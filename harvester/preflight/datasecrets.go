@@ -177,12 +177,18 @@ func dataSecretsGiven(in *Input) bool {
 // checks what they hold as the create will use it (readDataSecrets): the Secret exists and the credential may
 // read it, the key is there, the value is within the inline flags' bounds and cloud-init reads it. What they
 // hold completes the machine the create sends (found.data). It is skipped when the namespace does not exist.
+// Network data that may give a NIC of the VM on an overlay network a static address is refused
+// (refuseStaticOnOverlay, overlay.go).
 func checkDataSecrets(ctx context.Context, r *run) {
 	found := readDataSecrets(ctx, r.c, r.cfg, &r.p)
 	if found == nil {
 		return
 	}
 	r.found.data = found
+	if found.network != nil {
+		r.await(CheckNetworks)
+		refuseStaticOnOverlay(&r.p, config.FlagNetworkDataSecret, r.in.Machine, r.found.overlays, found.network.Data)
+	}
 	var seen []string
 	cfg := r.cfg.WithSecretData(found.user, found.network)
 	for _, v := range []struct {

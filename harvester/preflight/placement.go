@@ -15,16 +15,22 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
-// checkNetworks makes sure the network (a NetworkAttachmentDefinition) of every bridge of the VM exists.
+// checkNetworks makes sure the network (a NetworkAttachmentDefinition) of every bridge of the VM exists, and
+// checks the VM's NICs on Kube-OVN overlay networks (checkOverlays, overlay.go), which are what it finds
+// (found.overlays).
 func checkNetworks(ctx context.Context, r *run) {
+	var overlays []overlayNIC
 	for _, n := range vmNetworks(r.in.Machine) {
 		if n.bad != "" {
 			r.p.Addf(n.flag, "%s", n.bad)
 			continue
 		}
-		_, err := kube.GetCached(ctx, r.c, kube.Networks, n.network.Namespace, n.network.Name)
+		nad, err := kube.GetCached(ctx, r.c, kube.Networks, n.network.Namespace, n.network.Name)
 		switch {
 		case err == nil:
+			if o, ok := overlayOf(r, n, nad); ok {
+				overlays = append(overlays, o)
+			}
 		case kube.IsMissing(err, n.network.Name):
 			r.p.Addf(n.flag, "%s: network %s does not exist in Harvester (Networks → VM Networks)", n.nic, n.network)
 		case apierrors.IsForbidden(err):
@@ -34,6 +40,8 @@ func checkNetworks(ctx context.Context, r *run) {
 			r.p.Addf(n.flag, "%v", r.c.Explain("read network", n.network.String(), err))
 		}
 	}
+	checkOverlays(ctx, r, overlays)
+	r.found.overlays = overlays
 }
 
 // hostRule is what the VM requires of a host to run there: its template's nodeSelector and required node

@@ -48,6 +48,7 @@ type found struct {
 	facts        objects.Facts            // CheckImagesKeyPairs: the images' storage classes and key pairs' keys it found
 	looked       bool                     // CheckImagesKeyPairs: every image and key pair can be used
 	machine      *objects.Machine         // CheckImagesKeyPairs: the machine completed with facts (nil when that failed)
+	overlays     []overlayNIC             // CheckNetworks: the VM's NICs on Kube-OVN overlay networks
 	data         *dataSecrets             // CheckDataSecrets: what the data Secrets hold; nil when not given or unusable
 	addresses    []*objects.StaticAddress // CheckIPPool: the addresses a create would take now; nil without
 	pciClasses   map[string]string        // CheckHostDevices: each PCI resource name's class; nil when not listed

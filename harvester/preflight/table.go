@@ -40,7 +40,7 @@ var table = []row{
 	{name: CheckStorageClasses, reads: theVolumes, needs: []string{CheckImagesKeyPairs}, check: checkStorageClasses},
 	{name: CheckNetworks, reads: theVM, check: checkNetworks},
 	{name: CheckDataSecrets, flags: []string{config.FlagUserDataSecret, config.FlagNetworkDataSecret}, given: dataSecretsGiven,
-		needs: []string{CheckNamespace}, check: checkDataSecrets},
+		needs: []string{CheckNamespace, CheckNetworks}, check: checkDataSecrets},
 	{name: CheckVMPatchObjects, reads: theVM, flags: []string{config.FlagVMPatch}, given: vmPatchGiven, needs: []string{CheckNamespace}, check: checkVMPatchObjects},
 	{name: CheckQuota, reads: theVM, needs: []string{CheckImagesKeyPairs}, check: checkQuota},
 	{name: CheckZones, reads: theVM, flags: []string{config.FlagZone, config.FlagRegion}, given: placementGiven, check: checkTopology},

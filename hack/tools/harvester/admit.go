@@ -111,7 +111,8 @@ func admitFile(file string, shared []*unstructured.Unstructured, mutate bool) ([
 		return nil, errors.New("no VirtualMachine in it")
 	}
 	handler := newHandler(newValidator(cluster))
-	mutator := newMutationHandler(newMutator(cluster))
+	// An admit file holds no CRDs: the mutator is the one of a Harvester without Kube-OVN's Subnets.
+	mutator := newMutationHandler(newMutator(cluster, false))
 	var out []verdict
 	for _, vm := range vmObjs {
 		// The API server refuses a create in a namespace that does not exist before any webhook is asked.

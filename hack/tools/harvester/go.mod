@@ -11,6 +11,7 @@ go 1.26.0
 require (
 	github.com/harvester/harvester v1.8.2
 	github.com/k8snetworkplumbingwg/network-attachment-definition-client v1.7.7
+	github.com/kubeovn/kube-ovn v1.14.10
 	github.com/rancher/wrangler/v3 v3.2.4
 	github.com/sirupsen/logrus v1.9.3
 	k8s.io/api v0.34.1
@@ -71,7 +72,6 @@ require (
 	github.com/kr/text v0.2.0 // indirect
 	github.com/kube-logging/logging-operator v0.0.0-20250424202944-7e1f9aad6e21 // indirect
 	github.com/kube-logging/logging-operator/pkg/sdk v0.12.0 // indirect
-	github.com/kubeovn/kube-ovn v1.14.10 // indirect
 	github.com/kubereboot/kured v1.13.1 // indirect
 	github.com/kubernetes-csi/external-snapshotter/client/v4 v4.2.0 // indirect
 	github.com/kubernetes/dashboard v1.10.1 // indirect

@@ -33,12 +33,14 @@ var (
 	vmBackups      = schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "virtualmachinebackups"}
 	settings       = schema.GroupVersionResource{Group: "harvesterhci.io", Version: "v1beta1", Resource: "settings"}
 	nads           = schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
+	// Kube-OVN's Subnets, which the mutator reads when their CRD is served (newMutator).
+	subnets = schema.GroupVersionResource{Group: "kubeovn.io", Version: "v1", Resource: "subnets"}
 
 	kinds = map[schema.GroupVersionResource]string{
 		namespaces: "Namespace", pods: "Pod", pvcs: "PersistentVolumeClaim", resourceQuotas: "ResourceQuota",
 		storageClasses: "StorageClass", vms: "VirtualMachine", vmis: "VirtualMachineInstance",
 		vmims: "VirtualMachineInstanceMigration", kubevirts: "KubeVirt", vmBackups: "VirtualMachineBackup",
-		settings: "Setting", nads: "NetworkAttachmentDefinition",
+		settings: "Setting", nads: "NetworkAttachmentDefinition", subnets: "Subnet",
 	}
 )
 

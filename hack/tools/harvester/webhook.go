@@ -70,7 +70,11 @@ func serveWebhook(args []string, stderr io.Writer) error {
 		return err
 	}
 	store.publishHeld(settings, kubevirts, namespaces, pvcs)
-	w.Paths = map[string]http.Handler{validationPath: newHandler(newValidator(store)), mutationPath: newMutationHandler(newMutator(store)),
+	subnetsServed, err := subnetCRDPresent(informerCtx, client)
+	if err != nil {
+		return err
+	}
+	w.Paths = map[string]http.Handler{validationPath: newHandler(newValidator(store)), mutationPath: newMutationHandler(newMutator(store, subnetsServed)),
 		"/debug/vars": expvar.Handler()} // what the caches did and hold (vars.go), for the tests
 	return w.Run(stderr)
 }

@@ -113,6 +113,10 @@ func goFields(t reflect.Type, path string, out map[string]string) {
 	switch t.Kind() {
 	case reflect.String:
 		out[path] = "string"
+	case reflect.Bool:
+		out[path] = "boolean"
+	case reflect.Float64:
+		out[path] = "number"
 	case reflect.Slice:
 		out[path] = "array"
 		goFields(t.Elem(), path+"[]", out)

@@ -53,9 +53,6 @@ var (
 	Images              = kind[VirtualMachineImage](HarvesterGroupVersion, "VirtualMachineImage", "virtualmachineimages")
 	KeyPairs            = kind[KeyPair](HarvesterGroupVersion, "KeyPair", "keypairs")
 	Settings            = kind[Setting](HarvesterGroupVersion, "Setting", "settings")
-	// Networks are Harvester's VM networks: Multus NetworkAttachmentDefinitions, of which only the name matters.
-	Networks = kind[metav1.PartialObjectMetadata](schema.GroupVersion{Group: "k8s.cni.cncf.io", Version: "v1"},
-		"NetworkAttachmentDefinition", "network-attachment-definitions")
 )
 
 // The operations on a Kind are functions, not methods: a generic type's exported methods are linked for every

@@ -70,6 +70,7 @@ var listKinds = map[schema.GroupVersionResource]string{
 	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "pcideviceclaims"}:   "PCIDeviceClaimList",
 	{Group: "devices.harvesterhci.io", Version: "v1beta1", Resource: "usbdevices"}:        "USBDeviceList",
 	{Group: "loadbalancer.harvesterhci.io", Version: "v1beta1", Resource: "ippools"}:      "IPPoolList",
+	{Group: "kubeovn.io", Version: "v1", Resource: "subnets"}:                             "SubnetList",
 }
 
 // New returns an empty Cluster whose client tells a user whose credential is rejected renew.
