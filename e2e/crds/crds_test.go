@@ -41,6 +41,8 @@ func TestInstall(t *testing.T) {
 		"harvesterhci.io/v1beta1":              {"virtualmachineimages", "keypairs", "settings"},
 		"k8s.cni.cncf.io/v1":                   {"network-attachment-definitions"},
 		"loadbalancer.harvesterhci.io/v1beta1": {"ippools"}, // mirrored, see crds.LoadBalancerIPPools
+		"network.harvesterhci.io/v1alpha1": {"ippools", "ippools/status", "virtualmachinenetworkconfigs",
+			"virtualmachinenetworkconfigs/status"}, // mirrored, see crds.ManagedDHCP
 	}
 	for gv, names := range want {
 		list, err := bed.Kube.Discovery().ServerResourcesForGroupVersion(gv)
