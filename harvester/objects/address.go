@@ -87,6 +87,9 @@ func AllocationName(network config.Ref, addr netip.Addr) string {
 // NetworkData is the network-config the machine boots with: the user's, with the first NIC's static address
 // added when it has one (see networkconfig.AddStatic for the precedence).
 func NetworkData(cfg *config.Config, facts Facts) ([]byte, error) {
+	if facts.Lease != nil {
+		return leaseNetworkData(cfg, facts.Lease)
+	}
 	s := facts.StaticAddress
 	if s == nil {
 		return cfg.NetworkData, nil
@@ -138,8 +141,13 @@ func applyStaticAddress(vm *kubevirtv1.VirtualMachine, facts Facts) {
 }
 
 // renderNetworkData is the network data render shows: for a pool, with the address of facts (the range's first,
-// see renderFacts) and a comment saying so.
+// see renderFacts) and a comment saying so; for a lease, its DHCP entry and a comment saying where the address
+// comes from.
 func renderNetworkData(cfg *config.Config, facts Facts) ([]byte, error) {
+	if l := facts.Lease; l != nil {
+		out, err := leaseNetworkData(cfg, l)
+		return append([]byte(leaseNote(l)), out...), err
+	}
 	if cfg.IPPool == nil {
 		return cfg.NetworkData, nil
 	}

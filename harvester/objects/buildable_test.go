@@ -39,5 +39,6 @@ func factsFor(cfg *config.Config) Facts {
 	if cfg.IPPool6 != nil {
 		f.StaticAddress6 = DualStatic(cfg, f.StaticAddress, cfg.IPPool6.FirstFree())
 	}
+	f.Lease = LeaseFor(cfg, "0123456789abcdef")
 	return f
 }

@@ -55,8 +55,8 @@ func RenderVM(cfg *config.Config) (*kubevirtv1.VirtualMachine, error) {
 	return VirtualMachine(cfg, renderFacts(cfg), placeholderPVCSuffix)
 }
 
-// renderFacts are the facts render shows: a placeholder for each image's storage class, and a pool's first
-// address (each range's first for a dual-stack pool).
+// renderFacts are the facts render shows: a placeholder for each image's storage class, a pool's first address
+// (each range's first for a dual-stack pool), and a lease's MAC address as a create without an id derives it.
 func renderFacts(cfg *config.Config) Facts {
 	facts := Facts{ImageStorageClasses: map[config.Ref]string{}}
 	for _, d := range cfg.Disks {
@@ -70,6 +70,7 @@ func renderFacts(cfg *config.Config) Facts {
 			facts.StaticAddress6 = DualStatic(cfg, facts.StaticAddress, v6.FirstFree())
 		}
 	}
+	facts.Lease = LeaseFor(cfg, "") // the MAC address a create without an id would get; each create's differs
 	return facts
 }
 

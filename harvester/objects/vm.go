@@ -25,6 +25,8 @@ type Facts struct {
 	// StaticAddress is the first NIC's address allocated from --harvester-ip-pool; nil without a pool. For a
 	// dual-stack pool it is the IPv4 address, and StaticAddress6 the IPv6 one, on the same MAC address.
 	StaticAddress, StaticAddress6 *StaticAddress
+	// Lease is the first NIC's lease from --harvester-ip-pool-name's IPPool; nil without one.
+	Lease *Lease
 }
 
 // CloudInitSecretName names the Secret holding the VM's cloud-init user and network data.
@@ -118,6 +120,7 @@ func buildVM(cfg *config.Config, facts Facts, claimSuffix string) (*kubevirtv1.V
 		},
 	}
 	applyStaticAddress(vm, facts)
+	applyLease(vm, facts)
 	return vm, nil
 }
 

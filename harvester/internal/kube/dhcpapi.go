@@ -29,9 +29,6 @@ const (
 	// and its VirtualMachineNetworkConfig handler finds a network's pool by them (getIPPoolFromNetworkName).
 	LabelIPPoolNamespace = "network.harvesterhci.io/ippool-namespace"
 	LabelIPPoolName      = "network.harvesterhci.io/ippool-name"
-	// AnnotationStaticIPPrefix + a VM interface's name asks for that NIC's lease to be the annotation's IPv4
-	// address (harvester/vm-dhcp-controller#157: pkg/controller/vm/controller.go, applyStaticIPAnnotations).
-	AnnotationStaticIPPrefix = "static-ip.harvesterhci.io/"
 	// ExcludedMark and ReservedMark stand in an IPPool's status.ipv4.allocated for the addresses it never leases:
 	// its spec's exclude list, and its DHCP server's and router's addresses.
 	ExcludedMark = "EXCLUDED"
