@@ -8,11 +8,12 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/guestaccount"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/iplease"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/ippool"
 )
 
 // The permission table holds the driver's access lists and nothing else: what the access reviews ask for (the
-// pre-flight's, neededAccess, and the IP pool's, ippool.Check) and what a check's own read is refused without (the
+// pre-flight's, neededAccess, and the IP pools', ippool.Check and iplease.Check) and what a check's own read is refused without (the
 // data Secrets') in needs a credential is refused without, what checks only read in needs marked OptionalRead;
 // each need names real flags.
 func TestPermissionsAreTheAccessLists(t *testing.T) {
@@ -37,8 +38,8 @@ func TestPermissionsAreTheAccessLists(t *testing.T) {
 		}
 	}
 	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, imageAccess, cleanupAccess, ippool.Access,
-		guestaccount.Access, keyPairAccess, dataSecretAccess, vmPatchObjectAccess))
-	sameAccess(t, "only read", read, slices.Concat(quotaAccess, []kube.Access{lbPoolAccess}, hostDeviceAccess, deviceCapacityAccess))
+		iplease.Access, []kube.Access{iplease.PinAccess}, guestaccount.Access, keyPairAccess, dataSecretAccess, vmPatchObjectAccess))
+	sameAccess(t, "only read", read, slices.Concat(quotaAccess, []kube.Access{lbPoolAccess, iplease.PoolAccess}, hostDeviceAccess, deviceCapacityAccess))
 }
 
 func sameAccess(t *testing.T, what string, got, want []kube.Access) {

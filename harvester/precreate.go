@@ -166,8 +166,8 @@ var preflightChecks = []preflightCheck{
 	{name: CheckQuota, needs: []string{CheckImagesKeyPairs}, run: checkQuota},
 	{name: CheckZones, flags: []string{config.FlagZone, config.FlagRegion}, given: zonesGiven, run: checkTopology},
 	{name: CheckHostDevices, flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, given: devicesGiven, run: checkDevices},
-	{name: CheckIPPool, flags: []string{config.FlagIPPool}, given: ipPoolGiven, run: checkIPPool},
-	{name: CheckLBPools, flags: []string{config.FlagIPPool}, given: ipPoolGiven, run: checkLBPools},
+	{name: CheckIPPool, flags: poolFlags, given: anyPoolGiven, run: checkIPPool},
+	{name: CheckLBPools, flags: poolFlags, given: anyPoolGiven, needs: []string{CheckIPPool}, run: checkLBPools},
 }
 
 // preflight makes the checks of PreCreateCheck (preflightChecks), then those of more; a check with err set is
@@ -191,11 +191,13 @@ func (d *Driver) preflight(ctx context.Context, more ...preflightCheck) []Check 
 	return checks
 }
 
-func ipPoolGiven(cfg *config.Config) bool { return cfg.IPPool != nil }
-
 // checkIPPool makes sure the static-address pool has an address for each machine (ippool.Check).
 // What it finds are the addresses a create would take (nil for none), for the admission's dry run.
 func checkIPPool(ctx context.Context, r *checkRun) {
+	if r.cfg.LeasePool != nil {
+		checkLeasePool(ctx, r) // --harvester-ip-pool-name (precreate_leasepool.go)
+		return
+	}
 	r.findings = ippool.Check(ctx, r.c, r.cfg, r.machineCount(), &r.p)
 }
 

@@ -152,7 +152,11 @@ func (r *checkRun) admissionObjects(cfg *config.Config, looked *lookups, address
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// A create's id, on a driver of its own: the checks only read the machine's driver.
+	create := &Driver{}
+	create.ensureCreateID()
 	facts := looked.facts
+	facts.Lease = objects.LeaseFor(cfg, create.CreateID) // the MAC address this id gives the first NIC
 	for i, a := range addresses {
 		if i == 0 {
 			facts.StaticAddress = a
@@ -165,9 +169,6 @@ func (r *checkRun) admissionObjects(cfg *config.Config, looked *lookups, address
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	// A create's id, on a driver of its own: the checks only read the machine's driver.
-	create := &Driver{}
-	create.ensureCreateID()
 	create.markCreate(&secret.ObjectMeta)
 	create.markCreate(&vm.ObjectMeta)
 	return secret, vm, assumed, nil

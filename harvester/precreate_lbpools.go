@@ -24,22 +24,16 @@ var lbPoolAccess = kube.Access{Group: kube.LoadBalancerGroupVersion.Group, Resou
 // ranges in the ConfigMap kube-system/kubevip), leave the check skipped. It creates nothing.
 func checkLBPools(ctx context.Context, r *checkRun) {
 	cfg := r.cfg
+	if cfg.LeasePool != nil {
+		checkLeaseLBPools(ctx, r) // --harvester-ip-pool-name (precreate_leasepool.go)
+		return
+	}
 	network := config.IPPoolNetwork(cfg)
 	if network == "" {
 		return // no pool, or no VM network on the first NIC: the flags are refused already
 	}
-	pools, err := kube.List(ctx, r.c, kube.IPPools, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
-	switch {
-	case apierrors.IsForbidden(err):
-		r.u.addf("the credential may not %s.%s: cannot tell whether --%s overlaps a load-balancer IP pool", lbPoolAccess, lbPoolAccess.Group, config.FlagIPPool)
-		return
-	case apierrors.IsNotFound(err):
-		// A list is never "not found" but for a resource the API server does not serve.
-		r.u.addf("Harvester serves no %s/%s IP pools (before Harvester v1.2 load-balancer ranges are in ConfigMap kube-system/kubevip): cannot tell whether --%s overlaps one",
-			kube.LoadBalancerGroupVersion.Group, kube.LoadBalancerGroupVersion.Version, config.FlagIPPool)
-		return
-	case err != nil:
-		r.p.Addf(config.FlagIPPool, "%v", r.c.Explain("list the load-balancer IP pools to check", "--"+config.FlagIPPool, err))
+	pools, ok := listLBPools(ctx, r, config.FlagIPPool)
+	if !ok {
 		return
 	}
 	for i, pool := range cfg.IPPools() { // both ranges of a dual-stack pool
@@ -53,6 +47,26 @@ func checkLBPools(ctx context.Context, r *checkRun) {
 				pool.First, pool.Last, o.Pool, span(o.First, o.Last), o.Range, o.Why, config.FlagIPPool, o.Range.First, o.Range.Last)
 		}
 	}
+}
+
+// listLBPools lists Harvester's load-balancer IP pools, from the API server's watch cache, for a check of the pool
+// of flag; ok is false when the check cannot be made (said in r).
+func listLBPools(ctx context.Context, r *checkRun, flag string) (pools []kube.IPPool, ok bool) {
+	pools, err := kube.List(ctx, r.c, kube.IPPools, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
+	switch {
+	case apierrors.IsForbidden(err):
+		r.u.addf("the credential may not %s.%s: cannot tell whether --%s overlaps a load-balancer IP pool", lbPoolAccess, lbPoolAccess.Group, flag)
+		return nil, false
+	case apierrors.IsNotFound(err):
+		// A list is never "not found" but for a resource the API server does not serve.
+		r.u.addf("Harvester serves no %s/%s IP pools (before Harvester v1.2 load-balancer ranges are in ConfigMap kube-system/kubevip): cannot tell whether --%s overlaps one",
+			kube.LoadBalancerGroupVersion.Group, kube.LoadBalancerGroupVersion.Version, flag)
+		return nil, false
+	case err != nil:
+		r.p.Addf(flag, "%v", r.c.Explain("list the load-balancer IP pools to check", "--"+flag, err))
+		return nil, false
+	}
+	return pools, true
 }
 
 // span words an inclusive range of addresses: one address alone, else FIRST-LAST.
