@@ -11,8 +11,9 @@
 #   hack/tools.sh helm             -> helm (the release test lints and renders the chart the release packages)
 #
 # The cache key is a hash of the wrapper module (go.mod, go.sum, and its own Go files and nested modules where
-# it has any) and of the build recipe (packages, ldflags), so changing a pinned version or the wrapper's code
-# rebuilds and nothing else does. Override the cache root with DMDH_CACHE.
+# it has any, and the modules its go.mod replaces with a directory beside it: hack/tools/internal/serve, which the
+# webhook tools share) and of the build recipe (packages, ldflags), so changing a pinned version or the wrapper's
+# code rebuilds and nothing else does. Override the cache root with DMDH_CACHE.
 # Concurrent runs (parallel test packages) take a lock: one builds, the others wait and reuse the result.
 #
 #   hack/tools.sh --if-built <name> prints the directory only when the tool is built, and otherwise says so and
@@ -82,7 +83,7 @@ ensure() { # ensure <name> <wrapper dir> <ldflags> <package=binary>...: print th
 	local name=$1 src=$2 ldflags=$3
 	shift 3
 	local key out
-	key=$({ cat "$src/go.mod" "$src/go.sum"; sources "$src"; printf '%s\n' "$ldflags" "$@"; } | sha256sum | cut -c1-16)
+	key=$({ cat "$src/go.mod" "$src/go.sum"; sources "$src"; shared "$src"; printf '%s\n' "$ldflags" "$@"; } | sha256sum | cut -c1-16)
 	out=$cache_root/$name-$key
 	if ! complete "$out" "$@" && $if_built; then
 		echo "tools.sh: $name is not built (run hack/tools.sh $name; a first build takes minutes)" >&2
@@ -104,6 +105,15 @@ sources() { # sources <wrapper dir>: the wrapper's own Go files and nested go.mo
 	(cd "$1" && find . \( -name '*.go' -o -path './*/*' -name go.mod \) -type f | LC_ALL=C sort) | while read -r f; do
 		printf '%s\n' "$f"
 		cat "$1/$f"
+	done
+}
+
+shared() { # shared <wrapper dir>: the sources of the modules its go.mod replaces with a directory outside it (=> ../…)
+	local dir
+	sed -n 's|.*=> *\(\.\./[^ ]*\).*|\1|p' "$1/go.mod" | LC_ALL=C sort -u | while read -r dir; do
+		printf 'shared %s\n' "$dir"
+		cat "$1/$dir/go.mod"
+		sources "$1/$dir"
 	done
 }
 

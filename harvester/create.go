@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // rollbackTimeout bounds the cleanup after a failed create: removing the VM waits for it to be gone.
@@ -39,14 +39,21 @@ const rollbackTimeout = 5 * time.Minute
 //
 // rancher-machine saves the machine's state before Create (after PreCreateCheck) and again only after a
 // successful Create: the VM's UID goes into d.VMUID the moment the VM exists, so the second save records it;
-// the create id (d.CreateID, on the VM and the Secret) is in the first.
+// the create id (d.CreateID, on the VM and the Secret) is in the first. It sends the machine's objects as the
+// pre-flight judged them (Driver.checked), with what only it learns: its SSH key and the cloud-provider
+// account's kubeconfig in the user data, the allocated address on the VM and in the network data.
 func (d *Driver) Create() (err error) {
 	defer d.named(&err)
 	if d.cfg == nil {
 		return errNoConfig
 	}
 	cfg := d.cfg
-	d.ensureCreateID() // normally done by PreCreateCheck, before the state is first saved
+	if d.checked == nil { // rancher-machine runs PreCreateCheck first, in the same process
+		if err := d.preCreateCheck(); err != nil {
+			return err
+		}
+	}
+	machine := d.checked
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.CreateTimeout)
 	defer cancel()
 	c, err := d.api()
@@ -56,48 +63,30 @@ func (d *Driver) Create() (err error) {
 	if warning := connection.ExpiryWarning(d.credentialExpiry(ctx), time.Now()); warning != "" {
 		logging.Infof("%s", d.id.Text(warning))
 	}
-	looked, err := d.lookUp(ctx, c)
-	if err != nil {
-		return err
-	}
-	if cfg, err = d.withDataSecrets(ctx, c); err != nil { // the user data and network data kept in Secrets
-		return err
-	}
 	public, err := d.prepareSSHKey()
 	if err != nil {
 		return err
 	}
-	keys := authorizedKeys(public, looked)
 	guestKubeconfig, err := d.guestKubeconfig(ctx, c)
 	if err != nil {
 		return err
 	}
-	userData, err := objects.UserData(cfg, keys, guestKubeconfig)
-	if err != nil {
-		return err
-	}
 	made := &created{}
-	facts := looked.facts
-	if made.addresses, err = ippool.Allocate(ctx, c, cfg, d.CreateID); err != nil {
+	if made.addresses, err = ippool.Allocate(ctx, c, machine.Addresses, d.CreateID); err != nil {
 		return d.rollBack(c, made, err) // the IPv4 address of a dual-stack pool, when the IPv6 one failed
 	}
-	if a := made.addresses; len(a) > 0 {
-		facts.StaticAddress = a[0].Static
-		if len(a) > 1 {
-			facts.StaticAddress6 = a[1].Static
-		}
+	learned := objects.Learned{SSHKey: public, GuestKubeconfig: guestKubeconfig}
+	for _, a := range made.addresses {
+		learned.Addresses = append(learned.Addresses, a.Static)
 	}
-	facts.Lease = objects.LeaseFor(cfg, d.CreateID) // --harvester-ip-pool-name: leased once the VM exists (create_lease.go)
-	secret, vm, err := buildObjects(cfg, facts, userData)
+	secret, vm, err := machine.Objects(learned) // what the pre-flight judged, with what only the create learns
 	if err == nil {
-		err = d.allowPatchObjectsOf(ctx, c, vm) // what --harvester-vm-patch gives the guest, as this VM names it
-	}
-	if err == nil {
-		logging.Infof("Creating VM %s/%s on Harvester (%d CPUs, %d GiB memory, %d disks)", cfg.Namespace, cfg.MachineName, cfg.CPUs, cfg.MemoryGiB, len(cfg.Disks))
+		cpus, memory, disks := vmSize(vm)
+		logging.Infof("Creating VM %s/%s on Harvester (%s CPUs, %s memory, %d disks)", vm.Namespace, vm.Name, cpus, memory, disks)
 		err = d.createObjects(ctx, c, secret, vm, made)
 	}
-	if err == nil && facts.Lease != nil {
-		err = d.takeLease(ctx, c, made, facts.Lease)
+	if err == nil && machine.Lease != nil {
+		err = d.takeLease(ctx, c, made, machine.LeaseMAC()) // --harvester-ip-pool-name: leased once the VM exists (create_lease.go)
 	}
 	if err == nil {
 		err = d.waitUntilReady(ctx, c, cfg.CreateTimeout)
@@ -108,38 +97,12 @@ func (d *Driver) Create() (err error) {
 	return nil
 }
 
-// authorizedKeys lists the public keys the guest's SSH user gets: the driver's own (rancher-machine and Rancher log
-// in with it), the --harvester-key-pair-name key, then the --harvester-ssh-keypairs keys of the people who log in.
-// A key already listed, whatever its comment, is left out.
-func authorizedKeys(public string, looked *lookups) []string {
-	keys := []string{}
-	seen := map[string]bool{}
-	for _, key := range slices.Concat([]string{public, looked.keyPairKey}, looked.extraKeys) {
-		fields := strings.Fields(key) // type, base64 and an optional comment: the first two are the key
-		id := strings.Join(fields[:min(2, len(fields))], " ")
-		if id != "" && !seen[id] {
-			seen[id] = true
-			keys = append(keys, key)
-		}
-	}
-	return keys
-}
-
-// buildObjects builds the cloud-init Secret and the VM of a create.
-func buildObjects(cfg *config.Config, facts objects.Facts, userData []byte) (*corev1.Secret, *kubevirtv1.VirtualMachine, error) {
-	network, err := objects.NetworkData(cfg, facts)
-	if err != nil {
-		return nil, nil, err
-	}
-	vm, err := objects.VirtualMachine(cfg, facts, randomSuffix())
-	if err != nil {
-		return nil, nil, err
-	}
-	secret, err := objects.CloudInitSecret(cfg, userData, network)
-	if err != nil {
-		return nil, nil, err
-	}
-	return secret, vm, nil
+// vmSize is what a VM is made of, for the create's line: its CPU and memory limits as the VM holds them (the
+// flags', or --harvester-vm-patch's), and its disks but the cloud-init disk.
+func vmSize(vm *kubevirtv1.VirtualMachine) (cpus, memory string, disks int) {
+	limits := vm.Spec.Template.Spec.Domain.Resources.Limits
+	cpu, mem := limits[corev1.ResourceCPU], limits[corev1.ResourceMemory]
+	return cpu.String(), mem.String(), len(vm.Spec.Template.Spec.Domain.Devices.Disks) - 1
 }
 
 // guestKubeconfig returns the cloud provider kubeconfig the guest gets: the given one, or the generated
@@ -185,11 +148,9 @@ var createAccess = []kube.Access{
 
 // createObjects sends the Secret and the VM and links them. The Secret goes first so the VM never exists
 // without its cloud-init; it gets its owner once the VM (and its UID) exists. Both are create-only and carry the
-// create's id: an existing object of either name is not touched, and the create fails.
+// create's id (objects.Draw): an existing object of either name is not touched, and the create fails.
 func (d *Driver) createObjects(ctx context.Context, c kube.Interface, secret *corev1.Secret, vm *kubevirtv1.VirtualMachine, made *created) error {
 	ns := d.cfg.Namespace
-	d.markCreate(&secret.ObjectMeta)
-	d.markCreate(&vm.ObjectMeta)
 	got, err := kube.Create(ctx, c, kube.Secrets, ns, secret)
 	if apierrors.IsAlreadyExists(err) {
 		return secretExists(ctx, c, ns, secret.Name, d.MachineName)
@@ -233,17 +194,7 @@ func secretExists(ctx context.Context, c kube.Interface, ns, name, machine strin
 	case err != nil:
 		return c.Explain("read the existing cloud-init Secret", ns+"/"+name, err)
 	}
-	return errors.New(secretInTheWay(ns, name, machine, old))
-}
-
-// secretInTheWay words an existing Secret of the cloud-init Secret's name, for Create and PreCreateCheck.
-func secretInTheWay(ns, name, machine string, s *corev1.Secret) string {
-	if isStaleCloudInitSecret(s.Labels, s.OwnerReferences, machine) {
-		return fmt.Sprintf("cloud-init Secret %s/%s already exists without a VM: another create of machine %s is running, or one died before making its VM "+
-			"(created %s). It is left alone; if no create of that name is running, delete it (kubectl -n %s delete secret %s) or choose another machine name",
-			ns, name, machine, s.CreationTimestamp.UTC().Format(time.RFC3339), ns, name)
-	}
-	return fmt.Sprintf("a Secret named %s already exists in namespace %s and is not a leftover of this driver; remove it or choose another machine name", name, ns)
+	return errors.New(preflight.SecretInTheWay(ns, name, machine, old))
 }
 
 // rollBack removes what a failed create made and returns the create's error, joined with what it could not

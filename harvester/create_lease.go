@@ -8,7 +8,6 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/iplease"
-	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // leaseReleaseTimeout bounds the wait, once a machine's VM is gone, for Harvester's managed DHCP to release its
@@ -16,11 +15,11 @@ import (
 // address, which takes moments when the add-on runs.
 var leaseReleaseTimeout = 2 * time.Minute // a variable for tests
 
-// takeLease waits until Harvester's managed DHCP has leased the first NIC of the VM this create made an address
-// (--harvester-ip-pool-name), and pins the lease to it (see harvester/iplease). The lease is the controller's:
+// takeLease waits until Harvester's managed DHCP has leased the first NIC of the VM this create made, of MAC
+// address mac, an address (--harvester-ip-pool-name), and pins the lease to it (see harvester/iplease). The lease is the controller's:
 // the rollback removes the VM, and with it the lease.
-func (d *Driver) takeLease(ctx context.Context, c kube.Interface, made *created, l *objects.Lease) error {
-	addr, err := iplease.AwaitLease(ctx, c, made.vm, l.MAC)
+func (d *Driver) takeLease(ctx context.Context, c kube.Interface, made *created, mac string) error {
+	addr, err := iplease.AwaitLease(ctx, c, made.vm, mac)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/iplease"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // leasePool is an IPPool of Harvester's managed DHCP for network default/vlan1, leasing 10.0.0.10 to last.
@@ -53,8 +54,9 @@ func TestCreateWithLeasePool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range checks {
-		if c.Name == CheckIPPool && c.Detail != "IPPool default/vlan1: 10.0.0.10-10.0.0.19 of 10.0.0.0/24 on network default/vlan1, 10 of its 10 addresses free" {
+	for _, c := range checks.Checks {
+		if c.Name == preflight.CheckIPPool && (c.Read != "of the lease plan: IPPool default/vlan1 on network default/vlan1" ||
+			c.Detail != "it leases 10.0.0.10-10.0.0.19 of 10.0.0.0/24, 10 of its 10 addresses free") {
 			t.Errorf("IP pool check: %+v", c)
 		}
 	}

@@ -70,7 +70,7 @@ func TestRollbackFindsWhatALostAnswerMade(t *testing.T) {
 			fc := newFakeCluster(t)
 			fc.kubeVirt(healthy("10.0.0.5"))
 			logs := kubefake.CaptureLog(t)
-			d := newTestDriver(t, fc, "m1", createOptions())
+			d := checkedDriver(t, fc, "m1", createOptions())
 			lost := fc.LoseAnswer(tt.lost)
 			var reads *fault
 			if tt.unavailable {
@@ -103,7 +103,7 @@ func TestRollbackRetriesTransientFailures(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.kubeVirt(healthy("10.0.0.5"))
 	kubefake.CaptureLog(t)
-	d := newTestDriver(t, fc, "m1", createOptions())
+	d := checkedDriver(t, fc, "m1", createOptions())
 	fc.FailOn("patch", "secrets", apierrors.NewInternalError(errors.New("injected patch failure"))) // the cause
 	faults := []*fault{
 		fc.failTimes("get", "virtualmachines", 1, unavailable),
@@ -128,7 +128,7 @@ func TestRollbackRetriesTransientFailures(t *testing.T) {
 func TestRollbackLeavesAVMOfItsNameThatIsNotItsOwn(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
-	d := newTestDriver(t, fc, "m1", createOptions())
+	d := checkedDriver(t, fc, "m1", createOptions())
 	foreign := fc.vmWithVolumes("m1", map[string]bool{"their-disk": false}, map[string]string{config.AnnotationCreateID: "someone-else"})
 	// The VM's create is refused as a connection that broke: the rollback cannot tell whether it was carried out.
 	fc.failTimes("create", "virtualmachines", 1, kubefake.ConnectionReset("Post", "/virtualmachines"))
@@ -184,7 +184,7 @@ func TestPartialRollbackNamesWhatIsLeft(t *testing.T) {
 			fc := newFakeCluster(t)
 			fc.kubeVirt(healthy("10.0.0.5"))
 			kubefake.CaptureLog(t)
-			d := newTestDriver(t, fc, "m1", createOptions())
+			d := checkedDriver(t, fc, "m1", createOptions())
 			restore := tt.inject(fc)
 			err := d.Create()
 			for _, want := range tt.want {

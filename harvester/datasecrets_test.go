@@ -22,6 +22,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // What the user's Secret holds in these tests: a registry token in the user data, a network-config.
@@ -90,11 +91,11 @@ func TestCreateWithDataSecrets(t *testing.T) {
 	logs := kubefake.CaptureLog(t)
 	made := fc.userSecret("ud", map[string]string{"userdata": secretUser, "networkdata": secretNetwork}, nil)
 	d := newTestDriver(t, fc, "m1", dataSecretOptions())
-	checks := d.preflight(context.Background())
+	checks := d.preflight(context.Background(), nil).Checks
 	for _, c := range checks {
 		size := func(s string) string { return (&config.SecretValue{Data: []byte(s)}).Size() }
 		want := "user data from Secret default/ud, key userdata (" + size(secretUser) + "); network data from Secret default/ud, key networkdata (" + size(secretNetwork) + ")"
-		if c.Name == CheckDataSecrets && (len(c.Problems) > 0 || c.Detail != want) {
+		if c.Name == preflight.CheckDataSecrets && (len(c.Problems) > 0 || c.Detail != want) {
 			t.Errorf("the data Secrets' check: %+v", c)
 		}
 	}
@@ -287,7 +288,7 @@ func TestDataSecretsCheck(t *testing.T) {
 					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "ud", errors.New("user cannot get secrets"))
 				})
 			}
-			c := checkNamed(t, newTestDriver(t, fc, "m1", dataSecretOptions(tt.opts...)), CheckDataSecrets)
+			c := checkNamed(t, newTestDriver(t, fc, "m1", dataSecretOptions(tt.opts...)), preflight.CheckDataSecrets)
 			var lines []string
 			for _, p := range c.Problems {
 				lines = append(lines, p.String())
@@ -315,12 +316,12 @@ func TestDataSecretsCheck(t *testing.T) {
 func TestDataSecretsCheckSkipped(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
-	c := checkNamed(t, newTestDriver(t, fc, "m1", dataSecretOptions(config.FlagVMNamespace, "absent", config.FlagImageName, "default/ubuntu")), CheckDataSecrets)
+	c := checkNamed(t, newTestDriver(t, fc, "m1", dataSecretOptions(config.FlagVMNamespace, "absent", config.FlagImageName, "default/ubuntu")), preflight.CheckDataSecrets)
 	if c.Skipped != "namespace absent does not exist" || len(c.Problems) > 0 {
 		t.Errorf("in a namespace that does not exist: %+v", c)
 	}
 	fc = newFakeCluster(t)
-	c = checkNamed(t, newTestDriver(t, fc, "m1", createOptions()), CheckDataSecrets)
+	c = checkNamed(t, newTestDriver(t, fc, "m1", createOptions()), preflight.CheckDataSecrets)
 	if c.Skipped != "--harvester-user-data-secret and --harvester-network-data-secret not given" || fc.secretGets("ud") != 0 {
 		t.Errorf("without the flags: %+v", c)
 	}

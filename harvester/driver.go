@@ -3,10 +3,11 @@
 //
 // It is the lifecycle rancher-machine calls (PreCreateCheck, Create, state, power, Remove), on top of the
 // driver's other packages: harvester/config turns flag values into a validated Config without touching the
-// network, harvester/objects makes the API objects from it (pure), harvester/connection turns the credential into
-// a client, harvester/ippool allocates static addresses and harvester/guestaccount makes the guest cluster's
-// cloud-provider account. It sends the objects through harvester/internal/kube, the only code that talks to the
-// API server. layers_test.go holds every package to the imports its floor allows.
+// network, harvester/objects builds the machine's API objects from it once (pure), harvester/preflight judges those
+// objects against the cluster and completes them with what it reads, harvester/connection turns the credential
+// into a client, harvester/ippool allocates static addresses and harvester/guestaccount makes the guest cluster's
+// cloud-provider account. It sends the objects the pre-flight judged through harvester/internal/kube, the only code
+// that talks to the API server. layers_test.go holds every package to the imports its floor allows.
 package harvester
 
 import (
@@ -61,9 +62,12 @@ type Driver struct {
 	CreateID string `json:",omitempty"`
 
 	// id is the name this copy of the plugin answers to (see identity.go); the zero value is "harvester".
-	id         identity.Identity
-	cfg        *config.Config // set by SetConfigFromFlags, used by PreCreateCheck and Create in the same process
-	kubeconfig []byte         // the Harvester credential: flags, environment, or the machine's saved state
+	id  identity.Identity
+	cfg *config.Config // set by SetConfigFromFlags, used by PreCreateCheck and Create in the same process
+	// draft is the machine's objects as SetConfigFromFlags built them, with placeholders for what the pre-flight
+	// reads (objects.Machine).
+	draft      *objects.Machine
+	kubeconfig []byte // the Harvester credential: flags, environment, or the machine's saved state
 	// storedCredential is the credential saved with the machine (MarshalJSON, see savedState): one given on the
 	// command line, or the one the machine's saved state carries until a credential is given again. "" for none.
 	storedCredential string
@@ -73,14 +77,12 @@ type Driver struct {
 	clients       kube.Interface // built on first use (api); tests set fakes
 	heldIn        kube.Interface // the client whose screen holds the configuration's secrets (holdSecrets)
 	// token tells when the credential's token expires (connection.Token, set with clients); nil: nothing is known.
-	token  expiryReader
-	looked *lookups // facts found by PreCreateCheck, reused by Create
-	// dataSecrets is what the Secrets of the user data and network data held when PreCreateCheck read them, for
-	// Create (see datasecrets.go). Secret: never logged or persisted.
-	dataSecrets *dataSecrets
-	// patchObjects are the objects a VM patch gives the guest that PreCreateCheck found allowed, by
-	// patchObjectKey (see precreate_vmpatch.go).
-	patchObjects map[string]bool
+	token expiryReader
+	// checked is the machine as PreCreateCheck completed it with what it read, and judged: Create sends it. It
+	// holds what the data Secrets hold: never logged or persisted.
+	checked *objects.Machine
+	// claimSuffix makes the claims of this machine's create unique: drawn once, before the pre-flight.
+	claimSuffix string
 	// created is the machine's VM and VMI as the create's wait last saw them (running with an address), and when:
 	// the first GetState and the first address asked after the create answer from it (see fromCreate).
 	created *seenAt
@@ -108,11 +110,11 @@ func (d *Driver) DriverName() string { return d.id.Name() }
 // as the create flag is kept with the machine (see savedState); one from the environment is not.
 func (d *Driver) SetConfigFromFlags(given drivers.DriverOptions) error {
 	opts := d.id.Options(given)
-	cfg, err := config.ParseConfig(d.MachineName, opts, objects.Rules...)
+	cfg, machine, err := objects.ParseConfig(d.MachineName, opts)
 	if err != nil {
 		return d.id.Err(err)
 	}
-	d.cfg = cfg
+	d.cfg, d.draft = cfg, machine
 	d.VMNamespace = cfg.Namespace
 	d.ClusterName = cfg.ClusterName
 	d.IPPoolNetwork = config.IPPoolNetwork(cfg)

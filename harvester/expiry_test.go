@@ -8,6 +8,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/connection"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // fixedExpiry is a credential's token whose expiry is known (connection.Token reads it from the token, or from
@@ -74,8 +75,8 @@ func TestCheckSaysWhenTheCredentialExpires(t *testing.T) {
 			d := newTestDriver(t, fc, "m1", createOptions())
 			d.token = fixedExpiry(c.expiry)
 			var detail string
-			for _, check := range d.preflight(context.Background()) {
-				if check.Name == CheckCredential {
+			for _, check := range d.preflight(context.Background(), nil).Checks {
+				if check.Name == preflight.CheckCredential {
 					detail = check.Detail
 				}
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/ippool"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // fakeCluster is the shared fake Harvester (kubefake.Cluster) as the driver's tests use it: seeded with what a
@@ -29,7 +30,7 @@ type fakeCluster struct{ *kubefake.Cluster }
 func newFakeCluster(t *testing.T) *fakeCluster {
 	t.Helper()
 	fc := &fakeCluster{kubefake.New(t, connection.RenewCredential)}
-	fc.Asked = slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, guestaccount.Access, ippool.Access, hostDeviceAccess, quotaAccess, dataSecretAccess, vmPatchObjectAccess)
+	fc.Asked = slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, guestaccount.Access, ippool.Access, preflight.HostDeviceAccess, preflight.QuotaAccess, preflight.DataSecretAccess, preflight.VMPatchObjectAccess)
 	fc.seed()
 	return fc
 }
@@ -179,4 +180,26 @@ func newTestDriver(t *testing.T, fc *fakeCluster, machine string, opts config.Op
 	}
 	d.clients = fc.C
 	return d
+}
+
+// checkedDriver is newTestDriver after its PreCreateCheck, as rancher-machine runs it before Create: faults a test
+// injects after it meet the create alone.
+func checkedDriver(t *testing.T, fc *fakeCluster, machine string, opts config.Options) *Driver {
+	t.Helper()
+	d := newTestDriver(t, fc, machine, opts)
+	if err := d.PreCreateCheck(); err != nil {
+		t.Fatalf("PreCreateCheck: %v", err)
+	}
+	return d
+}
+
+// verbChecks runs d's pre-flight as the check verb does (PreflightPool), the cluster's admission asked last, and
+// returns its checks.
+func (d *Driver) verbChecks(t *testing.T) []preflight.Check {
+	t.Helper()
+	_, public, err := d.machineKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.preflight(context.Background(), &preflight.Admission{SSHKey: public}).Checks
 }

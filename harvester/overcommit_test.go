@@ -10,45 +10,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // addSetting makes a Harvester Setting with a default and a value.
 func (fc *fakeCluster) addSetting(name, def, value string) {
 	fc.OK(kube.Create(context.Background(), fc.C, kube.Settings, "", &kube.Setting{
 		ObjectMeta: metav1.ObjectMeta{Name: name}, Default: def, Value: value}))
-}
-
-// The requests Harvester's mutator writes (mutator.go patchResourceOvercommit, generateMemoryPatch), for the
-// overcommit percentages, dedicated CPUs, host devices and reserved memory. e2e/scenarios
-// TestQuotaRequestsAsHarvesterMutates checks the same figures against the mutator itself.
-func TestVMRequests(t *testing.T) {
-	harvesterDefault := overcommit{CPU: 1000, Memory: 150}
-	vgpu := []config.VGPU{{Name: "gpu1", DeviceName: "nvidia.com/NVIDIA_A2-2Q"}}
-	for _, tc := range []struct {
-		name     string
-		cfg      config.Config
-		oc       overcommit
-		cpu, mem string
-		exact    bool
-	}{
-		{"Harvester's default", config.Config{CPUs: 2, MemoryGiB: 4}, harvesterDefault, "200m", "2730Mi", true},
-		{"no overcommit", config.Config{CPUs: 2, MemoryGiB: 4}, overcommit{CPU: 100, Memory: 100}, "2", "4Gi", true},
-		{"millicores truncated", config.Config{CPUs: 3, MemoryGiB: 5}, overcommit{CPU: 700, Memory: 130}, "428m", "3938Mi", true},
-		{"reserved memory alone changes nothing", config.Config{CPUs: 2, MemoryGiB: 4, ReservedMemoryMiB: 512}, harvesterDefault, "200m", "2730Mi", true},
-		{"dedicated CPUs", config.Config{CPUs: 2, MemoryGiB: 4, CPUPinning: true, ReservedMemoryMiB: 512}, harvesterDefault, "2", "4Gi", true},
-		{"vGPU, reserved memory", config.Config{CPUs: 2, MemoryGiB: 4, ReservedMemoryMiB: 256, VGPUs: vgpu}, harvesterDefault, "200m", "3840Mi", true},
-		{"vGPU, default reservation at most", config.Config{CPUs: 2, MemoryGiB: 4, VGPUs: vgpu}, harvesterDefault, "200m", "3996Mi", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cpu, mem, exact := vmRequests(&tc.cfg, tc.oc)
-			if cpu.String() != tc.cpu || mem.String() != tc.mem || exact != tc.exact {
-				t.Errorf("vmRequests = %s, %s, exact %v; want %s, %s, exact %v", &cpu, &mem, exact, tc.cpu, tc.mem, tc.exact)
-			}
-		})
-	}
 }
 
 // A quota on requests is checked against the mutator's figures under the cluster's overcommit-config (its value,
@@ -58,7 +28,7 @@ func TestPreCreateCheckQuotaRequests(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
 	fc.addQuota("compute", false, "requests.cpu", "10", "9900m", "requests.memory", "10Gi", "8Gi", "limits.cpu", "2", "0")
-	quotaCheck := func() Check {
+	quotaCheck := func() preflight.Check {
 		t.Helper()
 		return quotaCheckOf(t, fc, createOptions())
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/iplease"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/ippool"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // PermissionNeed is one reason the credential must be allowed something in Harvester: When it is needed, the
@@ -26,26 +27,26 @@ const OptionalRead = " (read; check skipped without)"
 
 // Permissions is what the credential must be allowed to do, from the access lists declared beside the calls that
 // need them (those the pre-flight's access review asks for, neededAccess, and the reads of checks that are skipped
-// without theirs), in the order a machine's life meets them. It is shared: the caller must not change it.
+// without theirs, harvester/preflight's), in the order a machine's life meets them. It is shared: the caller must not change it.
 func Permissions() []PermissionNeed { return permissionNeeds }
 
 var permissionNeeds = []PermissionNeed{
 	{When: "always", Where: "VM namespace", Access: slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess)},
-	{When: "always", Where: "image's namespace", Access: imageAccess},
+	{When: "always", Where: "image's namespace", Access: preflight.ImageAccess},
 	{When: "always", Where: "VM namespace", Access: cleanupAccess},
-	{When: "resource quotas" + OptionalRead, Where: "VM namespace", Access: quotaAccess},
+	{When: "resource quotas" + OptionalRead, Where: "VM namespace", Access: preflight.QuotaAccess},
 	{When: "static addresses", Flags: []string{config.FlagIPPool}, Where: "network's namespace", Access: ippool.Access},
 	{When: "addresses leased by Harvester's managed DHCP", Flags: []string{config.FlagIPPoolName}, Where: "VM namespace",
 		Access: append(slices.Clone(iplease.Access), iplease.PinAccess)},
 	{When: "Harvester's managed-DHCP IP pools" + OptionalRead, Flags: []string{config.FlagIPPoolName}, Where: "IPPool's namespace",
 		Access: []kube.Access{iplease.PoolAccess}},
-	{When: "load-balancer IP pools" + OptionalRead, Flags: []string{config.FlagIPPool, config.FlagIPPoolName}, Access: []kube.Access{lbPoolAccess}},
-	{When: "host devices" + OptionalRead, Flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, Access: slices.Concat(hostDeviceAccess, deviceCapacityAccess)},
+	{When: "load-balancer IP pools" + OptionalRead, Flags: []string{config.FlagIPPool, config.FlagIPPoolName}, Access: []kube.Access{preflight.LBPoolAccess}},
+	{When: "host devices" + OptionalRead, Flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, Access: slices.Concat(preflight.HostDeviceAccess, preflight.DeviceCapacityAccess)},
 	{When: "cloud-provider kubeconfig", Flags: []string{config.FlagGenerateCloudProviderConfig}, Where: "VM namespace",
 		Access: guestaccount.Access},
 	{When: "SSH key pairs", Flags: []string{config.FlagKeyPairName, config.FlagSSHKeyPairs}, Where: "key pair's namespace",
-		Access: keyPairAccess},
+		Access: preflight.KeyPairAccess},
 	{When: "user or network data in a Secret", Flags: []string{config.FlagUserDataSecret, config.FlagNetworkDataSecret}, Where: "VM namespace",
-		Access: dataSecretAccess},
-	{When: "objects a VM patch gives the guest", Flags: []string{config.FlagVMPatch}, Where: "VM namespace", Access: vmPatchObjectAccess},
+		Access: preflight.DataSecretAccess},
+	{When: "objects a VM patch gives the guest", Flags: []string{config.FlagVMPatch}, Where: "VM namespace", Access: preflight.VMPatchObjectAccess},
 }

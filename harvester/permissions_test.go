@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
+
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/guestaccount"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
@@ -37,9 +39,9 @@ func TestPermissionsAreTheAccessLists(t *testing.T) {
 			t.Errorf("%s: flags %v", n.When, n.Flags)
 		}
 	}
-	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, imageAccess, cleanupAccess, ippool.Access,
-		iplease.Access, []kube.Access{iplease.PinAccess}, guestaccount.Access, keyPairAccess, dataSecretAccess, vmPatchObjectAccess))
-	sameAccess(t, "only read", read, slices.Concat(quotaAccess, []kube.Access{lbPoolAccess, iplease.PoolAccess}, hostDeviceAccess, deviceCapacityAccess))
+	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, preflight.ImageAccess, cleanupAccess, ippool.Access,
+		iplease.Access, []kube.Access{iplease.PinAccess}, guestaccount.Access, preflight.KeyPairAccess, preflight.DataSecretAccess, preflight.VMPatchObjectAccess))
+	sameAccess(t, "only read", read, slices.Concat(preflight.QuotaAccess, []kube.Access{preflight.LBPoolAccess, iplease.PoolAccess}, preflight.HostDeviceAccess, preflight.DeviceCapacityAccess))
 }
 
 func sameAccess(t *testing.T, what string, got, want []kube.Access) {

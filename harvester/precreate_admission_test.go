@@ -23,6 +23,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // dryRuns are the dry-run creates the check sent, in order.
@@ -43,7 +44,7 @@ func checkAdmissionOf(t *testing.T, fc *fakeCluster, opts config.Options) ([]str
 	d := newTestDriver(t, fc, "m1", opts)
 	fc.KV.ClearActions()
 	fc.Dyn.ClearActions()
-	checks := d.preflight(context.Background(), checkVerbChecks...)
+	checks := d.verbChecks(t)
 	var runs dryRuns
 	for _, a := range append(fc.Dyn.Actions(), fc.KV.Actions()...) { // the Secret's through the dynamic fake, the VM's through KubeVirt's
 		if create, ok := a.(k8stesting.CreateActionImpl); ok && slices.Contains(create.GetCreateOptions().DryRun, metav1.DryRunAll) {
@@ -51,8 +52,8 @@ func checkAdmissionOf(t *testing.T, fc *fakeCluster, opts config.Options) ([]str
 		}
 	}
 	last := checks[len(checks)-1]
-	if last.Name != CheckAdmission {
-		t.Fatalf("the last check is %q, want %q", last.Name, CheckAdmission)
+	if last.Name != preflight.CheckAdmission {
+		t.Fatalf("the last check is %q, want %q", last.Name, preflight.CheckAdmission)
 	}
 	return last.Lines(func(s string) string { return s }), runs
 }
@@ -109,8 +110,8 @@ func TestCheckAdmissionSendsTheCreatesObjectsAsDryRuns(t *testing.T) {
 	}
 
 	d := newTestDriver(t, fc, "m1", createOptions())
-	for _, c := range d.preflight(context.Background()) {
-		if c.Name == CheckAdmission {
+	for _, c := range d.preflight(context.Background(), nil).Checks {
+		if c.Name == preflight.CheckAdmission {
 			t.Errorf("PreCreateCheck's pre-flight asks the cluster's admission")
 		}
 	}
@@ -287,18 +288,18 @@ func TestCheckAdmissionWithAPoolsAddress(t *testing.T) {
 // holdAddress allocates addr of opts's pool to another machine's create, in flight for an hour.
 func holdAddress(t *testing.T, fc *fakeCluster, opts config.Options, addr string) {
 	t.Helper()
-	cfg, err := config.ParseConfig("other", opts, objects.Rules...)
+	cfg, err := config.ParseConfig("other", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc.OK(kube.Create(context.Background(), fc.C, kube.ConfigMaps, "default",
-		objects.Allocation(cfg, objects.StaticAddressFor(cfg, netip.MustParseAddr(addr)), time.Hour, "other-create")))
+	plan := objects.PlanAddresses(cfg)
+	fc.OK(kube.Create(context.Background(), fc.C, kube.ConfigMaps, "default", plan.Allocation(plan.Static(netip.MustParseAddr(addr), nil), time.Hour, "other-create")))
 }
 
 // The dry runs need what the creates they stand for need, which the permission table shows (its "always" row is
 // createAccess).
 func TestCheckAdmissionNeedsTheCreatesAccess(t *testing.T) {
-	for _, a := range []kube.Access{createSecretAccess, createVMAccess} {
+	for _, a := range []kube.Access{preflight.CreateSecretAccess, preflight.CreateVMAccess} {
 		if !slices.Contains(createAccess, a) {
 			t.Errorf("createAccess lacks %s (%s), which the admission's dry run needs", a, a.Group)
 		}
@@ -306,7 +307,7 @@ func TestCheckAdmissionNeedsTheCreatesAccess(t *testing.T) {
 }
 
 // With user data and network data kept in a Secret, the dry-run Secret holds them merged as the create merges them
-// (the create builds from withDataSecrets); when that Secret cannot be used, nothing is sent.
+// (the machine the pre-flight completes, which the create sends); when that Secret cannot be used, nothing is sent.
 func TestCheckAdmissionSendsTheDataSecretsContent(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)

@@ -8,6 +8,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // poolDriver is a test driver that checks machines machines at once, as PreflightPool makes it.
@@ -41,12 +42,12 @@ func TestPreflightPoolQuota(t *testing.T) {
 func TestPreflightPoolDevices(t *testing.T) {
 	fc := capacityCluster(t)
 	kubefake.CaptureLog(t)
-	if err := poolDriver(t, fc, hostDeviceOptions(gpuResource), 1).PreCreateCheck(); err != nil {
+	if err := poolDriver(t, fc, hostDeviceOptions(kubefake.GPUResource), 1).PreCreateCheck(); err != nil {
 		t.Fatalf("one machine refused: %v", err)
 	}
-	err := poolDriver(t, fc, hostDeviceOptions(gpuResource), 2).PreCreateCheck()
+	err := poolDriver(t, fc, hostDeviceOptions(kubefake.GPUResource), 2).PreCreateCheck()
 	configtest.WantAll(t, errString(err), "--harvester-host-device-info: nvidia.com/GA102GL_A10: 2 requested, only 1 free (node1: 1 allocatable, none in use)")
-	opts := configtest.With(createOptions(), config.FlagVGPUInfo, `{"vGPURequests":[{"name":"a","deviceName":"`+vgpuResource+`"}]}`)
+	opts := configtest.With(createOptions(), config.FlagVGPUInfo, `{"vGPURequests":[{"name":"a","deviceName":"`+kubefake.VGPUResource+`"}]}`)
 	err = poolDriver(t, fc, opts, 3).PreCreateCheck()
 	configtest.WantAll(t, errString(err), "--harvester-vgpu-info: nvidia.com/NVIDIA_A2-2Q: 3 requested, only 1 free")
 }
@@ -70,7 +71,7 @@ func TestPreflightPoolAddresses(t *testing.T) {
 }
 
 func TestPreflightPoolBounds(t *testing.T) {
-	for _, n := range []int{0, -1, MaxPoolSize + 1} {
+	for _, n := range []int{0, -1, preflight.MaxPoolSize + 1} {
 		if _, err := PreflightPool(context.Background(), "m1", createOptions(), n); err == nil ||
 			!strings.Contains(err.Error(), "must be 1 to 1000") {
 			t.Errorf("PreflightPool with %d machines: %v", n, err)

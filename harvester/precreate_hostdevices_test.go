@@ -19,9 +19,7 @@ import (
 )
 
 const (
-	gpuResource = "nvidia.com/GA102GL_A10"
 	nicResource = "intel.com/ETHERNET_CONTROLLER_X710"
-	usbResource = "kubevirt.io/node1-0951-1666-001002"
 )
 
 // addPCIDevice adds a PCI device of node1 at address with the resource name, and its claim when passthrough is
@@ -66,10 +64,10 @@ func (fc *fakeCluster) devicesNotServed(resource string) {
 func TestPreCreateCheckHostDevicesPass(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
-	fc.addPCIDevice("0000:17:00.0", gpuResource, false)
-	fc.addPCIDevice("0000:65:00.0", gpuResource, true) // one of two is enough
-	fc.addUSBDevice("node1-0951-1666-001002", usbResource, true)
-	d := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource, usbResource))
+	fc.addPCIDevice("0000:17:00.0", kubefake.GPUResource, false)
+	fc.addPCIDevice("0000:65:00.0", kubefake.GPUResource, true) // one of two is enough
+	fc.addUSBDevice("node1-0951-1666-001002", kubefake.USBResource, true)
+	d := newTestDriver(t, fc, "m1", hostDeviceOptions(kubefake.GPUResource, kubefake.USBResource))
 	fc.Dyn.ClearActions()
 	if err := d.PreCreateCheck(); err != nil {
 		t.Fatal(err)
@@ -84,10 +82,10 @@ func TestPreCreateCheckHostDevicesPass(t *testing.T) {
 func TestPreCreateCheckHostDevicesProblems(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
-	fc.addPCIDevice("0000:17:00.0", gpuResource, true)
+	fc.addPCIDevice("0000:17:00.0", kubefake.GPUResource, true)
 	fc.addPCIDevice("0000:3b:00.0", nicResource, false)
-	fc.addUSBDevice("node1-0951-1666-001002", usbResource, false)
-	d := newTestDriver(t, fc, "m1", hostDeviceOptions("nvidia.com/TU104GL_T4", nicResource, usbResource))
+	fc.addUSBDevice("node1-0951-1666-001002", kubefake.USBResource, false)
+	d := newTestDriver(t, fc, "m1", hostDeviceOptions("nvidia.com/TU104GL_T4", nicResource, kubefake.USBResource))
 	err := d.PreCreateCheck()
 	var cerr *config.ConfigError
 	if !errors.As(err, &cerr) || len(cerr.Problems) != 3 {
@@ -108,7 +106,7 @@ func TestPreCreateCheckHostDevicesAddOnDisabled(t *testing.T) {
 	for _, r := range []string{"pcidevices", "pcideviceclaims", "usbdevices"} {
 		fc.devicesNotServed(r)
 	}
-	d := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource))
+	d := newTestDriver(t, fc, "m1", hostDeviceOptions(kubefake.GPUResource))
 	err := d.PreCreateCheck()
 	want := "--harvester-host-device-info: Harvester does not serve PCI or USB devices (no devices.harvesterhci.io API): the pcidevices-controller add-on is not enabled; " +
 		"enable it (Advanced → Add-ons)"
@@ -122,12 +120,12 @@ func TestPreCreateCheckHostDevicesWithoutUSBAPI(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
 	fc.devicesNotServed("usbdevices")
-	fc.addPCIDevice("0000:17:00.0", gpuResource, true)
-	if err := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).PreCreateCheck(); err != nil {
+	fc.addPCIDevice("0000:17:00.0", kubefake.GPUResource, true)
+	if err := newTestDriver(t, fc, "m1", hostDeviceOptions(kubefake.GPUResource)).PreCreateCheck(); err != nil {
 		t.Fatal(err)
 	}
-	err := newTestDriver(t, fc, "m1", hostDeviceOptions(usbResource)).PreCreateCheck()
-	if err == nil || !strings.Contains(err.Error(), "no PCI or USB device in Harvester has resource name "+usbResource) {
+	err := newTestDriver(t, fc, "m1", hostDeviceOptions(kubefake.USBResource)).PreCreateCheck()
+	if err == nil || !strings.Contains(err.Error(), "no PCI or USB device in Harvester has resource name "+kubefake.USBResource) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -139,7 +137,7 @@ func TestPreCreateCheckHostDevicesReadFailures(t *testing.T) {
 		fc := newFakeCluster(t)
 		logs := kubefake.CaptureLog(t)
 		fc.FailOn("list", "pcidevices", apierrors.NewForbidden(schema.GroupResource{Group: kube.DevicesGroupVersion.Group, Resource: "pcidevices"}, "", errors.New("no")))
-		if err := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).PreCreateCheck(); err != nil {
+		if err := newTestDriver(t, fc, "m1", hostDeviceOptions(kubefake.GPUResource)).PreCreateCheck(); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(logs.String(), "the credential may not list pcidevices.devices.harvesterhci.io") {
@@ -149,9 +147,9 @@ func TestPreCreateCheckHostDevicesReadFailures(t *testing.T) {
 	t.Run("claims forbidden", func(t *testing.T) {
 		fc := newFakeCluster(t)
 		kubefake.CaptureLog(t)
-		fc.addPCIDevice("0000:17:00.0", gpuResource, false)
+		fc.addPCIDevice("0000:17:00.0", kubefake.GPUResource, false)
 		fc.FailOn("list", "pcideviceclaims", apierrors.NewForbidden(schema.GroupResource{Group: kube.DevicesGroupVersion.Group, Resource: "pcideviceclaims"}, "", errors.New("no")))
-		if err := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).PreCreateCheck(); err != nil {
+		if err := newTestDriver(t, fc, "m1", hostDeviceOptions(kubefake.GPUResource)).PreCreateCheck(); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -159,7 +157,7 @@ func TestPreCreateCheckHostDevicesReadFailures(t *testing.T) {
 		fc := newFakeCluster(t)
 		kubefake.CaptureLog(t)
 		fc.FailOn("list", "usbdevices", apierrors.NewInternalError(errors.New("etcd is sad")))
-		err := newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)).PreCreateCheck()
+		err := newTestDriver(t, fc, "m1", hostDeviceOptions(kubefake.GPUResource)).PreCreateCheck()
 		if err == nil || !strings.Contains(err.Error(), "--harvester-host-device-info: cannot list usbdevices.devices.harvesterhci.io: ") ||
 			!strings.Contains(err.Error(), "etcd is sad") {
 			t.Fatalf("got %v", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 func (fc *fakeCluster) addLBPool(pool kube.IPPool) {
@@ -21,24 +22,24 @@ func (fc *fakeCluster) addLBPool(pool kube.IPPool) {
 
 // lbPoolCheck runs the pre-flight of machine m1 with --harvester-ip-pool 10.0.0.10-10.0.0.11/24 on network
 // default/vlan1 (namespace default) and returns its load-balancer pools check, and the requests made for pools.
-func lbPoolCheck(t *testing.T, fc *fakeCluster) (Check, []k8stesting.Action) {
+func lbPoolCheck(t *testing.T, fc *fakeCluster) (preflight.Check, []k8stesting.Action) {
 	t.Helper()
 	return lbPoolCheckOf(t, fc, "10.0.0.10-10.0.0.11/24")
 }
 
 // lbPoolCheckOf is lbPoolCheck with --harvester-ip-pool pool.
-func lbPoolCheckOf(t *testing.T, fc *fakeCluster, pool string) (Check, []k8stesting.Action) {
+func lbPoolCheckOf(t *testing.T, fc *fakeCluster, pool string) (preflight.Check, []k8stesting.Action) {
 	t.Helper()
 	d := newTestDriver(t, fc, "m1", poolCreateOptions(pool))
 	fc.Dyn.ClearActions()
-	var found *Check
-	for _, c := range d.preflight(context.Background()) {
-		if c.Name == CheckLBPools {
+	var found *preflight.Check
+	for _, c := range d.preflight(context.Background(), nil).Checks {
+		if c.Name == preflight.CheckLBPools {
 			found = &c
 		}
 	}
 	if found == nil {
-		t.Fatalf("no %q check", CheckLBPools)
+		t.Fatalf("no %q check", preflight.CheckLBPools)
 	}
 	var reads []k8stesting.Action
 	for _, a := range fc.Dyn.Actions() {
@@ -54,8 +55,8 @@ func lbPoolCheckOf(t *testing.T, fc *fakeCluster, pool string) (Check, []k8stest
 func TestPreCreateCheckLBPoolOverlap(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
-	fc.addLBPool(lbPool("guests", "default/vlan1", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24", RangeStart: "10.0.0.11", RangeEnd: "10.0.0.40"}))
-	fc.addLBPool(lbPool("elsewhere", "default/vlan2", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24"}))
+	fc.addLBPool(kubefake.LBPool("guests", "default/vlan1", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24", RangeStart: "10.0.0.11", RangeEnd: "10.0.0.40"}))
+	fc.addLBPool(kubefake.LBPool("elsewhere", "default/vlan2", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24"}))
 	c, reads := lbPoolCheck(t, fc)
 	want := "10.0.0.10-10.0.0.11 overlaps load-balancer IP pool guests at 10.0.0.11 (its range 10.0.0.11-10.0.0.40 of subnet 10.0.0.0/24; it serves network default/vlan1): " +
 		"Harvester's load balancer could give those addresses to a Service while a node holds them; give --harvester-ip-pool a range outside 10.0.0.11-10.0.0.40, " +
@@ -79,7 +80,7 @@ func TestPreCreateCheckLBPoolOverlap(t *testing.T) {
 func TestPreCreateCheckLBPoolOverlapDualStack(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
-	fc.addLBPool(lbPool("v6", "default/vlan1", []string{"*"}, kube.IPPoolRange{Subnet: "2001:db8::/64", RangeStart: "2001:db8::20", RangeEnd: "2001:db8::40"}))
+	fc.addLBPool(kubefake.LBPool("v6", "default/vlan1", []string{"*"}, kube.IPPoolRange{Subnet: "2001:db8::/64", RangeStart: "2001:db8::20", RangeEnd: "2001:db8::40"}))
 	c, reads := lbPoolCheckOf(t, fc, "10.0.0.10-10.0.0.11/24,2001:db8::10-2001:db8::20/64")
 	if len(c.Problems) != 1 || !strings.HasPrefix(c.Problems[0].Message, "2001:db8::10-2001:db8::20 overlaps load-balancer IP pool v6 at 2001:db8::20 (its range 2001:db8::20-2001:db8::40") {
 		t.Errorf("check %+v\nwant the IPv6 range refused", c)
@@ -93,8 +94,8 @@ func TestPreCreateCheckLBPoolOverlapDualStack(t *testing.T) {
 func TestPreCreateCheckLBPoolElsewhere(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
-	fc.addLBPool(lbPool("elsewhere", "default/vlan2", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24"}))
-	fc.addLBPool(lbPool("beside", "default/vlan1", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24", RangeStart: "10.0.0.12", RangeEnd: "10.0.0.40"}))
+	fc.addLBPool(kubefake.LBPool("elsewhere", "default/vlan2", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24"}))
+	fc.addLBPool(kubefake.LBPool("beside", "default/vlan1", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24", RangeStart: "10.0.0.12", RangeEnd: "10.0.0.40"}))
 	if c, _ := lbPoolCheck(t, fc); len(c.Problems) != 0 || c.Skipped != "" {
 		t.Errorf("check %+v, want ok", c)
 	}
@@ -120,7 +121,7 @@ func TestPreCreateCheckLBPoolNotRead(t *testing.T) {
 	} {
 		fc := newFakeCluster(t)
 		kubefake.CaptureLog(t)
-		fc.addLBPool(lbPool("guests", "default/vlan1", nil, kube.IPPoolRange{Subnet: "10.0.0.0/24"})) // never read
+		fc.addLBPool(kubefake.LBPool("guests", "default/vlan1", nil, kube.IPPoolRange{Subnet: "10.0.0.0/24"})) // never read
 		fc.Dyn.PrependReactor("list", "ippools", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, tt.err })
 		c, _ := lbPoolCheck(t, fc)
 		var problems []string
@@ -140,8 +141,8 @@ func TestPreCreateCheckLBPoolNotRead(t *testing.T) {
 	kubefake.CaptureLog(t)
 	d := newTestDriver(t, fc, "m1", createOptions())
 	fc.Dyn.ClearActions()
-	for _, c := range d.preflight(context.Background()) {
-		if c.Name == CheckLBPools && (c.Skipped != "--harvester-ip-pool and --harvester-ip-pool-name not given" || len(c.Problems) > 0) {
+	for _, c := range d.preflight(context.Background(), nil).Checks {
+		if c.Name == preflight.CheckLBPools && (c.Skipped != "--harvester-ip-pool and --harvester-ip-pool-name not given" || len(c.Problems) > 0) {
 			t.Errorf("without a pool: %+v", c)
 		}
 	}

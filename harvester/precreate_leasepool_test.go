@@ -8,18 +8,19 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // leaseChecks runs the pre-flight of machine m1 with --harvester-ip-pool-name vlan1 and returns its IP pool and
 // load-balancer pools checks.
-func leaseChecks(t *testing.T, fc *fakeCluster) (ipPool, lbPools Check) {
+func leaseChecks(t *testing.T, fc *fakeCluster) (ipPool, lbPools preflight.Check) {
 	t.Helper()
 	d := newTestDriver(t, fc, "m1", leaseCreateOptions())
-	for _, c := range d.preflight(context.Background()) {
+	for _, c := range d.preflight(context.Background(), nil).Checks {
 		switch c.Name {
-		case CheckIPPool:
+		case preflight.CheckIPPool:
 			ipPool = c
-		case CheckLBPools:
+		case preflight.CheckLBPools:
 			lbPools = c
 		}
 	}
@@ -33,8 +34,8 @@ func TestLeasePoolOverlapsLBPool(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
 	fc.ManagedDHCP(leasePool("10.0.0.19"))
-	fc.addLBPool(lbPool("guests", "default/vlan1", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24", RangeStart: "10.0.0.15", RangeEnd: "10.0.0.40"}))
-	fc.addLBPool(lbPool("elsewhere", "default/vlan2", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24"}))
+	fc.addLBPool(kubefake.LBPool("guests", "default/vlan1", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24", RangeStart: "10.0.0.15", RangeEnd: "10.0.0.40"}))
+	fc.addLBPool(kubefake.LBPool("elsewhere", "default/vlan2", []string{"*"}, kube.IPPoolRange{Subnet: "10.0.0.0/24"}))
 	ipPool, lb := leaseChecks(t, fc)
 	if len(ipPool.Problems) > 0 || ipPool.Skipped != "" {
 		t.Fatalf("IP pool check: %+v", ipPool)

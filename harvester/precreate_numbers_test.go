@@ -2,8 +2,6 @@ package harvester
 
 import (
 	"context"
-	"math"
-	"math/big"
 	"runtime"
 	"strings"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // Numbers from the cluster and the user, at and past their bounds: nothing wraps, nothing computes without
@@ -44,21 +43,21 @@ func (fc *fakeCluster) addRawQuota(name string, hardUsed ...string) {
 }
 
 // checkNamed runs d's pre-flight and returns its check of that name.
-func checkNamed(t *testing.T, d *Driver, name string) Check {
+func checkNamed(t *testing.T, d *Driver, name string) preflight.Check {
 	t.Helper()
-	for _, c := range d.preflight(context.Background()) {
+	for _, c := range d.preflight(context.Background(), nil).Checks {
 		if c.Name == name {
 			return c
 		}
 	}
 	t.Fatalf("no %q check", name)
-	return Check{}
+	return preflight.Check{}
 }
 
 // quotaCheckOf runs the pre-flight of a machine with opts and returns its quota check.
-func quotaCheckOf(t *testing.T, fc *fakeCluster, opts config.Options) Check {
+func quotaCheckOf(t *testing.T, fc *fakeCluster, opts config.Options) preflight.Check {
 	t.Helper()
-	return checkNamed(t, newTestDriver(t, fc, "m1", opts), CheckQuota)
+	return checkNamed(t, newTestDriver(t, fc, "m1", opts), preflight.CheckQuota)
 }
 
 // withinBounds runs f, failing the test when it allocates more than maxAlloc bytes, and stops waiting for it
@@ -104,7 +103,7 @@ func TestHostileQuotaAmountsAreRefusedBeforeArithmetic(t *testing.T) {
 	} {
 		fc := newFakeCluster(t)
 		fc.addRawQuota("hostile", "limits.memory", tc.hard, tc.used)
-		var c Check
+		var c preflight.Check
 		withinBounds(t, 8<<20, func() { c = quotaCheckOf(t, fc, createOptions()) })
 		if len(c.Problems) != 1 || c.Problems[0].Flag != "" ||
 			!strings.Contains(c.Problems[0].Message, "cannot list the resource quotas of namespace default: Harvester") ||
@@ -152,26 +151,6 @@ func TestQuotaMemoryRequestDoesNotWrap(t *testing.T) {
 	}
 }
 
-// vmRequests at the bounds of its inputs equals the mutator's arithmetic done in integers without bound:
-// limit × 100 / percent, the memory truncated to whole MiB.
-func TestVMRequestsAtTheBounds(t *testing.T) {
-	for _, gib := range []int{1, 85899345, 85899346, config.MaxGiB} {
-		for _, cpus := range []int{1, config.MaxCPUs} {
-			for _, oc := range []overcommit{{CPU: 100, Memory: 100}, {CPU: 1000, Memory: 150}, {CPU: 101, Memory: 101}, {CPU: math.MaxInt64, Memory: math.MaxInt64}} {
-				cfg := config.Config{CPUs: cpus, MemoryGiB: gib}
-				cpu, mem, _ := vmRequests(&cfg, oc)
-				wantMem := new(big.Int).Mul(big.NewInt(int64(gib)<<30), big.NewInt(100))
-				wantMem.Quo(wantMem, big.NewInt(oc.Memory)).Rsh(wantMem, 20).Lsh(wantMem, 20)
-				wantCPU := new(big.Int).Mul(big.NewInt(int64(cpus)*1000*100), big.NewInt(1))
-				wantCPU.Quo(wantCPU, big.NewInt(oc.CPU))
-				if mem.Sign() < 0 || mem.Value() != wantMem.Int64() || cpu.MilliValue() != wantCPU.Int64() {
-					t.Errorf("%d GiB, %d cores, overcommit %+v: requests %s and %s, want %s bytes and %sm", gib, cpus, oc, &cpu, &mem, wantMem, wantCPU)
-				}
-			}
-		}
-	}
-}
-
 // Harvester refuses an overcommit below 100 ("Cannot undercommit": pkg/webhook/resources/setting/validator.go,
 // validateOvercommitConfigHelper); a setting that holds one is not used, and a long value is not quoted whole.
 func TestOvercommitBelowHundredIsNotUsed(t *testing.T) {
@@ -195,69 +174,40 @@ func TestOvercommitBelowHundredIsNotUsed(t *testing.T) {
 }
 
 // Device counts: a host whose allocatable count no quantity holds is named and the count not made (100E would
-// read as 0, and "none free" be a guess); counts that together pass an int64 add up to its largest, not to a
-// negative.
+// read as 0, and "none free" be a guess). (preflight's TestDeviceCountsPassingAnInt64: counts that together pass
+// an int64 add up to its largest, not to a negative.)
 func TestDeviceCountsAtTheBounds(t *testing.T) {
-	huge := func(name string) corev1.Node {
-		n := hostNode(name, nil)
-		n.Status.Allocatable[gpuResource] = resource.MustParse("9223372036854775807")
-		return n
-	}
-	u := deviceUse([]corev1.Node{huge("node1"), huge("node2")}, nil)
-	if got := u.free(gpuResource); got != math.MaxInt64 {
-		t.Errorf("free of two hosts of 2^63−1: %d", got)
-	}
-	if msg := u.shortage(gpuResource, 1); msg != "" {
-		t.Errorf("one device of 2^63−1 free refused: %s", msg)
-	}
-
 	// node1 has one device free, node2 a count no quantity holds: the machine fits on node1 whatever node2 has.
 	fc := capacityCluster(t)
 	kubefake.CaptureLog(t)
-	n := hostNode("node2", nil)
-	n.Status.Allocatable[gpuResource] = resource.MustParse("100E")
+	n := kubefake.HostNode("node2", nil)
+	n.Status.Allocatable[kubefake.GPUResource] = resource.MustParse("100E")
 	fc.OK(kube.Create(context.Background(), fc.C, kube.Nodes, "", &n))
-	devicesCheck := func() Check {
-		return checkNamed(t, newTestDriver(t, fc, "m1", hostDeviceOptions(gpuResource)), CheckHostDevices)
+	devicesCheck := func() preflight.Check {
+		return checkNamed(t, newTestDriver(t, fc, "m1", hostDeviceOptions(kubefake.GPUResource)), preflight.CheckHostDevices)
 	}
 	if c := devicesCheck(); len(c.Problems) != 0 || c.Skipped != "" {
 		t.Errorf("a free device on node1 beside node2's 100E: %+v", c)
 	}
 	// With node1's device taken, whether node2 has one is not known: not counted, and said why.
-	fc.addVMI(deviceVMI("default", "vm-a", "node1", kubevirtv1.Running, []string{gpuResource}))
+	fc.addVMI(kubefake.DeviceVMI("default", "vm-a", "node1", kubevirtv1.Running, []string{kubefake.GPUResource}))
 	if c := devicesCheck(); len(c.Problems) != 0 || !strings.Contains(c.Skipped,
 		"nvidia.com/GA102GL_A10: the allocatable count of host node2 100E is beyond what a Kubernetes quantity holds (2^63−1 in magnitude): free devices not counted") {
 		t.Errorf("node1's device taken, node2's count 100E: %+v", c)
 	}
 }
 
-// What the machine adds to a quota at the largest sizes the flags take, for the largest pool: disks of
-// config.MaxGiB each, config.MaxCPUs cores, MaxPoolSize machines. The sums pass an int64; Quantity's arithmetic
-// goes on exactly (in an inf.Dec), so the need is the true figure, never wrapped.
+// The largest machines the flags take, for the largest pool, against a quota of 2^63−1 bytes: the storage need
+// is refused with its true figure (preflight's TestQuotaNeedsAtTheBounds has every need's).
 func TestQuotaNeedsAtTheBounds(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
 	opts := configtest.With(createOptions(), config.FlagCPUCount, config.MaxCPUs, config.FlagMemorySize, config.MaxGiB,
 		config.FlagDiskInfo, `{"disks":[{"imageName":"default/ubuntu","size":8589934591},{"storageClassName":"longhorn","size":8589934591}]}`)
-	d := newTestDriver(t, fc, "m1", opts)
-	needs := scaleNeeds(d.quotaNeeds(nil), MaxPoolSize)
-	maxBytes := new(big.Int).Lsh(big.NewInt(config.MaxGiB), 30)
-	for res, want := range map[corev1.ResourceName]*big.Int{
-		corev1.ResourceRequestsStorage: new(big.Int).Mul(maxBytes, big.NewInt(2*MaxPoolSize)),
-		corev1.ResourceLimitsMemory:    new(big.Int).Mul(maxBytes, big.NewInt(MaxPoolSize)),
-		corev1.ResourceLimitsCPU:       big.NewInt(int64(config.MaxCPUs) * MaxPoolSize),
-		corev1.ResourcePods:            big.NewInt(MaxPoolSize),
-	} {
-		got := needs[res].amount
-		if got.Cmp(resource.MustParse(want.String())) != 0 {
-			t.Errorf("%s: need %s, want %s", res, &got, want)
-		}
-	}
-	// Against a quota of 2^63−1 bytes the storage need is refused, with its true figure.
 	fc.addQuota("most", false, "requests.storage", "9223372036854775807", "0")
-	d = newTestDriver(t, fc, "m1", opts)
-	d.machines = MaxPoolSize
-	if c := checkNamed(t, d, CheckQuota); len(c.Problems) != 1 || !strings.Contains(c.Problems[0].Message, "requests.storage has 9223372036854775807 free (0 of 9223372036854775807 used), 1000 machines need 17179869182000Gi") {
+	d := newTestDriver(t, fc, "m1", opts)
+	d.machines = preflight.MaxPoolSize
+	if c := checkNamed(t, d, preflight.CheckQuota); len(c.Problems) != 1 || !strings.Contains(c.Problems[0].Message, "requests.storage has 9223372036854775807 free (0 of 9223372036854775807 used), 1000 machines need 17179869182000Gi") {
 		t.Errorf("storage of the largest pool against a quota of 2^63−1: %+v", c)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // addQuota makes a ResourceQuota in namespace default as the quota controller leaves it: hard and used, given as
@@ -77,9 +78,9 @@ func TestPreCreateCheckQuota(t *testing.T) {
 	}
 
 	// A quota not counted yet (no used) is skipped, not guessed.
-	var pods Check
-	for _, c := range newTestDriver(t, fc, "m1", createOptions()).preflight(context.Background()) {
-		if c.Name == CheckQuota {
+	var pods preflight.Check
+	for _, c := range newTestDriver(t, fc, "m1", createOptions()).preflight(context.Background(), nil).Checks {
+		if c.Name == preflight.CheckQuota {
 			pods = c
 		}
 	}
@@ -99,8 +100,8 @@ func TestPreCreateCheckQuotaFitsOrCannotTell(t *testing.T) {
 	fc.addQuota("full", false, "count/secrets", "1", "1")
 	fc.FailOn("list", "resourcequotas", apierrors.NewForbidden(schema.GroupResource{Resource: "resourcequotas"}, "", errors.New("no")))
 	d := newTestDriver(t, fc, "m1", createOptions())
-	for _, c := range d.preflight(context.Background()) {
-		if c.Name == CheckQuota && (len(c.Problems) > 0 || c.Skipped != "the credential may not list resourcequotas in namespace default: cannot tell whether the machine fits its quotas") {
+	for _, c := range d.preflight(context.Background(), nil).Checks {
+		if c.Name == preflight.CheckQuota && (len(c.Problems) > 0 || c.Skipped != "the credential may not list resourcequotas in namespace default: cannot tell whether the machine fits its quotas") {
 			t.Errorf("quota check without the right to list: %+v", c)
 		}
 	}

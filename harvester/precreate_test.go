@@ -20,6 +20,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 func TestPreCreateCheckCreatesNothing(t *testing.T) {
@@ -169,38 +170,6 @@ func TestPreCreateCheckZones(t *testing.T) {
 	}
 }
 
-func TestIsISO(t *testing.T) {
-	img := func(f func(*kube.VirtualMachineImage)) *kube.VirtualMachineImage {
-		i := &kube.VirtualMachineImage{}
-		f(i)
-		return i
-	}
-	tests := []struct {
-		name string
-		img  *kube.VirtualMachineImage
-		want bool
-	}{
-		{"label iso", img(func(i *kube.VirtualMachineImage) { i.Labels = map[string]string{kube.LabelImageType: "iso"} }), true},
-		{"label wins over the name", img(func(i *kube.VirtualMachineImage) {
-			i.Labels = map[string]string{kube.LabelImageType: "raw_qcow2"}
-			i.Spec.DisplayName = "weird.iso"
-		}), false},
-		{"signed download link", img(func(i *kube.VirtualMachineImage) { i.Spec.URL = "https://mirror/leap.iso?X-Amz-Signature=abc" }), true},
-		{"uploaded file", img(func(i *kube.VirtualMachineImage) {
-			i.Annotations = map[string]string{kube.AnnotationUploadedImageName: "Win11.ISO"}
-		}), true},
-		{"cloud image", img(func(i *kube.VirtualMachineImage) {
-			i.Spec.URL = "https://cloud-images/jammy.img"
-			i.Spec.DisplayName = "jammy"
-		}), false},
-	}
-	for _, tt := range tests {
-		if got := isISO(tt.img); got != tt.want {
-			t.Errorf("%s: isISO = %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
-
 // The pre-flight asks its permissions with one SelfSubjectRulesReview, and falls back to SelfSubjectAccessReviews
 // when the server cannot list the rules (incomplete); either way a denied permission is reported.
 func TestPreCreateCheckAsksPermissionsOnce(t *testing.T) {
@@ -256,21 +225,21 @@ func TestPreflightSaysWhatItCouldNotRead(t *testing.T) {
 	fc = newFakeCluster(t)
 	deny(fc)
 	d := newTestDriver(t, fc, "m1", opts)
-	got := map[string]Check{}
-	for _, c := range d.preflight(context.Background()) {
+	got := map[string]preflight.Check{}
+	for _, c := range d.preflight(context.Background(), nil).Checks {
 		got[c.Name] = c
 	}
 	for name, want := range map[string]string{
-		CheckNamespace:      "the credential may not get namespaces: cannot tell whether namespace default exists",
-		CheckStorageClasses: "the credential may not get storageclasses: cannot tell whether storage class longhorn-ubuntu exists",
-		CheckNetworks:       "the credential may not get network-attachment-definitions in namespace default: cannot tell whether network default/vlan1 exists",
-		CheckZones:          "the credential may not list nodes: cannot tell whether a Harvester host is in zone-a",
+		preflight.CheckNamespace:      "the credential may not get namespaces: cannot tell whether namespace default exists",
+		preflight.CheckStorageClasses: "the credential may not get storageclasses: cannot tell whether storage class longhorn-ubuntu exists",
+		preflight.CheckNetworks:       "the credential may not get network-attachment-definitions in namespace default: cannot tell whether network default/vlan1 exists",
+		preflight.CheckZones:          "the credential may not list nodes: cannot tell whether a Harvester host is in zone-a",
 	} {
 		if c := got[name]; c.Skipped != want || len(c.Problems) != 0 {
 			t.Errorf("%s: skipped %q, problems %v; want skipped %q", name, c.Skipped, c.Problems, want)
 		}
 	}
-	for _, name := range []string{CheckCredential, CheckPermissions, CheckMachineName, CheckImagesKeyPairs} {
+	for _, name := range []string{preflight.CheckCredential, preflight.CheckPermissions, preflight.CheckMachineName, preflight.CheckImagesKeyPairs} {
 		if c := got[name]; c.Skipped != "" || len(c.Problems) != 0 {
 			t.Errorf("%s: %+v, want ok", name, c)
 		}
@@ -280,8 +249,8 @@ func TestPreflightSaysWhatItCouldNotRead(t *testing.T) {
 	fc = newFakeCluster(t)
 	fc.FailOn("get", "network-attachment-definitions", forbidden("network-attachment-definitions"))
 	d = newTestDriver(t, fc, "m1", configtest.With(createOptions(), config.FlagNetworkInfo, `{"interfaces":[{"networkName":"vlan1"},{"networkName":"vlan-missing"}]}`))
-	for _, c := range d.preflight(context.Background()) {
-		if c.Name == CheckNetworks && (len(c.Problems) != 1 || !strings.Contains(c.Skipped, "network default/vlan1 exists")) {
+	for _, c := range d.preflight(context.Background(), nil).Checks {
+		if c.Name == preflight.CheckNetworks && (len(c.Problems) != 1 || !strings.Contains(c.Skipped, "network default/vlan1 exists")) {
 			t.Errorf("networks: %+v, want a problem and a skipped part", c)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 var updateREADME = flag.Bool("update-readme", false, "rewrite the check sample in docs/check.md from the pre-flight's table")
@@ -58,7 +59,7 @@ func readmeCheckSample(t *testing.T, readme string) (args []string, start, end i
 
 // checkLines prints checks as the check verb does (Check.Lines, as cmd/docker-machine-driver-harvester printChecks) under the
 // driver's own name.
-func checkLines(checks []Check) string {
+func checkLines(checks []preflight.Check) string {
 	var b strings.Builder
 	for _, c := range checks {
 		for _, line := range c.Lines(func(s string) string { return s }) {
@@ -68,7 +69,7 @@ func checkLines(checks []Check) string {
 	return b.String()
 }
 
-// The guide's check sample (docs/check.md) is what the check verb's table (the pre-flight's, then checkVerbChecks)
+// The guide's check sample (docs/check.md) is what the check verb's table (the pre-flight's, then the admission's)
 // prints for the guide's command line against a Harvester that has neither its image nor its network: every check's line,
 // in the table's order, with its skip reason. go test ./harvester -run README -update-readme rewrites it.
 func TestREADMECheckSample(t *testing.T) {
@@ -90,7 +91,7 @@ func TestREADMECheckSample(t *testing.T) {
 	fc := newFakeCluster(t)
 	kubefake.CaptureLog(t)
 	fc.OK(nil, kube.Delete(context.Background(), fc.C, kube.Networks, "default", "vlan1", metav1.DeleteOptions{}))
-	got := checkLines(newTestDriver(t, fc, machineName, opts).preflight(context.Background(), checkVerbChecks...))
+	got := checkLines(newTestDriver(t, fc, machineName, opts).verbChecks(t))
 	if *updateREADME {
 		if err := os.WriteFile(checkGuide, []byte(readme[:start]+got+readme[end:]), 0o644); err != nil {
 			t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 )
 
 // MaxSize bounds every document this package reads or inflates: the Secret that carries user data and network
@@ -48,18 +50,18 @@ func (b *Budget) why() string {
 }
 
 // Spend counts n bytes of input (verb is how a refusal says what they do, e.g. "it is"). Over the limit it is
-// a *SizeError naming the size and the limit, and the budget is spent.
+// a *bounded.SizeError naming the size and the limit, and the budget is spent.
 func (b *Budget) Spend(n int64, verb string) error {
 	before := b.used
 	b.used += n
 	if b.used > b.limit {
-		return &SizeError{Verb: verb, Size: n, Before: before, Limit: b.limit, Why: b.why()}
+		return &bounded.SizeError{Verb: verb, Size: n, Before: before, Limit: b.limit, Why: b.why()}
 	}
 	return nil
 }
 
 // Gunzip inflates gzip data (several members are read as one stream, as Python's gzip module does), counting
-// what it inflates. It stops inflating as soon as the total passes the limit and returns a *SizeError that says
+// what it inflates. It stops inflating as soon as the total passes the limit and returns a *bounded.SizeError that says
 // the data inflates to more than the limit (together with what was counted before it, if anything).
 func (b *Budget) Gunzip(data []byte) ([]byte, error) {
 	var err error
@@ -79,7 +81,7 @@ func (b *Budget) Gunzip(data []byte) ([]byte, error) {
 	before := b.used
 	b.used += int64(len(out))
 	if int64(len(out)) > left {
-		return nil, fmt.Errorf("gzip: %w", &SizeError{Verb: "inflates to", AtLeast: true, Size: int64(len(out)),
+		return nil, fmt.Errorf("gzip: %w", &bounded.SizeError{Verb: "inflates to", AtLeast: true, Size: int64(len(out)),
 			Before: before, Limit: b.limit, Why: b.why()})
 	}
 	return out, nil

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 )
 
 func gz(t testing.TB, s string) []byte {
@@ -68,7 +70,7 @@ func TestBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := b.Gunzip(gz(t, strings.Repeat("b", 60<<10)))
-	var se *SizeError
+	var se *bounded.SizeError
 	if !errors.As(err, &se) || err.Error() != "gzip: inflates to more than 40 KiB, which with the 60 KiB before it "+
 		"is over the 100 KiB limit" {
 		t.Fatalf("second inflation: %v", err)
@@ -99,14 +101,5 @@ func TestGunzipStopsAtTheLimit(t *testing.T) {
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
 		t.Fatalf("refusing a 64 MiB bomb allocated %d MiB", alloc>>20)
-	}
-}
-
-func TestFormatSize(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 bytes", 1: "1 byte", 1023: "1023 bytes", 1024: "1 KiB", 1536: "1.5 KiB",
-		64 << 10: "64 KiB", MaxSize: "1 MiB", 3*MaxSize + MaxSize/5: "3.2 MiB"} {
-		if got := FormatSize(n); got != want {
-			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
-		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/autoscale"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // stdin is what `check --machine-config -` reads; tests replace it.
@@ -51,17 +52,17 @@ func check(args []string, lookupEnv func(string) (string, bool), stdout, stderr 
 	// What the pool's schema drops is known before Harvester is asked: its line comes first.
 	code := 0
 	if in.schema != nil {
-		code = printChecks(stdout, []harvester.Check{*in.schema})
+		code = printChecks(stdout, []preflight.Check{*in.schema})
 	}
 	// The driver's progress lines go to stderr: stdout is the checks.
 	log.SetOutWriter(stderr)
-	checks, err := harvester.PreflightPool(context.Background(), in.machineName, in.opts, in.count)
+	result, err := harvester.PreflightPool(context.Background(), in.machineName, in.opts, in.count)
 	if err != nil {
 		fmt.Fprintln(stderr, named(err.Error()))
 		return 1
 	}
-	code = max(code, printChecks(stdout, checks))
-	printCheckAutoscaling(context.Background(), in, stdout, stderr)
+	code = max(code, printChecks(stdout, result.Checks))
+	printCheckAutoscaling(result, in.pool, stdout)
 	return code
 }
 
@@ -71,7 +72,7 @@ type checkInput struct {
 	opts        config.Options
 	count       int
 	// schema is the line of what the pool's schema drops (--cluster), nil without.
-	schema *harvester.Check
+	schema *preflight.Check
 	// pool is the pool of the machine config in --cluster, nil without.
 	pool *autoscale.Pool
 }
@@ -96,7 +97,7 @@ func (c *countFlag) Set(s string) error {
 }
 
 // parseCheckArgs reads check's command line: the driver's flags and environment, the machine config's fields
-// before the flags given, --machine-name (required) and --count (1 to harvester.MaxPoolSize; with --cluster the
+// before the flags given, --machine-name (required) and --count (1 to preflight.MaxPoolSize; with --cluster the
 // pool's quantity when not given). --cluster and --pool need --machine-config.
 func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (checkInput, error) {
 	var (
@@ -119,8 +120,8 @@ func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (check
 		if cmd, err = machineConfigFlags(machineConfig, cluster, pool); err == nil {
 			in.machineName, in.opts, err = parseMachineArgs(append(cmd.args, args...), lookupEnv, extra)
 			in.schema, in.pool = cmd.schema, cmd.pool
-			if !count.set && cmd.quantity > harvester.MaxPoolSize {
-				err = fmt.Errorf("--cluster: the pool's quantity is %d, more than check takes at once (%d): give --count", cmd.quantity, harvester.MaxPoolSize)
+			if !count.set && cmd.quantity > preflight.MaxPoolSize {
+				err = fmt.Errorf("--cluster: the pool's quantity is %d, more than check takes at once (%d): give --count", cmd.quantity, preflight.MaxPoolSize)
 			} else if !count.set && cmd.quantity > 0 {
 				count.n = int(cmd.quantity)
 			}
@@ -130,12 +131,12 @@ func parseCheckArgs(args []string, lookupEnv func(string) (string, bool)) (check
 	}
 	in.count = count.n
 	// --count's range is one more problem of the command line, told beside the others.
-	if count.valid && (in.count < 1 || in.count > harvester.MaxPoolSize) {
+	if count.valid && (in.count < 1 || in.count > preflight.MaxPoolSize) {
 		problems := &config.ArgsError{}
 		if err != nil && !errors.As(err, &problems) {
 			return checkInput{}, err
 		}
-		problems.Problemf("--count must be 1 to %d: the number of machines in the pool, checked at once", harvester.MaxPoolSize)
+		problems.Problemf("--count must be 1 to %d: the number of machines in the pool, checked at once", preflight.MaxPoolSize)
 		err = problems
 	}
 	if err != nil {
@@ -171,7 +172,7 @@ func machineConfigFlags(path, clusterPath, pool string) (rancherCommand, error) 
 
 // printChecks writes one line per check (a line per problem) and returns the exit code: 1 when a check found a
 // problem, else 0 — a skipped check fails nothing. Flags and variables are named as self names them.
-func printChecks(stdout io.Writer, checks []harvester.Check) int {
+func printChecks(stdout io.Writer, checks []preflight.Check) int {
 	code := 0
 	for _, c := range checks {
 		if len(c.Problems) > 0 {

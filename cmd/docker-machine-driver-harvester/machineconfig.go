@@ -12,12 +12,12 @@ import (
 	"github.com/rancher/machine/libmachine/mcnflag"
 	"sigs.k8s.io/yaml"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/autoscale"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
 // maxMachineConfigSize bounds what --machine-config reads. The API server stores an object of at most about
@@ -35,7 +35,7 @@ func readMachineConfig(path string, stdin io.Reader) ([]byte, error) {
 // above about 1.5 MiB.
 func readObjectFile(flag, what, path string, stdin io.Reader) ([]byte, error) {
 	if path != "-" {
-		data, err := userdata.ReadRegularFile(path, maxMachineConfigSize)
+		data, err := bounded.ReadRegularFile(path, maxMachineConfigSize)
 		if err != nil {
 			return nil, fmt.Errorf("%s: cannot read the file: %w", flag, err)
 		}
@@ -46,7 +46,7 @@ func readObjectFile(flag, what, path string, stdin io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%s -: cannot read stdin: %w", flag, err)
 	}
 	if len(data) > maxMachineConfigSize {
-		return nil, fmt.Errorf("%s -: stdin holds more than %s, more than %s can be", flag, userdata.FormatSize(maxMachineConfigSize), what)
+		return nil, fmt.Errorf("%s -: stdin holds more than %s, more than %s can be", flag, bounded.FormatSize(maxMachineConfigSize), what)
 	}
 	return data, nil
 }
@@ -55,7 +55,7 @@ func readObjectFile(flag, what, path string, stdin io.Reader) ([]byte, error) {
 // check line of what the pool's schema drops (nil without) and the pool's quantity (0 when unknown).
 type rancherCommand struct {
 	args     []string
-	schema   *harvester.Check
+	schema   *preflight.Check
 	quantity int64
 	// pool is the pool's nodes and its cluster's, for its autoscaling annotations; nil without a cluster.
 	pool *autoscale.Pool
@@ -93,7 +93,7 @@ func machineCommand(data []byte, id identity.Identity, from *poolSource) (ranche
 		if err != nil {
 			return out, err
 		}
-		var schema harvester.Check
+		var schema preflight.Check
 		obj, schema = pruneForPool(obj, pool, id)
 		out.schema, clusterName = &schema, cluster
 		if pool.Quantity != nil {

@@ -8,9 +8,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/identity"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
 )
 
@@ -87,8 +87,8 @@ func (s *poolSource) poolOf(kind, name string) (pool rancher.Pool, cluster strin
 // each dropped field whose value would have reached the command line (the machines will not get what the config
 // asks for), a skipped line naming the dropped fields that hold nothing, ok when nothing is dropped. Metadata,
 // kind and apiVersion go too, as for every pool, and are not named. Values are never quoted.
-func pruneForPool(obj map[string]any, pool rancher.Pool, id identity.Identity) (map[string]any, harvester.Check) {
-	c := harvester.Check{Name: checkPoolSchema}
+func pruneForPool(obj map[string]any, pool rancher.Pool, id identity.Identity) (map[string]any, preflight.Check) {
+	c := preflight.Check{Name: checkPoolSchema}
 	which := "the pool's schema"
 	if pool.Name != "" {
 		which = "pool " + pool.Name + "'s schema"

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // v106Fields are the fields of the driver Rancher 2.14 and 2.15 ship, v1.0.6 (harvester/flags.go
@@ -93,7 +93,7 @@ func TestCheckDropsWhatThePoolSchemaLacks(t *testing.T) {
 		t.Errorf("cluster name %v, cpu %v, tpm %v, count %d", in.opts[config.FlagClusterName], in.opts[config.FlagCPUCount], in.opts[config.FlagEnableTPM], in.count)
 	}
 	var out strings.Builder
-	if code := printChecks(&out, []harvester.Check{*in.schema}); code != 1 {
+	if code := printChecks(&out, []preflight.Check{*in.schema}); code != 1 {
 		t.Errorf("a set field Rancher drops is a problem: exit %d", code)
 	}
 	want := "problem  pool schema           field machineType is set, but pool pool1's schema (dynamicSchemaSpec, copied when the pool was made) has no such field: " +

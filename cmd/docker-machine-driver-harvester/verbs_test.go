@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvester/docker-machine-driver-harvester/harvester"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
 
 // noEnv is an environment without any HARVESTER_* variable.
@@ -168,9 +168,9 @@ func TestCheckVerbExitCodes(t *testing.T) {
 // found beside it still does.
 func TestPrintChecksSkippedIsNotOK(t *testing.T) {
 	var out strings.Builder
-	code := printChecks(&out, []harvester.Check{
-		{Name: harvester.CheckCredential, Detail: "accepted by Harvester"},
-		{Name: harvester.CheckStorageClasses, Skipped: "the credential may not get storageclasses: cannot tell whether storage class sc1 exists"},
+	code := printChecks(&out, []preflight.Check{
+		{Name: preflight.CheckCredential, Detail: "accepted by Harvester"},
+		{Name: preflight.CheckStorageClasses, Skipped: "the credential may not get storageclasses: cannot tell whether storage class sc1 exists"},
 	})
 	want := "ok       credential            accepted by Harvester\n" +
 		"skipped  storage classes       the credential may not get storageclasses: cannot tell whether storage class sc1 exists\n"
@@ -178,7 +178,7 @@ func TestPrintChecksSkippedIsNotOK(t *testing.T) {
 		t.Errorf("exit %d, output:\n%s\nwant exit 0 and:\n%s", code, out.String(), want)
 	}
 	out.Reset()
-	code = printChecks(&out, []harvester.Check{{Name: harvester.CheckNetworks, Skipped: "cannot tell whether network a/b exists",
+	code = printChecks(&out, []preflight.Check{{Name: preflight.CheckNetworks, Skipped: "cannot tell whether network a/b exists",
 		Problems: []config.Problem{{Flag: config.FlagNetworkInfo, Message: "nic-1: network a/c does not exist"}}}})
 	if code != 1 || strings.Contains(out.String(), "ok ") || !strings.Contains(out.String(), "problem  networks") || !strings.Contains(out.String(), "skipped  networks") {
 		t.Errorf("a problem beside a skipped part: exit %d, output:\n%s", code, out.String())

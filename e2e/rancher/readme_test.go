@@ -105,7 +105,7 @@ func TestREADMEExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.ParseConfig("m1", opts, objects.Rules...)
+	cfg, _, err := objects.ParseConfig("m1", opts)
 	if err != nil {
 		t.Fatalf("the driver refuses the example's command line: %v", err)
 	}

@@ -99,7 +99,8 @@ func TestLBPoolOverlap(t *testing.T) {
 	}
 	// Only the pool of another network covers 10.88.0.10-10.88.0.49.
 	args = append(checkArgs(ns), pool("10.88.0.10-10.88.0.49/24")...)
-	if out, code := runCheck(t, kubeconfig, args...); code != 0 || !strings.Contains(out, "ok       load-balancer pools\n") || !strings.Contains(out, "ok       IP pool\n") {
+	plan := "of the address plan: 10.88.0.10-10.88.0.49/24 on network " + ns + "/lb-net\n" // the line names what it judged
+	if out, code := runCheck(t, kubeconfig, args...); code != 0 || !strings.Contains(out, "ok       load-balancer pools   "+plan) || !strings.Contains(out, "ok       IP pool               "+plan) {
 		t.Errorf("check of a range only another network's pool covers: exit %d, want 0 and ok lines for the IP pool and the load-balancer pools", code)
 	}
 }

@@ -6,7 +6,7 @@
 // pool's machineDeploymentAnnotations onto its MachineDeployment (rancher/rancher
 // pkg/controllers/provisioningv2/provisioningcluster/template.go, machineDeployments; v2.13.0 to v2.15.0).
 //
-// Each annotation is computed from the VirtualMachine a create sends (objects.RenderVM: the pure builders, after
+// Each annotation is computed from the VirtualMachine a create sends (objects.Machine's VM: the pure builders, after
 // --harvester-vm-patch), the pool and what Harvester says of the host devices, and only where it can be known;
 // each says how it was computed. It is pure: no client, clock or randomness.
 package autoscale

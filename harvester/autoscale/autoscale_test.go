@@ -16,19 +16,15 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/internal/rancher"
 )
 
-// machine is the config and the VM render shows for machine m1 of a 40 GiB image disk with extra flags kv, the
-// VM as a create builds it (objects.RenderVM: after --harvester-vm-patch).
+// machine is the config and the VM of machine m1 of a 40 GiB image disk with extra flags kv, the VM as a create
+// sends it (objects.ParseConfig builds it: after --harvester-vm-patch).
 func machine(t *testing.T, kv ...any) (*config.Config, *kubevirtv1.VirtualMachine) {
 	t.Helper()
-	cfg, err := config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), kv...), objects.Rules...)
+	cfg, m, err := objects.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), kv...))
 	if err != nil {
 		t.Fatalf("ParseConfig: %v", err)
 	}
-	vm, err := objects.RenderVM(cfg)
-	if err != nil {
-		t.Fatalf("RenderVM: %v", err)
-	}
-	return cfg, vm
+	return cfg, m.VM
 }
 
 // compute is Compute for a machine of kv in pool.

@@ -98,14 +98,7 @@ type givenFlags struct {
 	leasePool           bool     // --harvester-ip-pool-name not blank, parsed or not
 	userDataSecret      bool     // not empty, parsed or not
 	networkDataSecret   bool
-	// parsed: every group of flags parsed without a problem (ParseConfig sets it before the rules run).
-	parsed bool
 }
-
-// Parsed reports whether every group of flags parsed without a problem, so that every part of the Config is
-// filled: a rule that builds the whole VM from it (objects.Rules) needs that, and leaves the problems of a
-// half-filled Config to the flags they are about.
-func (c *Config) Parsed() bool { return c.given.parsed }
 
 // IPPools are the ranges of --harvester-ip-pool, one per address family (IPv4 first); none without a pool.
 func (c *Config) IPPools() []*IPPool {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/harvester/docker-machine-driver-harvester/cloudinit/networkconfig"
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
@@ -96,7 +97,7 @@ type SecretValue struct {
 }
 
 // Size is how large the value is, as messages say it: "1.2 KiB".
-func (v *SecretValue) Size() string { return userdata.FormatSize(int64(len(v.Data))) }
+func (v *SecretValue) Size() string { return bounded.FormatSize(int64(len(v.Data))) }
 
 // CheckSecretData records under ref's flag what is wrong with data, the value of ref's key (ref names the key
 // read), that the inline flags' parse would refuse: it holds something, within userdata.MaxSize (the most the

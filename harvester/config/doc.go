@@ -10,9 +10,9 @@
 //     its group's, so that they read in the order of the flags whichever pass found them.
 //
 // A flag is added as a row of the flag table, a field of the Config, its reading in its group's parser and, when it
-// goes with another field, a rule in the list. A rule that a package above can apply in full is replaced by that package's
-// (objects.Rules checks the user data merged with the driver's own parts, as a create builds it; config can read
-// each part only on its own).
+// goes with another field, a rule in the list. What only the builders can check is checked by harvester/objects after
+// config's rules (objects.ParseConfig, through Parse): the user data merged with the driver's own parts, as a create
+// builds it (config reads each part only on its own), and the VM patch applied to the VM.
 //
 // A kubeconfig given as content is read as client-go reads it, and its context, user and cluster chosen as
 // client-go chooses them, before the inline-only rule judges them (kubeconfig_content.go, inline_credential.go).

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
@@ -65,7 +66,7 @@ func looksLikeJSONObject(b []byte) bool {
 
 // readJSONDocument returns the JSON document a flag value stands for, of at most limit bytes: the value itself
 // when it is JSON (it starts with '{' or '['), its decoding when it is base64 of a document valid accepts (see
-// userdata.DecodeBase64OrPlain), else the content of the file it names, read with userdata.ReadRegularFile
+// userdata.DecodeBase64OrPlain), else the content of the file it names, read with bounded.ReadRegularFile
 // (regular files only, without blocking, at most limit bytes). A value can be told apart this way since JSON
 // starts with a character outside the base64 alphabet, and a path of a file holding JSON does not decode into
 // JSON. An error never quotes the value or the file, which may hold a secret.
@@ -73,7 +74,7 @@ func readJSONDocument(value string, limit int64, valid func([]byte) bool) ([]byt
 	data, wasBase64 := userdata.DecodeBase64OrPlain(value, valid)
 	if trimmed := strings.TrimSpace(value); !wasBase64 && !strings.HasPrefix(trimmed, "{") && !strings.HasPrefix(trimmed, "[") {
 		var err error
-		if data, err = userdata.ReadRegularFile(value, limit); err != nil {
+		if data, err = bounded.ReadRegularFile(value, limit); err != nil {
 			return nil, fmt.Errorf("is neither JSON nor base64 of JSON, and cannot be read as a file path: %w (the value is not shown: it may hold a secret)", err)
 		}
 		var syntax *json.SyntaxError
@@ -82,7 +83,7 @@ func readJSONDocument(value string, limit int64, valid func([]byte) bool) ([]byt
 		}
 	}
 	if int64(len(data)) > limit {
-		return nil, &userdata.SizeError{Verb: "is", Size: int64(len(data)), Limit: limit}
+		return nil, &bounded.SizeError{Verb: "is", Size: int64(len(data)), Limit: limit}
 	}
 	return data, nil
 }

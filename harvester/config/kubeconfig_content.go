@@ -13,6 +13,7 @@ import (
 	clientcmdlatest "k8s.io/client-go/tools/clientcmd/api/latest"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
@@ -107,7 +108,7 @@ const maxOwnKubeconfig = 64 << 20
 // files are left to client-go, which reports or skips them as kubectl does.
 func CheckKubeconfigFiles(paths []string) error {
 	for _, path := range paths {
-		data, err := userdata.ReadRegularFile(path, maxOwnKubeconfig)
+		data, err := bounded.ReadRegularFile(path, maxOwnKubeconfig)
 		if err != nil {
 			continue
 		}
@@ -126,7 +127,7 @@ func CheckKubeconfigFiles(paths []string) error {
 // another, and of what its errors would print credentials in.
 func loadKubeconfig(data []byte) (*clientcmdapi.Config, error) {
 	if len(data) > maxKubeconfigSize {
-		return nil, kubeconfigErrorf("", "is %s long, more than a kubeconfig needs (%s at most)", userdata.FormatSize(int64(len(data))), userdata.FormatSize(maxKubeconfigSize))
+		return nil, kubeconfigErrorf("", "is %s long, more than a kubeconfig needs (%s at most)", bounded.FormatSize(int64(len(data))), bounded.FormatSize(maxKubeconfigSize))
 	}
 	if err := OneDocument(data); err != nil {
 		return nil, &KubeconfigError{msg: err.Error()}

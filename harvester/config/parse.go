@@ -9,6 +9,7 @@ import (
 	"github.com/rancher/machine/libmachine/drivers"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 	"github.com/harvester/docker-machine-driver-harvester/userdata"
 )
 
@@ -16,28 +17,33 @@ import (
 // files (the Rancher user-data file, the SSH private key); it never contacts the cluster. It runs in two passes:
 // every group of flags is parsed into the Config (parseGroups), then the rules across the Config's fields are
 // applied (validate.go). Every problem of both is collected and returned together in a *ConfigError, each naming
-// its flag and the accepted format, in the order of the groups.
-//
-// replace are rules of packages above config that check a field in full where config can check it only in part;
-// each takes the place of config's rule of the same name (objects.Rules: the user data, merged as a create
-// merges it).
-func ParseConfig(machineName string, opts drivers.DriverOptions, replace ...Rule) (*Config, error) {
-	var p Problems
-	if checkValueSizes(&p, opts); len(p.List) > 0 {
-		return nil, p.Err()
-	}
-	cfg := &Config{MachineName: machineName}
-	var found [groups]Problems
-	parseGroups(&found, opts, cfg)
-	cfg.given.parsed = noProblems(&found)
-	validate(&found, cfg, replace)
-	for _, g := range found {
-		p.List = append(p.List, g.List...)
-	}
+// its flag and the accepted format, in the order of the groups. What only the builders can check (the user data
+// merged with the driver's parts, the VM patch applied to the VM) is harvester/objects' ParseConfig's, which calls
+// Parse.
+func ParseConfig(machineName string, opts drivers.DriverOptions) (*Config, error) {
+	cfg, p := Parse(machineName, opts)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// Parse is ParseConfig without its verdict: the Config as far as the flags parse, and every problem found, in the
+// order of the groups; a caller that checks more adds its problems to the list. The Config is nil when a value is
+// too long to be read at all.
+func Parse(machineName string, opts drivers.DriverOptions) (*Config, Problems) {
+	var p Problems
+	if checkValueSizes(&p, opts); len(p.List) > 0 {
+		return nil, p
+	}
+	cfg := &Config{MachineName: machineName}
+	var found [groups]Problems
+	parseGroups(&found, opts, cfg)
+	validate(&found, cfg)
+	for _, g := range found {
+		p.List = append(p.List, g.List...)
+	}
+	return cfg, p
 }
 
 // A group is the flags that make one part of the Config, read by one parser: it reads only those flags (and the VM
@@ -135,16 +141,6 @@ func parseGroups(found *[groups]Problems, opts drivers.DriverOptions, cfg *Confi
 	cfg.VMPatch = parseVMPatch(&found[groupVMPatch], opts.String(FlagVMPatch))
 }
 
-// noProblems reports whether no group found a problem.
-func noProblems(found *[groups]Problems) bool {
-	for _, g := range found {
-		if len(g.List) > 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // maxValueSize is the longest value a flag takes: the cloud-init and kubeconfig flags carry documents of up to
 // userdata.MaxSize, perhaps base64-encoded (a third larger); the others carry names, numbers and short JSON.
 func maxValueSize(flag string) int {
@@ -164,7 +160,7 @@ func checkValueSizes(p *Problems, opts drivers.DriverOptions) {
 			continue
 		}
 		if n, limit := len(opts.String(f.name)), maxValueSize(f.name); n > limit {
-			p.Addf(f.name, "is %s long, over the %s this flag takes", userdata.FormatSize(int64(n)), userdata.FormatSize(int64(limit)))
+			p.Addf(f.name, "is %s long, over the %s this flag takes", bounded.FormatSize(int64(n)), bounded.FormatSize(int64(limit)))
 		}
 	}
 }

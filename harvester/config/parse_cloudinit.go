@@ -13,8 +13,8 @@ import (
 // parseCloudInit reads the cloud-init inputs: the user's user data and network data (text or base64), and
 // the document behind --harvester-cloud-config (the file rancher-machine writes with Rancher's install script),
 // and the Secrets of the user data and network data kept in Harvester (read at create time). The network data is
-// validated here; what cloud-init makes of the user data, Rancher's document and the SSH password is a rule
-// (RuleUserData), as is which of a flag and its Secret is given.
+// validated here; what cloud-init makes of the user data, Rancher's document and the SSH password, each on its own,
+// is a rule (checkCloudInitParts), as is which of a flag and its Secret is given.
 func parseCloudInit(p *Problems, opts drivers.DriverOptions, cfg *Config) {
 	cfg.UserData, cfg.RancherUserData, cfg.NetworkData = parseCloudInitDocs(p, opts)
 	for _, s := range []struct {

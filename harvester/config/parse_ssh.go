@@ -10,7 +10,7 @@ import (
 	"github.com/rancher/machine/libmachine/drivers"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 )
 
 // posixUser is what useradd accepts on the distributions Harvester guests run.
@@ -89,10 +89,10 @@ func parseKeyPairList(p *Problems, raw, namespace string, primary *Ref) []Ref {
 const MaxPrivateKeySize = 64 << 10
 
 // ReadPrivateKey reads the file --harvester-ssh-private-key-path names: a regular file of at most
-// MaxPrivateKeySize bytes, read without blocking (see userdata.ReadRegularFile). Errors name the path, never the
+// MaxPrivateKeySize bytes, read without blocking (see bounded.ReadRegularFile). Errors name the path, never the
 // content.
 func ReadPrivateKey(path string) ([]byte, error) {
-	pem, err := userdata.ReadRegularFile(path, MaxPrivateKeySize)
+	pem, err := bounded.ReadRegularFile(path, MaxPrivateKeySize)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("no file at %q", path)

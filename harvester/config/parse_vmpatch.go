@@ -38,7 +38,7 @@ func (k VMPatchKind) String() string {
 // VMPatch is --harvester-vm-patch: a change the user makes to the VM the driver builds, for the KubeVirt and
 // Harvester fields no flag covers (harvester/harvester#8408: people edit the VMs Rancher made by hand, and lose the
 // edit when the machine is replaced). Parsing checks its form; the builders apply it to the VM and refuse what
-// does not apply or changes the driver's own parts (objects.Rules). It may hold anything a VM holds, secrets
+// does not apply or changes the driver's own parts (objects.Build). It may hold anything a VM holds, secrets
 // included: problems name paths and operations by their place, never a value.
 type VMPatch struct {
 	Kind VMPatchKind

@@ -8,19 +8,10 @@ type Rule struct {
 	// Name says what the rule holds to be true.
 	Name string
 	// After is the group of flags whose problems this rule's follow, so that problems read in the order of the
-	// flags they are about (see group). A rule that replaces one (ParseConfig) takes its place.
+	// flags they are about (see group).
 	After group
 	Check func(p *Problems, cfg *Config)
 }
-
-// RuleUserData is the name of the rule that checks what cloud-init is given. Config can read each part on its
-// own (checkCloudInitParts); the builders, which know the driver's own parts, replace it (objects.Rules).
-const RuleUserData = "cloud-init reads the user data"
-
-// RuleVMPatch is the name of the rule that applies --harvester-vm-patch to the VM the driver builds and refuses
-// a patch that does not apply or changes the driver's own parts. Only the builders can build the VM: config's
-// rule of the name does nothing, and objects.Rules replaces it.
-const RuleVMPatch = "the VM patch applies and leaves the driver's parts alone"
 
 // rules are the validation pass, in the order they are applied; each reports after its group (Rule.After), and
 // after the rules before it of the same group.
@@ -38,7 +29,7 @@ var rules = []Rule{
 	{"drop-ins and distributions go with a cloud-provider kubeconfig", groupCloudProvider, dropInNeedsKubeconfig},
 	{"user data comes from the flag or a Secret", groupCloudInit, oneUserDataSource},
 	{"network data comes from the flag or a Secret", groupCloudInit, oneNetworkDataSource},
-	{RuleUserData, groupCloudProvider, checkCloudInitParts},
+	{"cloud-init reads each part of the user data", groupCloudProvider, checkCloudInitParts},
 	{"the IP pool's NIC is a bridge", groupIPPool, poolNICIsBridge},
 	{"the network data leaves the IP pool's NIC alone", groupIPPool, networkDataLeavesPool},
 	{"a network-data Secret goes without the IP pool", groupIPPool, networkDataSecretWithoutPool},
@@ -46,24 +37,13 @@ var rules = []Rule{
 	{"the leasing NIC can take a lease", groupIPPool, leaseNICCanLease},
 	{"the network data leaves the leasing NIC alone", groupIPPool, networkDataLeavesLease},
 	{"a network-data Secret goes without the leased address", groupIPPool, networkDataSecretWithoutLease},
-	{RuleVMPatch, groupVMPatch, func(*Problems, *Config) {}},
 }
 
 // validate is the validation pass: it applies the rules to cfg, each reporting in found[its group], after the
-// group's own problems; a rule of replace is applied instead of config's of its name.
-func validate(found *[groups]Problems, cfg *Config, replace []Rule) {
-	replaced := 0
+// group's own problems.
+func validate(found *[groups]Problems, cfg *Config) {
 	for _, rule := range rules {
-		check := rule.Check
-		for _, x := range replace {
-			if x.Name == rule.Name {
-				check, replaced = x.Check, replaced+1
-			}
-		}
-		check(&found[rule.After], cfg)
-	}
-	if replaced != len(replace) {
-		panic("config: a rule to replace has the name of none of config's rules")
+		rule.Check(&found[rule.After], cfg)
 	}
 }
 
@@ -133,7 +113,7 @@ func bootOrdersUnique(p *Problems, cfg *Config) {
 // checkCloudInitParts reads each part of cloud-init's input a user writes on its own (cloudinit.CheckParts):
 // the user data, Rancher's cloud-config and the SSH password, every broken one reported at once and filed
 // under its flag. How they merge with each other and with the driver's own parts is the builders' to check
-// (objects.Rules replaces this rule).
+// (harvester/objects ParseConfig, once these read).
 func checkCloudInitParts(p *Problems, cfg *Config) {
 	if err := cloudinit.CheckParts(cfg.UserData, cfg.RancherUserData, cfg.SSH.Password); err != nil {
 		p.AddCloudInit(cfg, err)

@@ -30,7 +30,7 @@ var RenewCredential = fmt.Sprintf("Renew it: in Rancher, update the Harvester cl
 // content in the environment (rancher/rancher pkg/controllers/capr/machineprovision/args.go getArgsEnvAndStatus),
 // so an updated credential is the one its next try uses; rancher-machine reads driver flags on rm only with
 // --update-config.
-var RenewForRemove = fmt.Sprintf("Renew it: in Rancher, update the Harvester cloud credential with a current kubeconfig (Cluster Management → Cloud Credentials), which Rancher's next try of the removal uses; with rancher-machine, rancher-machine rm --update-config --%s \"$(base64 < harvester.yaml | tr -d '\\n')\" <machine>",
+var RenewForRemove = fmt.Sprintf("Renew it: in Rancher, update the Harvester cloud credential with a current kubeconfig (Cluster Management → Cloud Credentials), which the removal's next try uses (a removal that failed all its tries needs Force Delete and the VM deleted in Harvester: docs/day-two.md); with rancher-machine, rancher-machine rm --update-config --%s \"$(base64 < harvester.yaml | tr -d '\\n')\" <machine>",
 	config.FlagKubeconfigContent)
 
 // Credential is the Harvester kubeconfig the driver connects with (see restConfig).

@@ -66,7 +66,7 @@ func TestExpiryWarning(t *testing.T) {
 				}
 			}
 			// The remove's says how to remove with a current credential, on both routes.
-			if verb == "rm" && got != "" && (!strings.Contains(got, "Rancher's next try of the removal uses") ||
+			if verb == "rm" && got != "" && (!strings.Contains(got, "the removal's next try uses") ||
 				!strings.Contains(got, "rancher-machine rm --update-config --harvester-kubeconfig-content")) {
 				t.Errorf("%s: the remove's warning does not say how to remove with a current credential: %q", c.name, got)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/lists"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // Pool is an IPPool of Harvester's managed DHCP as the pre-flight found it.
@@ -22,12 +23,6 @@ type Pool struct {
 	Size, Free  int64        // addresses in the range, and how many of them no lease, exclusion or reservation holds
 }
 
-// String words the pool for a check line: "IPPool default/net-48: 10.0.0.10-10.0.0.59 of 10.0.0.0/24 on network
-// default/net-48".
-func (p *Pool) String() string {
-	return fmt.Sprintf("IPPool %s: %s-%s of %s on network %s", p.Ref, p.First, p.Last, p.Subnet, p.Network)
-}
-
 // Report is what Check found: the pool (nil when it cannot serve the machines), the problems, and what it could
 // not check and why.
 type Report struct {
@@ -36,22 +31,22 @@ type Report struct {
 	Unchecked []string
 }
 
-// Check is the pre-flight of --harvester-ip-pool-name for machines machines of cfg (a machine pool's quantity; 1
-// for one): the credential may wait for a lease and pin it in the VM namespace; the IPPool exists, serves the
+// Check is the pre-flight of a lease plan (--harvester-ip-pool-name) for machines machines (a machine pool's
+// quantity; 1 for one): the credential may wait for a lease and pin it in the VM namespace; the IPPool exists, serves the
 // first NIC's network — its spec says so, and so do the network's labels, by which the controller finds a network's
 // pool —, is neither paused nor unready, and has a free address for each machine. It creates nothing. The range it
 // finds is checked against the load balancer's pools by the caller.
-func Check(ctx context.Context, c kube.Interface, cfg *config.Config, machines int) Report {
+func Check(ctx context.Context, c kube.Interface, plan *objects.LeasePlan, machines int) Report {
 	var r Report
-	if cfg.LeasePool == nil || len(cfg.NICs) == 0 || config.LeaseRefusal(cfg.NICs[0]) != "" {
-		return r // refused by the flags' rules already
+	if plan == nil {
+		return r // no VM network on the first NIC: refused by the flags' rules already
 	}
-	ref, network := *cfg.LeasePool, *cfg.NICs[0].Network
+	ref, network, namespace := plan.Pool, plan.Network, plan.VM.Namespace
 	needed := append(append([]kube.Access{}, Access...), PinAccess)
-	denied, err := c.Denied(ctx, cfg.Namespace, needed)
+	denied, err := c.Denied(ctx, namespace, needed)
 	switch {
 	case err != nil:
-		r.Problems.Addf(config.FlagIPPoolName, "%v", c.Explain("check the credential's permissions in namespace", cfg.Namespace, err))
+		r.Problems.Addf(config.FlagIPPoolName, "%v", c.Explain("check the credential's permissions in namespace", namespace, err))
 		return r
 	case len(denied) > 0:
 		what := make([]string, len(denied))
@@ -59,7 +54,7 @@ func Check(ctx context.Context, c kube.Interface, cfg *config.Config, machines i
 			what[i] = a.String()
 		}
 		r.Problems.Addf(config.FlagIPPoolName, "the credential may not %s in namespace %s, which a create needs to wait for the machine's lease and pin it; ask for a role that allows it",
-			lists.Join(what, "and"), cfg.Namespace)
+			lists.Join(what, "and"), namespace)
 		return r
 	}
 	pool, err := kube.GetCached(ctx, c, kube.NetworkIPPools, ref.Namespace, ref.Name)

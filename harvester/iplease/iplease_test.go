@@ -19,6 +19,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kubefake"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
 // cluster is the shared fake with namespace default and network default/vlan1.
@@ -39,13 +40,14 @@ func readyPool() *kube.NetworkIPPool {
 			Pool: kube.IPv4Range{Start: "10.0.0.10", End: "10.0.0.19"}}}}
 }
 
-func leaseConfig(t *testing.T, kv ...any) *config.Config {
+// leasePlan is the lease plan of machine m1 with --harvester-ip-pool-name vlan1 and the flags of kv.
+func leasePlan(t *testing.T, kv ...any) *objects.LeasePlan {
 	t.Helper()
-	cfg, err := config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), append([]any{config.FlagIPPoolName, "vlan1"}, kv...)...))
+	_, m, err := objects.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), append([]any{config.FlagIPPoolName, "vlan1"}, kv...)...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg
+	return m.Lease
 }
 
 // The pre-flight finds the pool's range and its free addresses: the range's, less the leased, the excluded and the
@@ -56,14 +58,15 @@ func TestCheckFindsTheFreeAddresses(t *testing.T) {
 	pool.Spec.IPv4Config.ServerIP, pool.Spec.IPv4Config.Pool.Exclude = "10.0.0.10", []string{"10.0.0.11", "10.0.0.99"}
 	pool.Status.IPv4 = &kube.IPv4Status{Allocated: map[string]string{"10.0.0.12": "02:00:00:00:00:01", "10.0.0.10": kube.ReservedMark, "10.0.0.11": kube.ExcludedMark}}
 	fc.ManagedDHCP(pool)
-	r := Check(context.Background(), fc.C, leaseConfig(t), 7)
+	r := Check(context.Background(), fc.C, leasePlan(t), 7)
 	if len(r.Problems.List) > 0 || len(r.Unchecked) > 0 || r.Pool == nil {
 		t.Fatalf("problems %v, unchecked %v", r.Problems.List, r.Unchecked)
 	}
-	if p := r.Pool; p.Size != 10 || p.Free != 7 || p.String() != "IPPool default/vlan1: 10.0.0.10-10.0.0.19 of 10.0.0.0/24 on network default/vlan1" {
-		t.Errorf("found %s, %d of %d free; want 7 of 10", p, p.Free, p.Size)
+	if p := r.Pool; p.Size != 10 || p.Free != 7 || p.Ref.String() != "default/vlan1" || p.Network != "default/vlan1" ||
+		p.Subnet.String() != "10.0.0.0/24" || p.First.String() != "10.0.0.10" || p.Last.String() != "10.0.0.19" {
+		t.Errorf("found %+v; want IPPool default/vlan1 on network default/vlan1, 10.0.0.10-10.0.0.19 of 10.0.0.0/24, 7 of 10 free", *p)
 	}
-	r = Check(context.Background(), fc.C, leaseConfig(t), 8)
+	r = Check(context.Background(), fc.C, leasePlan(t), 8)
 	if r.Pool != nil || len(r.Problems.List) != 1 || !strings.Contains(r.Problems.List[0].Message, "IPPool default/vlan1 has 7 of its 10 addresses free, 8 machines need one each") {
 		t.Errorf("8 machines: %v", r.Problems.List)
 	}
@@ -122,7 +125,7 @@ func TestCheckRefuses(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(fc)
 			}
-			r := Check(context.Background(), fc.C, leaseConfig(t, tt.cfg...), 1)
+			r := Check(context.Background(), fc.C, leasePlan(t, tt.cfg...), 1)
 			if tt.unchecked != "" {
 				if len(r.Unchecked) != 1 || !strings.Contains(r.Unchecked[0], tt.unchecked) || len(r.Problems.List) > 0 {
 					t.Errorf("unchecked %v, problems %v; want unchecked %q", r.Unchecked, r.Problems.List, tt.unchecked)

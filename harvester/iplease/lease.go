@@ -9,7 +9,7 @@
 // static-ip annotation would race every other VM between its read of the pool and the controller's allocation,
 // and lose its lease when the race went the other way.
 //
-// So a create makes the VM with the first NIC's MAC address (objects.LeaseFor), waits until the controller has
+// So a create makes the VM with the first NIC's MAC address (objects.Machine.LeaseMAC), waits until the controller has
 // leased that MAC an address (AwaitLease), and then pins the lease with the static-ip annotation (Pin): from then
 // on the NIC keeps that address, whatever happens to its MAC, and Harvester shows it as the VM's static lease. The
 // guest takes it by DHCP from the controller's agent.

@@ -12,8 +12,9 @@
 // and VMI are gone, so a guest still shutting down keeps its address; and an allocation whose VM does not exist
 // yet (no UID recorded: a create in flight) only once its lifetime is over.
 //
-// It is the driver's allocation layer: it talks to the cluster through harvester/internal/kube and builds its
-// objects with harvester/objects; package harvester calls it from PreCreateCheck, Create and Remove.
+// It is the driver's allocation layer: it talks to the cluster through harvester/internal/kube and allocates by the
+// address plan of harvester/objects (objects.AddressPlan), which builds its objects; harvester/preflight checks a
+// plan with it (Check), package harvester allocates at Create and releases at Remove.
 package ippool
 
 import (
@@ -64,21 +65,21 @@ type Allocation struct {
 	UID    types.UID // the ConfigMap's
 }
 
-// Allocate takes, from each range of cfg's pool (one, or one per family for a dual-stack pool, IPv4 first), the
-// first address that is free or reclaimable for cfg's machine; createID, the create's id, goes on each allocation.
-// Without a pool it returns nil. On an error it returns what it took before it together with the error, for the
-// create's rollback to release.
-func Allocate(ctx context.Context, c kube.Interface, cfg *config.Config, createID string) ([]*Allocation, error) {
-	if cfg.IPPool == nil {
+// Allocate takes, by plan, from each range of the pool (one, or one per family for a dual-stack pool, IPv4 first),
+// the first address that is free or reclaimable for the plan's machine; createID, the create's id, goes on each
+// allocation. Without a plan (no pool) it returns nil. On an error it returns what it took before it together
+// with the error, for the create's rollback to release.
+func Allocate(ctx context.Context, c kube.Interface, plan *objects.AddressPlan, createID string) ([]*Allocation, error) {
+	if plan == nil {
 		return nil, nil
 	}
-	scan, err := newPoolScan(ctx, c, cfg)
+	scan, err := newPoolScan(ctx, c, plan)
 	if err != nil {
 		return nil, err
 	}
 	scan.createID = createID
 	var taken []*Allocation
-	for _, pool := range cfg.IPPools() {
+	for _, pool := range plan.Ranges {
 		a, err := scan.allocate(ctx, pool, taken)
 		if err != nil {
 			return taken, err
@@ -91,8 +92,8 @@ func Allocate(ctx context.Context, c kube.Interface, cfg *config.Config, createI
 // allocate takes the first free or reclaimable address of pool; before are the addresses this create took from
 // the pool's other ranges (the IPv6 address of a dual-stack pool takes the IPv4 one's MAC address).
 func (s *poolScan) allocate(ctx context.Context, pool *config.IPPool, before []*Allocation) (*Allocation, error) {
-	c, cfg := s.c, s.cfg
-	lifetime := cfg.CreateTimeout + Margin
+	c, plan := s.c, s.plan
+	lifetime := plan.CreateTimeout + Margin
 	var failed error
 	var taken *Allocation
 	s.candidates(ctx, pool, func(addr netip.Addr, stale *corev1.ConfigMap) bool {
@@ -100,7 +101,7 @@ func (s *poolScan) allocate(ctx context.Context, pool *config.IPPool, before []*
 		if len(before) > 0 {
 			v4 = before[0].Static
 		}
-		static := staticAddress(cfg, addr, v4)
+		static := plan.Static(addr, v4)
 		ref := static.Allocation
 		if stale != nil {
 			err := kube.Delete(ctx, c, kube.ConfigMaps, ref.Namespace, ref.Name, metav1.DeleteOptions{
@@ -114,7 +115,7 @@ func (s *poolScan) allocate(ctx context.Context, pool *config.IPPool, before []*
 			}
 			logging.Infof("Reclaimed address %s from %s, whose machine is gone", addr, stale.Annotations[config.AnnotationIPVM])
 		}
-		got, err := kube.Create(ctx, c, kube.ConfigMaps, ref.Namespace, objects.Allocation(cfg, static, lifetime, s.createID))
+		got, err := kube.Create(ctx, c, kube.ConfigMaps, ref.Namespace, plan.Allocation(static, lifetime, s.createID))
 		if err != nil && kube.MayHaveApplied(err) {
 			got, err = s.madeAnyway(ctx, ref, lifetime, err)
 		}
@@ -143,7 +144,7 @@ func (s *poolScan) allocate(ctx context.Context, pool *config.IPPool, before []*
 		return nil, p.ErrTitled("cannot create the machine on Harvester")
 	}
 	static := taken.Static
-	logging.Infof("Allocated address %s on network %s for VM %s/%s (ConfigMap %s)", static.Address, cfg.NICs[0].Network, cfg.Namespace, cfg.MachineName, static.Allocation)
+	logging.Infof("Allocated address %s on network %s for VM %s (ConfigMap %s)", static.Address, plan.Network, plan.VM, static.Allocation)
 	return taken, nil
 }
 
@@ -202,7 +203,7 @@ func RecordVM(ctx context.Context, c kube.Interface, as []*Allocation, vm *kubev
 // still held is judged on the VMs and VMIs of its machine's namespace, also read once (when first needed).
 type poolScan struct {
 	c        kube.Interface
-	cfg      *config.Config
+	plan     *objects.AddressPlan
 	createID string // written on the allocations this scan makes
 	network  config.Ref
 	existing map[string]*corev1.ConfigMap // the network's allocations, by name
@@ -220,13 +221,13 @@ type machinesIn struct {
 	err  error
 }
 
-func newPoolScan(ctx context.Context, c kube.Interface, cfg *config.Config) (*poolScan, error) {
-	network := *cfg.NICs[0].Network
+func newPoolScan(ctx context.Context, c kube.Interface, plan *objects.AddressPlan) (*poolScan, error) {
+	network := plan.Network
 	list, err := kube.List(ctx, c, kube.ConfigMaps, network.Namespace, metav1.ListOptions{LabelSelector: allocationSelector(network)})
 	if err != nil {
 		return nil, c.Explain("list the address allocations of network "+network.String()+" in namespace", network.Namespace, err)
 	}
-	s := &poolScan{c: c, cfg: cfg, network: network, existing: map[string]*corev1.ConfigMap{}, machines: map[string]*machinesIn{}}
+	s := &poolScan{c: c, plan: plan, network: network, existing: map[string]*corev1.ConfigMap{}, machines: map[string]*machinesIn{}}
 	for i := range list {
 		s.existing[list[i].Name] = &list[i]
 	}
@@ -358,24 +359,15 @@ func (s *poolScan) tooFew(pool *config.IPPool, found, machines int) string {
 		pool, s.network, found, pool.Size(), machines, allocationSelector(s.network), s.network.Namespace)
 }
 
-// staticAddress is the StaticAddress of addr from cfg's pool: the IPv6 address of a dual-stack pool beside v4,
-// the IPv4 one this create takes (nil for the first).
-func staticAddress(cfg *config.Config, addr netip.Addr, v4 *objects.StaticAddress) *objects.StaticAddress {
-	if v4 != nil {
-		return objects.DualStatic(cfg, v4, addr)
-	}
-	return objects.StaticAddressFor(cfg, addr)
-}
-
-// Check is the pre-flight of a pool: the credential may allocate in the network's namespace, and each range
-// (both of a dual-stack pool) has an address free or reclaimable for each of machines machines (a machine pool's
-// quantity; 1 for one). It creates nothing. It returns the addresses a create would take now, as Allocate takes
-// them (each range's first free or reclaimable one, IPv4 first), or nil when it found a problem.
-func Check(ctx context.Context, c kube.Interface, cfg *config.Config, machines int, p *config.Problems) []*objects.StaticAddress {
-	if cfg.IPPool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
+// Check is the pre-flight of an address plan: the credential may allocate in the network's namespace, and each
+// range (both of a dual-stack pool) has an address free or reclaimable for each of machines machines (a machine
+// pool's quantity; 1 for one). It creates nothing. It returns the addresses a create would take now, as Allocate
+// takes them (each range's first free or reclaimable one, IPv4 first), or nil when it found a problem.
+func Check(ctx context.Context, c kube.Interface, plan *objects.AddressPlan, machines int, p *config.Problems) []*objects.StaticAddress {
+	if plan == nil {
 		return nil
 	}
-	ns := cfg.NICs[0].Network.Namespace
+	ns := plan.Network.Namespace
 	denied, err := c.Denied(ctx, ns, Access)
 	switch {
 	case err != nil:
@@ -387,10 +379,10 @@ func Check(ctx context.Context, c kube.Interface, cfg *config.Config, machines i
 			what[i] = a.String()
 		}
 		p.Addf(config.FlagIPPool, "the credential may not %s in namespace %s, where the addresses of network %s are allocated; ask for a role that allows managing ConfigMaps there",
-			lists.Join(what, "and"), ns, cfg.NICs[0].Network)
+			lists.Join(what, "and"), ns, plan.Network)
 		return nil
 	}
-	scan, err := newPoolScan(ctx, c, cfg)
+	scan, err := newPoolScan(ctx, c, plan)
 	if err != nil {
 		p.Addf(config.FlagIPPool, "%v", err)
 		return nil
@@ -399,7 +391,7 @@ func Check(ctx context.Context, c kube.Interface, cfg *config.Config, machines i
 		first []*objects.StaticAddress
 		ok    = true
 	)
-	for _, pool := range cfg.IPPools() {
+	for _, pool := range plan.Ranges {
 		found := 0
 		var took netip.Addr
 		scan.candidates(ctx, pool, func(addr netip.Addr, _ *corev1.ConfigMap) bool {
@@ -424,7 +416,7 @@ func Check(ctx context.Context, c kube.Interface, cfg *config.Config, machines i
 			if len(first) > 0 {
 				v4 = first[0]
 			}
-			first = append(first, staticAddress(cfg, took, v4))
+			first = append(first, plan.Static(took, v4))
 		}
 	}
 	if !ok {

@@ -24,12 +24,12 @@ func TestAllocateDualStack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cfg := poolConfig(t, "m2", pool)
+	plan := poolPlan(t, "m2", pool)
 	const want = "--harvester-ip-pool: the range 2001:db8::10-2001:db8::10/64 on network default/vlan1 is exhausted: all 1 of its addresses are allocated"
-	if got := fc.checkProblems(cfg, 1); !strings.Contains(got, want) || strings.Contains(got, "10.0.0.10-10.0.0.12/24 on network") {
+	if got := fc.checkProblems(plan, 1); !strings.Contains(got, want) || strings.Contains(got, "10.0.0.10-10.0.0.12/24 on network") {
 		t.Errorf("Check: %q\nwant %q alone", got, want)
 	}
-	second, err := Allocate(context.Background(), fc.C, cfg, "this-create")
+	second, err := Allocate(context.Background(), fc.C, plan, "this-create")
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Allocate: %v\nwant %q", err, want)
 	}

@@ -37,9 +37,9 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 	return fc
 }
 
-// poolConfig is machine's configuration with pool (one range, or an IPv4 and an IPv6 range) on network
-// default/vlan1, and a create timeout of 30 s: a lifetime of 90 s for its allocations.
-func poolConfig(t *testing.T, machine, pool string) *config.Config {
+// poolPlan is the address plan of machine's configuration with pool (one range, or an IPv4 and an IPv6 range)
+// on network default/vlan1, and a create timeout of 30 s: a lifetime of 90 s for its allocations.
+func poolPlan(t *testing.T, machine, pool string) *objects.AddressPlan {
 	t.Helper()
 	gateway, dns := "10.0.0.1", "10.0.0.2"
 	if strings.Contains(pool, ",") {
@@ -50,13 +50,13 @@ func poolConfig(t *testing.T, machine, pool string) *config.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg
+	return objects.PlanAddresses(cfg)
 }
 
 // allocate takes machine's addresses from pool, failing the test when it cannot.
 func (fc *fakeCluster) allocate(machine, pool string) []*Allocation {
 	fc.T.Helper()
-	taken, err := Allocate(context.Background(), fc.C, poolConfig(fc.T, machine, pool), "this-create")
+	taken, err := Allocate(context.Background(), fc.C, poolPlan(fc.T, machine, pool), "this-create")
 	if err != nil {
 		fc.T.Fatal(err)
 	}
@@ -78,10 +78,10 @@ func (fc *fakeCluster) vm(name string, annotations map[string]string) *kubevirtv
 	return vm
 }
 
-// checkProblems runs the pool's pre-flight for machines machines of cfg and returns what it found, "" for nothing.
-func (fc *fakeCluster) checkProblems(cfg *config.Config, machines int) string {
+// checkProblems runs the pool's pre-flight for machines machines of plan and returns what it found, "" for nothing.
+func (fc *fakeCluster) checkProblems(plan *objects.AddressPlan, machines int) string {
 	var p config.Problems
-	Check(context.Background(), fc.C, cfg, machines, &p)
+	Check(context.Background(), fc.C, plan, machines, &p)
 	if err := p.Err(); err != nil {
 		return err.Error()
 	}
@@ -126,13 +126,13 @@ func TestExhausted(t *testing.T) {
 	if err := RecordVM(context.Background(), fc.C, fc.allocate("m1", "10.0.0.10-10.0.0.10/24"), fc.vm("m1", nil)); err != nil {
 		t.Fatal(err)
 	}
-	cfg := poolConfig(t, "m2", "10.0.0.10-10.0.0.10/24")
+	plan := poolPlan(t, "m2", "10.0.0.10-10.0.0.10/24")
 	const want = "--harvester-ip-pool: the range 10.0.0.10-10.0.0.10/24 on network default/vlan1 is exhausted: all 1 of its addresses are allocated. " +
 		"Remove machines that hold one, or widen the range; the allocations are the ConfigMaps labelled "
-	if got := fc.checkProblems(cfg, 1); !strings.Contains(got, want) {
+	if got := fc.checkProblems(plan, 1); !strings.Contains(got, want) {
 		t.Errorf("Check: %q\nwant %q", got, want)
 	}
-	taken, err := Allocate(context.Background(), fc.C, cfg, "this-create")
+	taken, err := Allocate(context.Background(), fc.C, plan, "this-create")
 	if err == nil || !strings.Contains(err.Error(), want) || len(taken) != 0 {
 		t.Errorf("Allocate: %v %v\nwant %q", taken, err, want)
 	}
@@ -184,8 +184,8 @@ func TestReclaim(t *testing.T) {
 				tt.setup(fc)
 			}
 			clockAhead(t, tt.later)
-			cfg := poolConfig(t, "m1", "10.0.0.10-10.0.0.10/24")
-			got := fc.checkProblems(cfg, 1)
+			plan := poolPlan(t, "m1", "10.0.0.10-10.0.0.10/24")
+			got := fc.checkProblems(plan, 1)
 			if !tt.reclaimed {
 				if !strings.Contains(got, tt.want) {
 					t.Fatalf("Check: %q, want %q", got, tt.want)
@@ -198,7 +198,7 @@ func TestReclaim(t *testing.T) {
 			if got != "" {
 				t.Fatalf("Check: %s", got)
 			}
-			taken, err := Allocate(context.Background(), fc.C, cfg, "this-create")
+			taken, err := Allocate(context.Background(), fc.C, plan, "this-create")
 			if err != nil {
 				t.Fatalf("Allocate: %v", err)
 			}
@@ -214,8 +214,8 @@ func TestReclaim(t *testing.T) {
 // recorded when uid is set.
 func (fc *fakeCluster) abandonedAllocation(addr, uid string, lifetime time.Duration) *corev1.ConfigMap {
 	fc.T.Helper()
-	cfg := poolConfig(fc.T, "old", addr+"-"+addr+"/24")
-	cm := objects.Allocation(cfg, objects.StaticAddressFor(cfg, netip.MustParseAddr(addr)), lifetime, "old-create")
+	plan := poolPlan(fc.T, "old", addr+"-"+addr+"/24")
+	cm := plan.Allocation(plan.Static(netip.MustParseAddr(addr), nil), lifetime, "old-create")
 	if uid != "" {
 		cm.Annotations[config.AnnotationIPVMUID] = uid
 	}
@@ -309,7 +309,7 @@ func TestReleaseMachineLeavesOtherMachinesAllocations(t *testing.T) {
 func TestCheckAccess(t *testing.T) {
 	fc := newFakeCluster(t)
 	fc.Denied["create configmaps"], fc.Denied["delete configmaps"] = true, true
-	got := fc.checkProblems(poolConfig(t, "m1", "10.0.0.10-10.0.0.11/24"), 1)
+	got := fc.checkProblems(poolPlan(t, "m1", "10.0.0.10-10.0.0.11/24"), 1)
 	want := "--harvester-ip-pool: the credential may not create configmaps and delete configmaps in namespace default, where the addresses of network default/vlan1 are allocated"
 	if !strings.Contains(got, want) {
 		t.Fatalf("Check: %q\nwant %q", got, want)
@@ -337,8 +337,8 @@ func TestAllocateAfterALostAnswer(t *testing.T) {
 		if name := a.(k8stesting.CreateAction).GetObject().(metav1.Object).GetName(); name == "ip-vlan1-10-0-0-10" {
 			// Another create's allocation, made as this one's answer was lost (through the tracker: the fake is
 			// locked while its reactors run).
-			cfg := poolConfig(t, "m1", "10.0.0.10-10.0.0.10/24")
-			theirs, _ := kube.ToUnstructured(kube.ConfigMaps, objects.Allocation(cfg, objects.StaticAddressFor(cfg, netip.MustParseAddr("10.0.0.10")), time.Minute, "their-create"))
+			plan := poolPlan(t, "m1", "10.0.0.10-10.0.0.10/24")
+			theirs, _ := kube.ToUnstructured(kube.ConfigMaps, plan.Allocation(plan.Static(netip.MustParseAddr("10.0.0.10"), nil), time.Minute, "their-create"))
 			theirs.SetUID("uid-theirs")
 			if err := fc.Dyn.Tracker().Create(a.GetResource(), theirs, "default"); err != nil {
 				return true, nil, err
@@ -356,7 +356,7 @@ func TestAllocateAfterALostAnswer(t *testing.T) {
 	fc.Dyn.PrependReactor("get", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewServiceUnavailable("unavailable")
 	})
-	_, err := Allocate(context.Background(), fc.C, poolConfig(t, "m1", "10.0.0.10-10.0.0.11/24"), "this-create")
+	_, err := Allocate(context.Background(), fc.C, poolPlan(t, "m1", "10.0.0.10-10.0.0.11/24"), "this-create")
 	for _, want := range []string{"cannot allocate address as ConfigMap default/ip-vlan1-10-0-0-10: Harvester at harvester.test:6443 is unreachable",
 		"the allocation may have been made all the same and could not be read", "reclaims it 1m30s after its creation"} {
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -3,6 +3,8 @@ package objects
 import (
 	"testing"
 
+	kubevirtv1 "kubevirt.io/api/core/v1"
+
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/configtest"
 )
@@ -13,19 +15,19 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add("", "", "", "e30=")
 	f.Fuzz(func(t *testing.T, disks, nics, vgpus, affinity string) {
 		o := configtest.With(configtest.MinimalOptions(), config.FlagDiskInfo, disks, config.FlagNetworkInfo, nics, config.FlagVGPUInfo, vgpus, config.FlagVMAffinity, affinity)
-		cfg, err := config.ParseConfig("m", o)
-		if (cfg == nil) == (err == nil) {
-			t.Fatalf("ParseConfig must return a config or an error, got %v and %v", cfg, err)
+		cfg, m, err := ParseConfig("m", o)
+		if (cfg == nil) == (err == nil) || (m == nil) != (cfg == nil) {
+			t.Fatalf("ParseConfig must return a config and its machine or an error, got %v, %v and %v", cfg, m, err)
 		}
 		if cfg != nil {
-			if _, err := VirtualMachine(cfg, factsFor(cfg), "abcde"); err != nil {
+			if _, err := vmFor(cfg); err != nil {
 				t.Fatalf("a valid config does not build: %v", err)
 			}
 		}
 	})
 }
 
-// factsFor returns facts that satisfy every image of cfg.
+// factsFor returns facts that satisfy every image and data Secret of cfg.
 func factsFor(cfg *config.Config) Facts {
 	f := Facts{ImageStorageClasses: map[config.Ref]string{}}
 	for _, d := range cfg.Disks {
@@ -33,12 +35,29 @@ func factsFor(cfg *config.Config) Facts {
 			f.ImageStorageClasses[*d.Image] = "longhorn-" + d.Image.Name
 		}
 	}
-	if cfg.IPPool != nil {
-		f.StaticAddress = StaticAddressFor(cfg, cfg.IPPool.FirstFree())
+	if cfg.UserDataSecret != nil {
+		f.UserData = &config.SecretValue{Key: "userdata", Data: []byte("#cloud-config\n")}
 	}
-	if cfg.IPPool6 != nil {
-		f.StaticAddress6 = DualStatic(cfg, f.StaticAddress, cfg.IPPool6.FirstFree())
+	if cfg.NetworkDataSecret != nil {
+		f.NetworkData = &config.SecretValue{Key: "networkdata", Data: []byte("version: 2\n")}
 	}
-	f.Lease = LeaseFor(cfg, "0123456789abcdef")
 	return f
+}
+
+// vmFor builds cfg's VM as a create sends it: completed with factsFor's facts and claim suffix abcde, with each
+// range's first address of a pool.
+func vmFor(cfg *config.Config) (*kubevirtv1.VirtualMachine, error) {
+	m, err := Build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if m, err = m.Complete(factsFor(cfg), Draw{ClaimSuffix: "abcde"}); err != nil {
+		return nil, err
+	}
+	var addrs []*StaticAddress
+	if m.Addresses != nil {
+		addrs = m.Addresses.First()
+	}
+	_, vm, err := m.Objects(Learned{SSHKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB3Ir0Yd3GLjVfVKTXOzYHTiEx+UHTNvJnRyTFBkdGvS driver", Addresses: addrs})
+	return vm, err
 }

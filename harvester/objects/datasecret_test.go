@@ -52,7 +52,7 @@ func TestSecretUserDataMergesAsInline(t *testing.T) {
 		t.Helper()
 		o := configtest.With(configtest.MinimalOptions(), config.FlagCloudConfig, file,
 			config.FlagCloudProviderConfig, base64.StdEncoding.EncodeToString(guest), config.FlagCloudProviderDropIn, true)
-		cfg, err := config.ParseConfig("gc1-pool1-abcde-fghij", configtest.With(o, kv...), Rules...)
+		cfg, _, err := ParseConfig("gc1-pool1-abcde-fghij", configtest.With(o, kv...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func TestSecretUserDataMergesAsInline(t *testing.T) {
 // the Secret and its key, as the same problem of inline user data is filed under --harvester-user-data; a value
 // that is never shown.
 func TestSecretUserDataProblemsNameTheSecret(t *testing.T) {
-	cfg, err := config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagUserDataSecret, "ud"), Rules...)
+	cfg, _, err := ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagUserDataSecret, "ud"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,23 +12,40 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
-// Lease is the first NIC's address leased from an IPPool of Harvester's managed DHCP (--harvester-ip-pool-name):
-// a fact of the create, like StaticAddress. The vm-dhcp-controller leases the NIC a free address of the pool once
-// the VM exists; the create then pins it (PinnedLease). The guest asks for it by DHCP on the MAC address the
-// lease is bound to.
-type Lease struct {
-	Pool config.Ref // the IPPool
-	MAC  string     // the first NIC's MAC address (LeaseMAC)
+// LeasePlan is how a create takes the first NIC's address from an IPPool of Harvester's managed DHCP
+// (--harvester-ip-pool-name): the create makes the VM with the MAC address LeaseMAC derives for it, the
+// vm-dhcp-controller leases that MAC a free address of the pool once the VM exists, and the create then pins the
+// lease to the VM (PinnedLease). The guest asks for the address by DHCP on that MAC. The pre-flight checks the
+// plan (harvester/iplease's Check, the load-balancer pools), and the controller releases the lease when the VM
+// goes.
+type LeasePlan struct {
+	// Pool is the IPPool.
+	Pool config.Ref
+	// VM is the machine's VM, namespace/name.
+	VM config.Ref
+	// Network is the first NIC's VM network, which the IPPool must serve.
+	Network config.Ref
 }
 
-// LeaseFor is the lease of cfg's machine made by the create whose id is createID; nil without
-// --harvester-ip-pool-name.
-func LeaseFor(cfg *config.Config, createID string) *Lease {
+// PlanLease is cfg's LeasePlan; nil without --harvester-ip-pool-name (or without a VM network on the first NIC,
+// which config refuses with it).
+func PlanLease(cfg *config.Config) *LeasePlan {
 	if cfg.LeasePool == nil || len(cfg.NICs) == 0 || cfg.NICs[0].Network == nil {
 		return nil
 	}
-	vm := config.Ref{Namespace: cfg.Namespace, Name: cfg.MachineName}
-	return &Lease{Pool: *cfg.LeasePool, MAC: LeaseMAC(*cfg.NICs[0].Network, vm, createID)}
+	return &LeasePlan{Pool: *cfg.LeasePool, VM: config.Ref{Namespace: cfg.Namespace, Name: cfg.MachineName}, Network: *cfg.NICs[0].Network}
+}
+
+// MAC is the first NIC's MAC address the create whose id is createID gives it (LeaseMAC).
+func (l *LeasePlan) MAC(createID string) string { return LeaseMAC(l.Network, l.VM, createID) }
+
+// LeaseMAC is the MAC address of the first NIC of the machine, the one the lease is bound to: the one its create
+// derives (LeasePlan.MAC, from the create's id; a draft's, as render shows it, from none); "" without a lease.
+func (m *Machine) LeaseMAC() string {
+	if m.Lease == nil {
+		return ""
+	}
+	return m.Lease.MAC(m.draw.CreateID)
 }
 
 // LeaseMAC derives the MAC address of the first NIC of VM vm on network, made by the create whose id is createID:
@@ -43,31 +60,27 @@ func LeaseMAC(network, vm config.Ref, createID string) string {
 	return mac.String()
 }
 
-// applyLease gives the VM's first interface the lease's MAC address, points the cloud-init disk at the network
-// data (the first NIC's DHCP entry) and names the IPPool on the VM.
-func applyLease(vm *kubevirtv1.VirtualMachine, facts Facts) {
-	l := facts.Lease
-	if l == nil {
+// applyLease gives the VM's first interface mac, the MAC address the lease of plan is bound to, and names the
+// IPPool on the VM. These parts are the driver's: no VM patch changes them (ownedParts), so they are set on the
+// patched VM, as a static address is (applyStaticAddress). Build already pointed the cloud-init disk at the network
+// data, which holds the first NIC's DHCP entry.
+func applyLease(vm *kubevirtv1.VirtualMachine, plan *LeasePlan, mac string) {
+	if plan == nil {
 		return
 	}
 	spec := &vm.Spec.Template.Spec
 	for i := range spec.Domain.Devices.Interfaces {
 		if iface := &spec.Domain.Devices.Interfaces[i]; iface.Name == config.PrimaryNIC {
-			iface.MacAddress = l.MAC
+			iface.MacAddress = mac
 		}
 	}
-	for _, v := range spec.Volumes {
-		if v.CloudInitNoCloud != nil {
-			v.CloudInitNoCloud.NetworkDataSecretRef = v.CloudInitNoCloud.UserDataSecretRef
-		}
-	}
-	vm.Annotations[config.AnnotationIPLeasePool] = l.Pool.String()
+	vm.Annotations[config.AnnotationIPLeasePool] = plan.Pool.String()
 }
 
-// leaseNetworkData is the network data of a machine with a lease: the user's, with the first NIC's DHCP entry
-// added (see networkconfig.AddStatic for the precedence).
-func leaseNetworkData(cfg *config.Config, l *Lease) ([]byte, error) {
-	out, err := networkconfig.AddStatic(cfg.NetworkData, networkconfig.Static{ID: config.PrimaryNIC, MAC: l.MAC, DHCP4: true})
+// leaseNetworkData is the network data of a machine with a lease: user, the user's, with the first NIC's DHCP
+// entry for mac added (see networkconfig.AddStatic for the precedence).
+func leaseNetworkData(user []byte, mac string) ([]byte, error) {
+	out, err := networkconfig.AddStatic(user, networkconfig.Static{ID: config.PrimaryNIC, MAC: mac, DHCP4: true})
 	if err != nil {
 		var p config.Problems
 		p.AddLeaseConflict(err)
@@ -92,8 +105,8 @@ func PinLease(vm *kubevirtv1.VirtualMachine, addr netip.Addr) *kubevirtv1.Virtua
 	return out
 }
 
-// leaseNote is the comment render puts above a leased machine's network data.
-func leaseNote(l *Lease) string {
+// leaseNote is the comment render puts above the network data of a machine with a lease of plan.
+func leaseNote(l *LeasePlan) string {
 	return fmt.Sprintf("# The address is leased at create from IPPool %s of Harvester's managed DHCP and pinned to the VM; the guest takes it by DHCP.\n"+
 		"# The MAC address shown is derived anew for each create.\n", l.Pool)
 }

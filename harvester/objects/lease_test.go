@@ -53,18 +53,24 @@ func TestLeaseMAC(t *testing.T) {
 func TestLeaseNetworkDataAndPin(t *testing.T) {
 	cfg := leaseConfig(t, config.FlagNetworkInfo, `{"interfaces":[{"networkName":"default/vlan1"},{"networkName":"default/storage","macAddress":"52:54:00:00:00:02"}]}`,
 		config.FlagNetworkData, "version: 2\nethernets:\n  storage:\n    match: {macaddress: '52:54:00:00:00:02'}\n    mtu: 9000\n")
-	facts := factsFor(cfg)
-	data, err := NetworkData(cfg, facts)
+	m, err := Build(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	configtest.WantAll(t, string(data), "storage:", "mtu: 9000", "nic-0:", `macaddress: "`+facts.Lease.MAC+`"`, "dhcp4: true")
-	vm, err := VirtualMachine(cfg, facts, "abcde")
+	if m, err = m.Complete(factsFor(cfg), Draw{ClaimSuffix: "abcde", CreateID: "0123456789abcdef"}); err != nil {
+		t.Fatal(err)
+	}
+	mac := LeaseMAC(config.Ref{Namespace: "default", Name: "vlan1"}, config.Ref{Namespace: "default", Name: cfg.MachineName}, "0123456789abcdef")
+	if m.LeaseMAC() != mac {
+		t.Fatalf("the machine's lease MAC %q, want the one its create's id derives, %q", m.LeaseMAC(), mac)
+	}
+	secret, vm, err := m.Objects(Learned{SSHKey: "ssh-ed25519 AAAA driver"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress; got != facts.Lease.MAC {
-		t.Errorf("first NIC's MAC %q, want the lease's %q", got, facts.Lease.MAC)
+	configtest.WantAll(t, string(secret.Data["networkdata"]), "storage:", "mtu: 9000", "nic-0:", `macaddress: "`+mac+`"`, "dhcp4: true")
+	if got := vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress; got != mac {
+		t.Errorf("first NIC's MAC %q, want the lease's %q", got, mac)
 	}
 	if vm.Annotations[config.AnnotationIPLeasePool] != "default/vlan1" || vm.Annotations[config.AnnotationStaticIP] != "" {
 		t.Errorf("annotations of the VM as created: %v", vm.Annotations)
@@ -87,13 +93,13 @@ func TestVMPatchLeavesTheLeaseAlone(t *testing.T) {
 		`{"metadata":{"annotations":{"static-ip.harvesterhci.io/nic-0":"10.0.0.99"}}}`,
 		`[{"op":"replace","path":"/spec/template/spec/domain/devices/interfaces/0/macAddress","value":"52:54:00:00:00:09"}]`,
 	} {
-		_, err := config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagIPPoolName, "vlan1", config.FlagVMPatch, patch), Rules...)
+		_, _, err := ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagIPPoolName, "vlan1", config.FlagVMPatch, patch))
 		if err == nil || !strings.Contains(err.Error(), "--harvester-vm-patch") {
 			t.Errorf("patch %s with a lease: %v, want it refused", patch, err)
 		}
 	}
-	if _, err := config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(),
-		config.FlagVMPatch, `{"metadata":{"annotations":{"static-ip.harvesterhci.io/nic-0":"10.0.0.99"}}}`), Rules...); err != nil {
+	if _, _, err := ParseConfig("m1", configtest.With(configtest.MinimalOptions(),
+		config.FlagVMPatch, `{"metadata":{"annotations":{"static-ip.harvesterhci.io/nic-0":"10.0.0.99"}}}`)); err != nil {
 		t.Errorf("the annotation without a lease: %v", err)
 	}
 }

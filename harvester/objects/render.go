@@ -5,73 +5,49 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 )
 
-// Placeholders for what only a create learns: render shows them instead of inventing values.
-const (
-	placeholderSSHKey    = "<public key of the SSH key pair generated at create>"
-	placeholderPVCSuffix = "<random>"
-)
+// placeholderSSHKey stands for the machine's SSH key, which only a create makes.
+const placeholderSSHKey = "<public key of the SSH key pair generated at create>"
 
-// Render returns the cloud-init Secret and the VirtualMachine a create would send for cfg, as YAML. Facts only
-// a create learns (each image's storage class, the claim name suffix, the generated SSH key) are placeholders;
-// a pool's address is the range's first (see renderNetworkData). Render reads no cluster: user data or network
-// data kept in a Secret (--harvester-user-data-secret, --harvester-network-data-secret) is a placeholder naming
-// the Secret, where the create puts what it reads there (secretPlaceholders).
-// The Secret shows its data as stringData, so the user data a node will boot with can be read as is.
-func Render(cfg *config.Config) ([]byte, error) {
-	cfg = secretPlaceholders(cfg)
-	facts := renderFacts(cfg)
+// classPlaceholder stands for the storage class of an image until the pre-flight has read it (Build).
+func classPlaceholder(image config.Ref) string { return classPlaceholderPrefix + image.String() + ">" }
+
+// classPlaceholderPrefix begins every classPlaceholder.
+const classPlaceholderPrefix = "<storage class of image "
+
+// Render returns the cloud-init Secret and the VirtualMachine a create of m, a machine as Build makes it, would
+// send, as YAML. Facts only a create learns (each image's storage class, the claim name suffix, the generated SSH
+// key) are placeholders; a pool's address is each range's first (AddressPlan.First, with a comment in the network
+// data). Render reads no cluster: user data or network data kept in a Secret (--harvester-user-data-secret,
+// --harvester-network-data-secret) is a placeholder naming the Secret, where the create puts what it reads there
+// (secretPlaceholders). The Secret shows its data as stringData, so the user data a node will boot with can be
+// read as is.
+func Render(m *Machine) ([]byte, error) {
+	cfg := m.cfg
 	guestKubeconfig := cfg.CloudProvider.Kubeconfig
 	if cfg.CloudProvider.Generate {
 		guestKubeconfig = GeneratedKubeconfigPlaceholder(cfg)
 	}
-	userData, err := UserData(cfg, []string{placeholderSSHKey}, guestKubeconfig)
+	var addrs []*StaticAddress
+	if m.Addresses != nil {
+		addrs = m.Addresses.First()
+	}
+	network, err := renderNetworkData(cfg.NetworkData, m.Addresses, addrs)
+	if m.Lease != nil {
+		network, err = leaseNetworkData(cfg.NetworkData, m.LeaseMAC())
+		network = append([]byte(leaseNote(m.Lease)), network...)
+	}
 	if err != nil {
 		return nil, err
 	}
-	network, err := renderNetworkData(cfg, facts)
-	if err != nil {
-		return nil, err
-	}
-	secret, err := CloudInitSecret(cfg, userData, network)
-	if err != nil {
-		return nil, err
-	}
-	vm, err := VirtualMachine(cfg, facts, placeholderPVCSuffix)
+	secret, vm, err := m.objects(Learned{SSHKey: placeholderSSHKey, GuestKubeconfig: guestKubeconfig, Addresses: addrs}, network)
 	if err != nil {
 		return nil, err
 	}
 	return toYAML(readableSecret(secret), vm)
-}
-
-// RenderVM is the VirtualMachine Render shows for cfg (after --harvester-vm-patch), with the same placeholders for
-// what only a create learns: what the autoscaling annotations of a pool are computed from (harvester/autoscale).
-func RenderVM(cfg *config.Config) (*kubevirtv1.VirtualMachine, error) {
-	cfg = secretPlaceholders(cfg)
-	return VirtualMachine(cfg, renderFacts(cfg), placeholderPVCSuffix)
-}
-
-// renderFacts are the facts render shows: a placeholder for each image's storage class, a pool's first address
-// (each range's first for a dual-stack pool), and a lease's MAC address as a create without an id derives it.
-func renderFacts(cfg *config.Config) Facts {
-	facts := Facts{ImageStorageClasses: map[config.Ref]string{}}
-	for _, d := range cfg.Disks {
-		if d.Image != nil {
-			facts.ImageStorageClasses[*d.Image] = fmt.Sprintf("<storage class of image %s>", d.Image)
-		}
-	}
-	if cfg.IPPool != nil {
-		facts.StaticAddress = StaticAddressFor(cfg, cfg.IPPool.FirstFree())
-		if v6 := cfg.IPPool6; v6 != nil {
-			facts.StaticAddress6 = DualStatic(cfg, facts.StaticAddress, v6.FirstFree())
-		}
-	}
-	facts.Lease = LeaseFor(cfg, "") // the MAC address a create without an id would get; each create's differs
-	return facts
 }
 
 // GeneratedKubeconfigPlaceholder stands for the kubeconfig of the guest cluster's cloud-provider account

@@ -33,11 +33,11 @@ func renderArgs(t *testing.T, machine string, args ...string) ([]byte, error) {
 	if err != nil {
 		t.Fatalf("ParseArgs: %v", err)
 	}
-	cfg, err := config.ParseConfig(machine, opts)
+	_, m, err := ParseConfig(machine, opts)
 	if err != nil {
 		return nil, err
 	}
-	return Render(cfg)
+	return Render(m)
 }
 
 // Render shows exactly what a node boots with: the merged user data and the network data, in the Secret.

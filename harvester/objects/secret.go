@@ -6,7 +6,7 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 )
 
 // Keys KubeVirt reads from a NoCloud Secret (it also accepts userData/networkData; these are Harvester's).
@@ -43,7 +43,7 @@ func CloudInitSecret(cfg *config.Config, userData, networkData []byte) (*corev1.
 	if size > MaxSecretData {
 		var p config.Problems
 		p.Addf(cfg.UserDataFlag(), "the cloud-init Secret would hold %s (user data %s, network data %s), over the %s a Kubernetes Secret holds; make the user data smaller",
-			userdata.FormatSize(int64(size)), userdata.FormatSize(int64(len(userData))), userdata.FormatSize(int64(len(networkData))), userdata.FormatSize(MaxSecretData))
+			bounded.FormatSize(int64(size)), bounded.FormatSize(int64(len(userData))), bounded.FormatSize(int64(len(networkData))), bounded.FormatSize(MaxSecretData))
 		return nil, p.Err()
 	}
 	return s, nil

@@ -17,13 +17,20 @@ func TestCloudInitSecretFitsAKubernetesSecret(t *testing.T) {
 	if err != nil {
 		t.Fatalf("each part alone is accepted: %v", err)
 	}
-	_, err = Render(cfg)
+	m, err := Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Render(m)
 	if err == nil || !strings.Contains(err.Error(), "--harvester-user-data: the cloud-init Secret would hold 1.1 MiB (user data 700.") ||
 		!strings.Contains(err.Error(), "network data 400 KiB") || !strings.Contains(err.Error(), "over the 1 MiB a Kubernetes Secret holds") {
 		t.Fatalf("want the Secret's size refused, got %v", err)
 	}
 	cfg.NetworkData = nil
-	if _, err := Render(cfg); err != nil {
+	if m, err = Build(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Render(m); err != nil {
 		t.Fatalf("the user data alone fits: %v", err)
 	}
 }

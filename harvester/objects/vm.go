@@ -17,54 +17,17 @@ import (
 // cloudInitDiskName is the disk the NoCloud datasource is attached as (Harvester's name for it).
 const cloudInitDiskName = "cloudinitdisk"
 
-// Facts are what the VM depends on that only Harvester knows: looked up in the cluster at create time and passed
-// in, so that the builders stay pure (no client).
-type Facts struct {
-	// ImageStorageClasses maps each image an image disk uses to that image's status.storageClassName.
-	ImageStorageClasses map[config.Ref]string
-	// StaticAddress is the first NIC's address allocated from --harvester-ip-pool; nil without a pool. For a
-	// dual-stack pool it is the IPv4 address, and StaticAddress6 the IPv6 one, on the same MAC address.
-	StaticAddress, StaticAddress6 *StaticAddress
-	// Lease is the first NIC's lease from --harvester-ip-pool-name's IPPool; nil without one.
-	Lease *Lease
-}
-
 // CloudInitSecretName names the Secret holding the VM's cloud-init user and network data.
 func CloudInitSecretName(vmName string) string { return vmName + "-cloudinit" }
 
-// VirtualMachine returns the VirtualMachine for cfg. Harvester's admission webhook adds the rest (memory
+// buildVM is the VirtualMachine of cfg, before --harvester-vm-patch, with claims as its disks' volume claims
+// (setClaims) and no static address (applyStaticAddress). Harvester's admission webhook adds the rest (memory
 // requests and guest memory for overcommit, machine type, MAC annotations, management-network node affinity,
 // finalizers); only limits are set here, which is also what ResourceQuota namespaces require
-// (harvester/harvester#1455).
-//
-// claimSuffix makes this create's claim names unique (five lowercase letters or digits, made at create time: the
-// builders use no randomness).
-//
-// --harvester-vm-patch is applied last, to the VM as built (see patchVM); a patch that does not apply or changes
-// the driver's own parts is a problem of the flag.
-func VirtualMachine(cfg *config.Config, facts Facts, claimSuffix string) (*kubevirtv1.VirtualMachine, error) {
-	vm, err := buildVM(cfg, facts, claimSuffix)
-	if err != nil {
-		return nil, err
-	}
-	var p config.Problems
-	if vm = patchVM(&p, vm, cfg.VMPatch); vm == nil {
-		return nil, p.Err()
-	}
-	return vm, nil
-}
-
-// buildVM is the VirtualMachine of cfg before --harvester-vm-patch.
-func buildVM(cfg *config.Config, facts Facts, claimSuffix string) (*kubevirtv1.VirtualMachine, error) {
-	claims, err := volumeClaimTemplates(cfg, facts, claimSuffix)
-	if err != nil {
-		return nil, err
-	}
-	claimsJSON, err := marshalClaims(claims)
-	if err != nil {
-		return nil, err
-	}
-	annotations := map[string]string{config.AnnotationVolumeClaimTemplates: claimsJSON}
+// (harvester/harvester#1455). network says the machine has network data (its own, or a pool's address): the
+// cloud-init disk then carries it.
+func buildVM(cfg *config.Config, claims []corev1.PersistentVolumeClaim, network bool) *kubevirtv1.VirtualMachine {
+	annotations := map[string]string{}
 	if cfg.ReservedMemoryMiB > 0 {
 		annotations[config.AnnotationReservedMemory] = fmt.Sprintf("%dMi", cfg.ReservedMemoryMiB)
 	}
@@ -114,14 +77,13 @@ func buildVM(cfg *config.Config, facts Facts, claimSuffix string) (*kubevirtv1.V
 					Affinity:         vmAffinity(cfg),
 					Domain:           domain(cfg),
 					Networks:         networks(cfg.NICs),
-					Volumes:          volumes(cfg, claims),
+					Volumes:          volumes(cfg, network),
 				},
 			},
 		},
 	}
-	applyStaticAddress(vm, facts)
-	applyLease(vm, facts)
-	return vm, nil
+	setClaims(vm, cfg.Disks, claims)
+	return vm
 }
 
 func domain(cfg *config.Config) kubevirtv1.DomainSpec {
@@ -214,21 +176,19 @@ func diskIO(d *kubevirtv1.DomainSpec, io config.DiskIO) {
 	}
 }
 
-func volumes(cfg *config.Config, claims []corev1.PersistentVolumeClaim) []kubevirtv1.Volume {
-	out := make([]kubevirtv1.Volume, 0, len(claims)+1)
-	for i, d := range cfg.Disks {
+// volumes are the VM's volumes: one per disk, its claim named by setClaims, and the cloud-init disk's.
+func volumes(cfg *config.Config, network bool) []kubevirtv1.Volume {
+	out := make([]kubevirtv1.Volume, 0, len(cfg.Disks)+1)
+	for _, d := range cfg.Disks {
 		out = append(out, kubevirtv1.Volume{Name: d.Name, VolumeSource: kubevirtv1.VolumeSource{
-			PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
-				PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claims[i].Name},
-				Hotpluggable:                      d.HotPlug,
-			},
+			PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{Hotpluggable: d.HotPlug},
 		}})
 	}
 	// Cloud-init always travels in a Secret: KubeVirt rejects inline user data over 2048 bytes
 	// (harvester/harvester#760), and the user data holds Rancher's registration token.
 	secret := &corev1.LocalObjectReference{Name: CloudInitSecretName(cfg.MachineName)}
 	noCloud := &kubevirtv1.CloudInitNoCloudSource{UserDataSecretRef: secret}
-	if len(cfg.NetworkData) > 0 {
+	if network {
 		noCloud.NetworkDataSecretRef = secret
 	}
 	return append(out, kubevirtv1.Volume{Name: cloudInitDiskName, VolumeSource: kubevirtv1.VolumeSource{CloudInitNoCloud: noCloud}})

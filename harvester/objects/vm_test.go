@@ -97,7 +97,7 @@ func TestBuildVirtualMachineGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vm, err := VirtualMachine(cfg, factsFor(cfg), "abcde")
+			vm, err := vmFor(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -219,11 +219,18 @@ func TestImageDiskMustUseImageClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = VirtualMachine(cfg, factsFor(cfg), "abcde")
-	if err == nil || !strings.Contains(err.Error(), `storage class "fast" differs from the class of its image default/img ("longhorn-img")`) {
+	_, err = vmFor(cfg)
+	if err == nil || !strings.Contains(err.Error(), `--harvester-disk-info: disk-0: storage class "fast" differs from the class of its image default/img ("longhorn-img")`) {
 		t.Fatalf("want a storage class mismatch error, got %v", err)
 	}
-	if _, err := VirtualMachine(cfg, Facts{}, "abcde"); err == nil || !strings.Contains(err.Error(), "storage class of image default/img is not known") {
+	m, err := Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err = m.Complete(Facts{}, Draw{ClaimSuffix: "abcde"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.Objects(Learned{}); err == nil || !strings.Contains(err.Error(), "storage class of image default/img is not known") {
 		t.Fatalf("want a missing-fact error, got %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,7 @@ import (
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/quantity"
-	"github.com/harvester/docker-machine-driver-harvester/userdata"
+	"github.com/harvester/docker-machine-driver-harvester/internal/bounded"
 )
 
 // MaxPatchedVM is the most a VM patched by --harvester-vm-patch may hold, as JSON: far more than any VM needs
@@ -22,13 +23,14 @@ import (
 const MaxPatchedVM = 1 << 20
 
 // patchVM applies --harvester-vm-patch (cfg.VMPatch) to vm, the VM the driver built, and returns the patched VM,
-// or vm itself without a patch. The patch is applied to the VM as JSON, as the API server applies a patch
+// or vm itself without a patch; static says the first NIC gets a static address of --harvester-ip-pool or a lease
+// of --harvester-ip-pool-name (its MAC address is then the driver's). The patch is applied to the VM as JSON, as the API server applies a patch
 // (k8s.io/apiserver pkg/endpoints/handlers/patch.go, applyJSPatch, with the same library,
 // gopkg.in/evanphx/json-patch.v4), and the result is read back as a KubeVirt VirtualMachine strictly, its
 // quantities bounded before any is parsed (readVM).
 // Then the driver's own parts (ownedParts) must be as it built them. Problems are filed under --harvester-vm-patch, naming paths and operations, never a value; nil is
 // returned then.
-func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VMPatch) *kubevirtv1.VirtualMachine {
+func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VMPatch, static bool) *kubevirtv1.VirtualMachine {
 	if patch == nil {
 		return vm
 	}
@@ -45,7 +47,7 @@ func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VM
 		}
 	}
 	if err == nil && len(doc) > MaxPatchedVM {
-		err = fmt.Errorf("makes the VM %s as JSON, over the %s a patched VM may hold", userdata.FormatSize(int64(len(doc))), userdata.FormatSize(MaxPatchedVM))
+		err = fmt.Errorf("makes the VM %s as JSON, over the %s a patched VM may hold", bounded.FormatSize(int64(len(doc))), bounded.FormatSize(MaxPatchedVM))
 	}
 	if err != nil {
 		p.Addf(config.FlagVMPatch, "%s %v", patch.Kind, err)
@@ -61,15 +63,44 @@ func patchVM(p *config.Problems, vm *kubevirtv1.VirtualMachine, patch *config.VM
 		p.Addf(config.FlagVMPatch, "the patched VM is not a KubeVirt VirtualMachine: %v", err)
 		return nil
 	}
-	if changed := changedParts(vm, out); len(changed) > 0 {
+	if changed := changedParts(vm, out, static); len(changed) > 0 {
 		p.Addf(config.FlagVMPatch, "changes what the driver owns: %s. The driver names, labels and annotates its VMs, gives them their cloud-init "+
 			"and their disks' claims, and starts and stops them; patch other fields", strings.Join(changed, ", "))
+		return nil
+	}
+	if copied := copiedFacts(vm, out); len(copied) > 0 {
+		p.Addf(config.FlagVMPatch, "copies %s out of the driver's parts: only the create knows them, so the copy would hold a placeholder; patch other fields",
+			strings.Join(copied, " and "))
 		return nil
 	}
 	if beyond := beyondGuest(out); len(beyond) > 0 {
 		p.Addf(config.FlagVMPatch, "gives the VM what no patch may: %s. A patch may not reach beyond the guest's own disks into the host, "+
 			"virt-launcher or other claims", strings.Join(beyond, ", "))
 		return nil
+	}
+	return out
+}
+
+// createFacts are the placeholders the VM a patch applies to holds, in the driver's own parts, for what only a
+// create knows (Build, Machine.Complete), with what each stands for.
+var createFacts = []struct{ placeholder, what string }{
+	{placeholderPVCSuffix, "a claim's name"},
+	{classPlaceholderPrefix, "an image's storage class"},
+}
+
+// copiedFacts names what only a create knows that patched holds more often than built, the VM the patch applied
+// to: a copy of a claim's name or an image's storage class, out of the parts the driver owns (which no patch
+// changes, changedParts). Complete fills in those parts and no other: the copy would keep the placeholder.
+func copiedFacts(built, patched *kubevirtv1.VirtualMachine) []string {
+	before, _ := json.Marshal(built) // API types always encode
+	after, _ := json.Marshal(patched)
+	var out []string
+	for _, f := range createFacts {
+		placeholder, _ := json.Marshal(f.placeholder) // as the VM's JSON holds it
+		p := bytes.Trim(placeholder, `"`)
+		if bytes.Count(after, p) > bytes.Count(before, p) {
+			out = append(out, f.what)
+		}
 	}
 	return out
 }
@@ -148,7 +179,7 @@ func whyNot(err error) string {
 	case errors.Is(err, errPanicked):
 		return err.Error()
 	case errors.As(err, &copies):
-		return fmt.Sprintf("the copies add more than the %s a patched VM may hold", userdata.FormatSize(MaxPatchedVM))
+		return fmt.Sprintf("the copies add more than the %s a patched VM may hold", bounded.FormatSize(MaxPatchedVM))
 	case errors.Is(err, jsonpatch.ErrTestFailed):
 		return "the VM holds another value there"
 	case errors.Is(err, jsonpatch.ErrInvalidIndex):

@@ -29,11 +29,10 @@ func owned(keys []string, key string) bool {
 
 // changedParts names the parts of the driver's own that a VM patch changed, comparing the VM the driver built
 // with the patched one: by what they hold, not by what the patch says, so that a merge patch setting
-// metadata.labels to null or a JSON patch replacing /metadata is seen as well as one naming a label.
-func changedParts(built, patched *kubevirtv1.VirtualMachine) []string {
-	// The secret and whether the first NIC's MAC is the static address's come from the VM the driver built.
-	secret := CloudInitSecretName(built.Name)
-	static := built.Annotations[config.AnnotationIPAllocation] != "" || built.Annotations[config.AnnotationIPLeasePool] != ""
+// metadata.labels to null or a JSON patch replacing /metadata is seen as well as one naming a label. static says
+// the first NIC gets a static address, whose MAC address the driver sets.
+func changedParts(built, patched *kubevirtv1.VirtualMachine, static bool) []string {
+	secret := CloudInitSecretName(built.Name) // from the VM the driver built
 	before, after := ownedParts(built, secret, static), ownedParts(patched, secret, static)
 	var changed []string
 	for name, v := range before {
@@ -122,6 +121,7 @@ func ownedParts(vm *kubevirtv1.VirtualMachine, secret string, static bool) map[s
 			}
 		}
 		put("spec.template.spec.domain.devices.interfaces["+config.PrimaryNIC+"].macAddress", macs)
+		put("metadata.annotations["+config.AnnotationStaticIP+"]", vm.Annotations[config.AnnotationStaticIP])
 		put("metadata.annotations["+config.AnnotationStaticIP+"]", vm.Annotations[config.AnnotationStaticIP])
 	}
 	return parts

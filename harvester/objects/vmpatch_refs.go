@@ -16,7 +16,7 @@ import (
 // would hand its data — another cluster's join token and cloud-provider kubeconfig in its `<machine>-cloudinit` —
 // to the guest, which the editor's cluster runs. So every object of the namespace a patched VM names for its
 // guest (ObjectRefs) is refused unless an admin who may write that object in Harvester labelled it
-// config.LabelVMPatchAllowed: the pre-flight reads each one (harvester/precreate_vmpatch.go). Sources that name
+// config.LabelVMPatchAllowed: the pre-flight reads each one (harvester/preflight, vmpatch.go). Sources that name
 // no object but reach beyond the guest's own (a host's path, a path of virt-launcher's container, a
 // ResourceClaim, a utility volume's claim) are refused outright (beyondGuest); claims are the driver's
 // (vmpatch_owned.go); an image a containerDisk or a kernel boot pulls is Harvester's nodes' to fetch, as its
@@ -141,21 +141,6 @@ func ObjectRefs(vm *kubevirtv1.VirtualMachine) []ObjectRef {
 		}
 	}
 	return out
-}
-
-// PatchObjectRefs lists the objects of the VM namespace a create's VM would name for its guest because of
-// --harvester-vm-patch (ObjectRefs of the VM as render shows it), for the pre-flight to read and render to name;
-// nil without a patch, or when the patch does not apply (ParseConfig's rule says why). The create lists those of
-// the VM it sends, which a copy from a claim's name could make differ.
-func PatchObjectRefs(cfg *config.Config) []ObjectRef {
-	if cfg.VMPatch == nil {
-		return nil
-	}
-	vm, err := VirtualMachine(cfg, renderFacts(cfg), placeholderPVCSuffix)
-	if err != nil {
-		return nil
-	}
-	return ObjectRefs(vm)
 }
 
 // beyondGuest names what a VM reaches beyond its guest's own that no object holds or an admin could allow by a

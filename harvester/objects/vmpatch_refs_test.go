@@ -148,13 +148,13 @@ func TestReferencesKnowEveryName(t *testing.T) {
 
 // A patch that gives the guest another object lists it, once, with where; the driver's own cloud-init Secret is
 // not listed (it is the driver's part, refused elsewhere), nor what the driver's flags name.
-func TestPatchObjectRefs(t *testing.T) {
+func TestObjectRefsOfAPatchedVM(t *testing.T) {
 	patch := `[{"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"creds","secret":{"secretName":"team-creds"}}},` +
 		`{"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"again","secret":{"secretName":"team-creds"}}},` +
 		`{"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"ca","configMap":{"name":"team-ca"}}},` +
 		`{"op":"add","path":"/spec/template/spec/accessCredentials","value":[{"sshPublicKey":{"source":{"secret":{"secretName":"keys"}},"propagationMethod":{"noCloud":{}}}}]},` +
 		`{"op":"add","path":"/spec/template/spec/serviceAccountName","value":"robot"}]`
-	cfg, err := config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagVMPatch, patch), Rules...)
+	_, m, err := ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagVMPatch, patch))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,17 +164,14 @@ func TestPatchObjectRefs(t *testing.T) {
 		{KindSecret, "keys", "spec.template.spec.accessCredentials[0].sshPublicKey.source.secret"},
 		{KindServiceAccount, "robot", "spec.template.spec.serviceAccountName"},
 	}
-	if got := PatchObjectRefs(cfg); !slices.Equal(got, want) {
-		t.Errorf("PatchObjectRefs:\n%v\nwant\n%v", got, want)
+	if got := ObjectRefs(m.VM); !slices.Equal(got, want) {
+		t.Errorf("ObjectRefs:\n%v\nwant\n%v", got, want)
 	}
 	if got := want[0].AllowCommand("default"); got != "kubectl -n default label secret team-creds node-driver.harvesterhci.io/vm-patch-allowed=true" {
 		t.Errorf("AllowCommand: %s", got)
 	}
 	plain, _ := config.ParseConfig("m1", configtest.MinimalOptions())
-	if got := PatchObjectRefs(plain); got != nil {
-		t.Errorf("without a patch: %v", got)
-	}
-	vm, err := VirtualMachine(plain, factsFor(plain), "abcde")
+	vm, err := vmFor(plain)
 	if err != nil || ObjectRefs(vm) != nil {
 		t.Errorf("the driver's VM names %v (%v)", ObjectRefs(vm), err)
 	}
@@ -191,7 +188,7 @@ func TestVMPatchRefusesWhatReachesBeyondTheGuest(t *testing.T) {
 		"a utility volume": {`{"spec":{"template":{"spec":{"utilityVolumes":[{"name":"u","claimName":"precious"}]}}}}`, "spec.template.spec.utilityVolumes"},
 		"a resource claim": {`{"spec":{"template":{"spec":{"resourceClaims":[{"name":"g","resourceClaimName":"gpu-of-another"}]}}}}`, "spec.template.spec.resourceClaims"},
 	} {
-		_, err := config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagVMPatch, tc.patch), Rules...)
+		_, _, err := ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagVMPatch, tc.patch))
 		if err == nil || !strings.Contains(err.Error(), "--harvester-vm-patch: gives the VM what no patch may: "+tc.want) {
 			t.Errorf("%s: %v", name, err)
 		}

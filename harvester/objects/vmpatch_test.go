@@ -33,7 +33,7 @@ func patchedVM(t *testing.T, kv ...any) (*kubevirtv1.VirtualMachine, error) {
 	if err != nil {
 		t.Fatalf("ParseConfig: %v", err)
 	}
-	return VirtualMachine(cfg, factsFor(cfg), "abcde")
+	return vmFor(cfg)
 }
 
 // The patch lands on the VM, on top of what the flags made, and nothing else changes.
@@ -223,22 +223,44 @@ func TestVMPatchProblemsQuoteNoValue(t *testing.T) {
 	}
 }
 
-// The builders' rule refuses a patch when the flags are parsed (check, render and a create's first step), with
-// the problems of the other flags; it waits for them to parse, so a patch is not blamed for a VM that lacks what a
-// broken flag would have made.
-func TestVMPatchRuleRefusesWhenParsed(t *testing.T) {
-	_, err := config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagVMPatch, `{"metadata":{"labels":null}}`), Rules...)
+// ParseConfig refuses a patch when the flags are parsed (check, render and a create's first step), once the
+// other flags parse, so a patch is not blamed for a VM that lacks what a broken flag would have made.
+func TestVMPatchRefusedWhenParsed(t *testing.T) {
+	_, _, err := ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagVMPatch, `{"metadata":{"labels":null}}`))
 	if err == nil || !strings.Contains(err.Error(), "--harvester-vm-patch: changes what the driver owns: metadata.labels[harvesterhci.io/creator]") {
-		t.Fatalf("ParseConfig with the builders' rules: %v", err)
+		t.Fatalf("ParseConfig: %v", err)
 	}
 	disk := `[{"op":"test","path":"/spec/template/spec/domain/devices/disks/1/name","value":"disk-1"}]`
 	twoDisks := `{"disks":[{"imageName":"img","size":10},{"storageClassName":"longhorn","size":5}]}`
-	if _, err := config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagDiskInfo, twoDisks, config.FlagVMPatch, disk), Rules...); err != nil {
+	if _, _, err := ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagDiskInfo, twoDisks, config.FlagVMPatch, disk)); err != nil {
 		t.Fatalf("a patch of the second disk: %v", err)
 	}
-	_, err = config.ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagDiskInfo, `{"disks":[{"size":0}]}`, config.FlagVMPatch, disk), Rules...)
+	_, _, err = ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagDiskInfo, `{"disks":[{"size":0}]}`, config.FlagVMPatch, disk))
 	if err == nil || strings.Contains(err.Error(), "--harvester-vm-patch") || !strings.Contains(err.Error(), "--harvester-disk-info") {
 		t.Fatalf("a broken --harvester-disk-info: want its problem alone, got %v", err)
+	}
+}
+
+// The VM is patched once, when the flags are parsed, with placeholders where only a create knows the value: a
+// patch that copies one out of the driver's parts would send the placeholder, and is refused. The same patch
+// copying a value the flags give is applied.
+func TestVMPatchMayNotCopyWhatOnlyACreateKnows(t *testing.T) {
+	disks := `{"disks":[{"imageName":"img","size":10},{"storageClassName":"longhorn","size":5}]}`
+	for what, from := range map[string]string{
+		"a claim's name":           "/spec/template/spec/volumes/0/persistentVolumeClaim/claimName",
+		"an image's storage class": "/metadata/annotations/harvesterhci.io~1volumeClaimTemplates",
+	} {
+		patch := `[{"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"peek","secret":{"secretName":"x"}}},` +
+			`{"op":"copy","from":"` + from + `","path":"/spec/template/metadata/annotations/example.com~1copy"}]`
+		_, _, err := ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagDiskInfo, disks, config.FlagVMPatch, patch))
+		if err == nil || !strings.Contains(err.Error(), "--harvester-vm-patch: copies ") || !strings.Contains(err.Error(), what+" out of the driver's parts") &&
+			!strings.Contains(err.Error(), what+" and ") {
+			t.Errorf("a copy of %s: %v", what, err)
+		}
+	}
+	patch := `[{"op":"copy","from":"/spec/template/spec/domain/devices/disks/1/name","path":"/spec/template/metadata/annotations/example.com~1copy"}]`
+	if _, _, err := ParseConfig("m1", configtest.With(configtest.MinimalOptions(), config.FlagDiskInfo, disks, config.FlagVMPatch, patch)); err != nil {
+		t.Errorf("a copy of a disk's name: %v", err)
 	}
 }
 
@@ -254,7 +276,7 @@ func FuzzVMPatch(f *testing.F) {
 		if err != nil || cfg.VMPatch == nil {
 			return
 		}
-		vm, err := VirtualMachine(cfg, factsFor(cfg), "abcde")
+		vm, err := vmFor(cfg)
 		if err == nil && (vm.Name != "m1" || vm.Labels[config.LabelCreator] != config.CreatorName) {
 			t.Fatalf("patch %q changed the driver's parts: %+v", patch, vm.ObjectMeta)
 		}

@@ -33,6 +33,7 @@ var runtimePackages = []string{
 	"harvester/internal/quantity", // its refusals, in harvester/internal/kube's messages
 	"harvester/iplease",
 	"harvester/ippool",
+	"harvester/preflight",
 	"internal/rancher",
 }
 
@@ -50,7 +51,8 @@ var flagGroups = []struct {
 		"give the Harvester kubeconfig whole and inline (Harvester's UI: Support → Download KubeConfig; `kubectl config view --raw --minify --flatten --kubeconfig harvester.yaml` puts files inline), with the token itself where a plugin printed one ([Security](security.md#the-credential-is-data-not-code)). In Rancher, edit the cloud credential."},
 	{"Any flag: numbers, booleans, lengths, names", []string{"harvester/config/options.go", "harvester/config/parse.go",
 		"harvester/config/refs.go", "harvester/config/parse_timeout.go", "harvester/config/config.go", "harvester/config/flags.go",
-		"harvester/config/redact.go", "harvester/config/keys.go", "harvester/config/subnet.go", "harvester/config/doc.go"},
+		"harvester/config/redact.go", "harvester/config/keys.go", "harvester/config/subnet.go", "harvester/config/doc.go",
+		"internal/bounded"}, // a file a flag names, a value's size
 		"a value is not of its flag's kind or form: no whole number, neither true nor false, longer than the flag takes, out of its range, a name Kubernetes or Harvester refuses (a namespace, a label value, `namespace/name`), or a machine name that cannot name a VM (Rancher makes it of the cluster's and the pool's names).",
 		"the value as the flag's row in [the flag table](options.md#the-flags) gives its form, range and default; for the machine name, a cluster and pool named with lowercase letters, digits and `-`."},
 	{"JSON values: `--harvester-disk-info`, `--harvester-network-info`, `--harvester-vgpu-info`, `--harvester-host-device-info`, `--harvester-vm-affinity`, `--harvester-vm-patch`",
@@ -113,8 +115,8 @@ var flagGroups = []struct {
 		"the flag names no Secret of the VM namespace as `NAME` or `NAME:KEY` (a value, not a name, given; a namespace; a malformed key), the Secret's data is empty or binary, or the data is given both inline and in a Secret.",
 		"as each message says ([User data and network data kept in Harvester](vm-options.md#user-data-and-network-data-kept-in-harvester))."},
 	{"The objects a create builds", []string{"harvester/objects"},
-		"the cloud-init Secret the create would make holds more than a Kubernetes Secret can.",
-		"make the user data smaller (gzip it, or keep large files out of it)."},
+		"the cloud-init Secret the create would make holds more than a Kubernetes Secret can; or the machine's objects were to be sent before the pre-flight completed them (an image's storage class or a data Secret not read: the pre-flight's own problems say why).",
+		"make the user data smaller (gzip it, or keep large files out of it); fix what the pre-flight refused."},
 }
 
 // notFlagProblems are files of flagGroups' packages whose texts are no problem: what render prints in place of
@@ -156,6 +158,8 @@ var internalMessages = map[string]string{
 	"unknown type of flag %v: %v":                                                "the driver's own flags are all string, int or bool (internal/rancher's tests)",
 	"flag %s does not follow Rancher's naming convention [DRIVER]-[FLAG-NAME]":   "the driver's own flags all do (TestFlagsRoundTripThroughRancher)",
 	"flag %s has an empty part between '-'":                                      "the driver's own flags have none (TestFlagsRoundTripThroughRancher)",
+	"the machine could not be completed with what the pre-flight read":           "the admission is skipped first when an image, a key pair or a data Secret could not be used, the only ways the completion fails",
+	"the pre-flight passed but did not complete the machine's objects":           "a pre-flight whose checks all passed read every image, key pair and data Secret the completion needs",
 	"not in a pod with a service account":                                        "kube.ErrNotInCluster: Remove asks nothing then, and says nothing",
 }
 

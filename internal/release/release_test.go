@@ -24,8 +24,18 @@ var sections = []struct {
 	{"install", []string{"README.md", "docs/install-rancher.md", "docs/ui-extension.md"}, func(v string) string {
 		return "```sh\n" + InstallCommand(v) + "\n# then reload the dashboard: Extensions lists \"hcivm\", the cluster form offers the driver Hcivm with these forms\n```\n"
 	}},
-	{"upgrade", []string{"docs/install-rancher.md"}, func(v string) string {
+	{"upgrade", []string{"docs/install-rancher.md", "docs/day-two.md"}, func(v string) string {
 		return "```sh\n" + UpgradeCommand(v) + "\n```\n"
+	}},
+	// Route 1's upgrade: the release's source, the derived image tagged with both versions (a tag that changes, so
+	// that every node pulls it: Rancher's chart pulls IfNotPresent), and Rancher's chart pointed at it.
+	{"rancher-image", []string{"docs/day-two.md"}, func(v string) string {
+		tag := "v2.13.1-harvester-" + v
+		return "```sh\ngit clone --depth 1 --branch " + Tag(v) + " " + Repository + " && cd docker-machine-driver-harvester\n" +
+			"make rancher-image RANCHER_VERSION=v2.13.1 RANCHER_IMAGE=registry.example.com/rancher/rancher:" + tag + " \\\n" +
+			"  PLATFORMS=linux/amd64,linux/arm64 PUSH=1\n" +
+			"helm upgrade rancher rancher-stable/rancher -n cattle-system --version 2.13.1 --reuse-values \\\n" +
+			"  --set image.repository=registry.example.com/rancher/rancher --set image.tag=" + tag + "\n```\n"
 	}},
 	{"download", []string{"README.md"}, func(v string) string {
 		archive := "docker-machine-driver-harvester-amd64.tar.gz"
@@ -57,7 +67,7 @@ func TestREADMECommandsNameTheRelease(t *testing.T) {
 			readmetest.Generated(t, filepath.Join(root, f), marker(s.name, ""), marker(s.name, "end"), s.body(version), regenerate, *updateREADME)
 		}
 	}
-	for _, f := range []string{"README.md", "docs/install-rancher.md", "docs/ui-extension.md"} {
+	for _, f := range []string{"README.md", "docs/install-rancher.md", "docs/ui-extension.md", "docs/day-two.md"} {
 		data, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil {
 			t.Fatal(err)

@@ -57,6 +57,7 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/handlers v1.5.2 // indirect
 	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674 // indirect
+	github.com/harvester/docker-machine-driver-harvester/hack/tools/internal/serve v0.0.0
 	github.com/harvester/go-common v0.0.0-20260119194217-0f17176ce67e // indirect
 	github.com/harvester/harvester-network-controller v1.6.0-rc3 // indirect
 	github.com/harvester/node-manager v1.6.0-rc3 // indirect
@@ -215,3 +216,5 @@ replace (
 	k8s.io/pod-security-admission => k8s.io/pod-security-admission v0.33.7
 	k8s.io/sample-apiserver => k8s.io/sample-apiserver v0.33.7
 )
+
+replace github.com/harvester/docker-machine-driver-harvester/hack/tools/internal/serve => ../internal/serve

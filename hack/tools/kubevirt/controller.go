@@ -28,6 +28,8 @@ import (
 	virtconfig "kubevirt.io/kubevirt/pkg/virt-config"
 	"kubevirt.io/kubevirt/pkg/virt-controller/watch/vm"
 	"kubevirt.io/kubevirt/pkg/virt-controller/watch/vmi"
+
+	"github.com/harvester/docker-machine-driver-harvester/hack/tools/internal/serve"
 )
 
 // runController runs virt-controller's VirtualMachine controller (kubevirt/kubevirt
@@ -145,7 +147,7 @@ func runController(args []string, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "kubevirt controller: VirtualMachineInstance controller running (%d workers)\n", *vmiWorkers)
 	}
 	if *readyFile != "" {
-		if err := writeAtomic(*readyFile, "ready"); err != nil {
+		if err := serve.WriteAtomic(*readyFile, "ready"); err != nil {
 			return err
 		}
 	}

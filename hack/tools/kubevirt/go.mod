@@ -61,6 +61,7 @@ require (
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674 // indirect
+	github.com/harvester/docker-machine-driver-harvester/hack/tools/internal/serve v0.0.0
 	github.com/insomniacslk/dhcp v0.0.0-20240829085014-a3a4c1f04475 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/k8snetworkplumbingwg/network-attachment-definition-client v1.7.7 // indirect
@@ -173,3 +174,5 @@ replace (
 	kubevirt.io/virt-template-api => ./shim/virt-template-api
 	kubevirt.io/virt-template-client-go => ./shim/virt-template-client-go
 )
+
+replace github.com/harvester/docker-machine-driver-harvester/hack/tools/internal/serve => ../internal/serve

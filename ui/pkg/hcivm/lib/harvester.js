@@ -184,7 +184,7 @@ export function choices(h, value = {}, parse = JSON.parse) {
 // capacities is the free count of each vGPU type (Harvester's deviceCapacity, by the type's resource name
 // nvidia.com/<type with '_' for ' '>, null when unknown) and of each host device resource enabled for passthrough
 // (a PCI device with a PCIDeviceClaim of its name, or a USB device whose status says enabled), counted as the
-// driver's pre-flight counts it (harvester/precreate_capacity.go, deviceUse): hostFree. Without the hosts or the
+// driver's pre-flight counts it (harvester/preflight/capacity.go, deviceUse): hostFree. Without the hosts or the
 // VMIs the count is unknown (null), as the pre-flight then skips its check. Only the hosts in the machine's zones
 // and regions count (value.zone and value.region, comma-separated; empty: any), as the pre-flight counts them.
 export function capacities(h, value = {}) {

@@ -1,6 +1,0 @@
-//go:build !unix
-
-package userdata
-
-// openNoBlock is empty where there are no FIFOs to block on; ReadRegularFile's stat checks still apply.
-const openNoBlock = 0
