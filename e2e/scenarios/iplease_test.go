@@ -41,7 +41,8 @@ func TestManagedDHCPLeases(t *testing.T) {
 	if _, err := pools.Create(ctx, pool, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	dhcp, err := standin.StartManagedDHCP(ctx, b.AdminConfig(), ns)
+	// The release comes 3 s after the VM goes, so that rm and the rollback are seen to wait for it.
+	dhcp, err := standin.StartManagedDHCP(ctx, b.AdminConfig(), 3*time.Second, ns)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,10 @@ const (
 type ManagedDHCP struct {
 	dyn        dynamic.Interface
 	namespaces []string
+	// releaseDelay is how long after a config's deletion its addresses are freed: the controller's removal
+	// handler runs when its queue comes to the config, a moment later, and a scenario sees by it whether rm
+	// waits for the release rather than finding it done by chance.
+	releaseDelay time.Duration
 	pools      cache.SharedIndexInformer
 	configs    cache.SharedIndexInformer
 	vms        cache.SharedIndexInformer
@@ -76,16 +80,17 @@ type ManagedDHCP struct {
 	lastErr error
 }
 
-// StartManagedDHCP starts the managed DHCP on the cluster cfg points at, for the VMs of namespaces, and waits
-// until its caches are synced. It runs until Stop.
-func StartManagedDHCP(ctx context.Context, cfg *rest.Config, namespaces ...string) (*ManagedDHCP, error) {
+// StartManagedDHCP starts the managed DHCP on the cluster cfg points at, for the VMs of namespaces, freeing a
+// deleted config's addresses releaseDelay after its deletion, and waits until its caches are synced. It runs until
+// Stop.
+func StartManagedDHCP(ctx context.Context, cfg *rest.Config, releaseDelay time.Duration, namespaces ...string) (*ManagedDHCP, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "e2e-standin-vm-dhcp-controller"
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	d := &ManagedDHCP{dyn: dyn, namespaces: namespaces, kick: make(chan struct{}, 1)}
+	d := &ManagedDHCP{dyn: dyn, namespaces: namespaces, releaseDelay: releaseDelay, kick: make(chan struct{}, 1)}
 	informer := func(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
 		return cache.NewSharedIndexInformer(&cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -291,6 +296,10 @@ func (d *ManagedDHCP) syncConfig(ctx context.Context, cfg *unstructured.Unstruct
 	api := d.dyn.Resource(vmnetcfgsGVR).Namespace(cfg.GetNamespace())
 	if cfg.GetDeletionTimestamp() != nil {
 		if !slices.Contains(cfg.GetFinalizers(), vmnetcfgFinalizer) {
+			return nil
+		}
+		if wait := time.Until(cfg.GetDeletionTimestamp().Add(d.releaseDelay)); wait > 0 {
+			time.AfterFunc(wait, d.poke)
 			return nil
 		}
 		if err := d.release(ctx, cfg); err != nil {
