@@ -21,8 +21,8 @@ var (
 
 // Through the real rancher-machine, with the stand-in of Harvester's managed DHCP (standin.ManagedDHCP, the
 // vm-dhcp-controller's handlers): two machines of one HarvesterConfig naming an IPPool of two addresses
-// (ipPoolName) are leased the two, each pinned on its VM (static-ip.harvesterhci.io/nic-0) and reported by `ip`;
-// a third is refused by its pre-flight, the pool having no address free; `rm` returns once the controller has
+// (ipPoolName) are leased the two, once a load-balancer IP pool over the range, which refused a create, is gone;
+// each lease is pinned on its VM (static-ip.harvesterhci.io/nic-0) and reported by `ip`; a third is refused by its pre-flight, the pool having no address free; `rm` returns once the controller has
 // released the leases. A create that fails after its lease was made (the guest never reports the address) rolls
 // back its VM and waits for the release: nothing is left, and the pool holds no lease.
 func TestManagedDHCPLeases(t *testing.T) {
@@ -69,6 +69,29 @@ func TestManagedDHCPLeases(t *testing.T) {
 	}, dhcp.LastError)
 
 	cli := newCLI(t, b.AdminKubeconfig())
+	leaseArgs := func(name string, extra ...string) []string {
+		return append(createArgs(t, ns, append([]string{"--harvester-network-name", ns + "/lease-net", "--harvester-ip-pool-name", "lease-net"}, extra...)...), name)
+	}
+
+	// A load-balancer IP pool of the network that overlaps the IPPool's range refuses the create in its pre-flight.
+	lb := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "loadbalancer.harvesterhci.io/v1beta1", "kind": "IPPool", "metadata": map[string]any{"name": ns + "-lb"},
+		"spec": map[string]any{
+			"ranges":   []any{map[string]any{"subnet": "10.91.0.0/24", "rangeStart": "10.91.0.11", "rangeEnd": "10.91.0.40"}},
+			"selector": map[string]any{"network": ns + "/lease-net", "scope": []any{map[string]any{"project": "*", "namespace": "*", "guestCluster": "*"}}},
+		},
+	}}
+	if _, err := b.Dynamic.Resource(ipPoolsResource).Create(ctx, lb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := cli.run(leaseArgs("m0")...)
+	if want := "--harvester-ip-pool-name: IPPool " + ns + "/lease-net leases 10.91.0.10-10.91.0.11, which overlaps load-balancer IP pool " + ns + "-lb at 10.91.0.11"; r.Err == nil || !strings.Contains(r.Output, want) {
+		t.Errorf("a create with a load-balancer pool over the IPPool's range: %s\nwant %q", r, want)
+	}
+	if err := b.Dynamic.Resource(ipPoolsResource).Delete(ctx, lb.GetName(), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
 	config := map[string]any{"apiVersion": "rke-machine-config.cattle.io/v1", "kind": "HarvesterConfig",
 		"vmNamespace": ns, "cpuCount": "2", "memorySize": "4", "imageName": "default/ubuntu-22.04", "diskSize": "10",
 		"networkName": ns + "/lease-net", "ipPoolName": "lease-net", "createTimeout": "120"}
@@ -94,7 +117,7 @@ func TestManagedDHCPLeases(t *testing.T) {
 		}
 	}
 
-	r := cli.run(append(createArgs(t, ns, "--harvester-network-name", ns+"/lease-net", "--harvester-ip-pool-name", "lease-net"), "m3")...)
+	r = cli.run(leaseArgs("m3")...)
 	if r.Err == nil || !strings.Contains(r.Output, "--harvester-ip-pool-name: IPPool "+ns+"/lease-net has no address free") {
 		t.Errorf("a third machine of a pool of two: %s", r)
 	}
@@ -108,8 +131,7 @@ func TestManagedDHCPLeases(t *testing.T) {
 
 	// The failed create: its lease made and pinned, the guest never reports it.
 	annotateNamespace(t, b, ns, standin.AnnotationInject, standin.InjectNoIP)
-	r = cli.run(append(createArgs(t, ns, "--harvester-network-name", ns+"/lease-net", "--harvester-ip-pool-name", "lease-net",
-		"--harvester-create-timeout", "20"), "m4")...)
+	r = cli.run(leaseArgs("m4", "--harvester-create-timeout", "20")...)
 	if r.Err == nil || !strings.Contains(r.Output, "timed out after 20s waiting for VM "+ns+"/m4 to run and report an IP") {
 		t.Errorf("a create whose guest never reports its lease: %s", r)
 	}

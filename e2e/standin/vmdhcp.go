@@ -69,12 +69,12 @@ type ManagedDHCP struct {
 	// handler runs when its queue comes to the config, a moment later, and a scenario sees by it whether rm
 	// waits for the release rather than finding it done by chance.
 	releaseDelay time.Duration
-	pools      cache.SharedIndexInformer
-	configs    cache.SharedIndexInformer
-	vms        cache.SharedIndexInformer
-	kick       chan struct{}
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
+	pools        cache.SharedIndexInformer
+	configs      cache.SharedIndexInformer
+	vms          cache.SharedIndexInformer
+	kick         chan struct{}
+	cancel       context.CancelFunc
+	wg           sync.WaitGroup
 
 	mu      sync.Mutex
 	lastErr error
