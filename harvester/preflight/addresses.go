@@ -19,8 +19,9 @@ import (
 var LBPoolAccess = kube.Access{Group: kube.LoadBalancerGroupVersion.Group, Resource: "ippools", Verb: "list", ClusterScoped: true}
 
 // checkLBPools refuses an address plan (--harvester-ip-pool) with a range that overlaps a range of a
-// load-balancer IP pool that can serve the plan's network (see lbServes): Harvester's load balancer would hand a guest cluster's Service an address a
-// node holds, or a node one a Service holds. One list of the pools, from the API server's watch cache. A
+// load-balancer IP pool that can serve the plan's network (see lbServes): Harvester's load balancer would hand a
+// guest cluster's Service an address a node holds, or a node one a Service holds. A lease plan's IPPool is held
+// against them by checkLeaseLBPools. One list of the pools, from the API server's watch cache. A
 // credential that may not list them, and a Harvester that serves none (before v1.2 the load balancer kept its
 // ranges in the ConfigMap kube-system/kubevip), leave the check skipped. It creates nothing.
 func checkLBPools(ctx context.Context, r *run) {
