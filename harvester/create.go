@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
@@ -84,6 +85,9 @@ func (d *Driver) Create() (err error) {
 		logging.Infof("Creating VM %s/%s on Harvester (%s CPUs, %s memory, %d disks)", vm.Namespace, vm.Name, cpus, memory, disks)
 		err = d.createObjects(ctx, c, secret, vm, made)
 	}
+	if err == nil && machine.Lease != nil {
+		err = d.takeLease(ctx, c, made, machine.LeaseMAC()) // --harvester-ip-pool-name: leased once the VM exists (create_lease.go)
+	}
 	if err == nil {
 		err = d.waitUntilReady(ctx, c, cfg.CreateTimeout)
 	}
@@ -125,6 +129,9 @@ type created struct {
 	// The Secret's or the VM's create failed in a way that may have made it all the same (kube.MayHaveApplied):
 	// its answer was lost. The rollback looks for it by the create's id.
 	secretUnanswered, vmUnanswered bool
+	// removedVM is the UID of the VM the rollback removed, whose lease of Harvester's managed DHCP it then waits
+	// to see released (--harvester-ip-pool-name); "" when it removed none.
+	removedVM types.UID
 }
 
 // empty reports whether the create has made nothing that the rollback must look for.
@@ -225,6 +232,9 @@ func (d *Driver) rollBack(c kube.Interface, made *created, cause error) error {
 			left = append(left, l)
 		}
 	}
+	if l := d.leaseLeft(ctx, c, made); l != "" {
+		left = append(left, l)
+	}
 	for _, a := range made.addresses {
 		what := fmt.Sprintf("address allocation %s (%s)", a.Static.Allocation, a.Static.Address.Addr())
 		if vmLeft {
@@ -268,6 +278,7 @@ func (d *Driver) removeMadeVM(ctx context.Context, c kube.Interface, made *creat
 	if err := d.removeVM(ctx, c, vm, vm.Annotations[config.AnnotationRemoveAllPVCs] == "true"); err != nil {
 		return vmAndVolumes(vm) + " (" + err.Error() + ")"
 	}
+	made.removedVM = vm.UID
 	return ""
 }
 

@@ -49,6 +49,9 @@ type Driver struct {
 	// IPPoolNetwork is namespace/name of the network whose --harvester-ip-pool the machine's address comes from:
 	// Remove releases the address there. "" without a pool.
 	IPPoolNetwork string `json:",omitempty"`
+	// IPLeasePool is namespace/name of the IPPool of Harvester's managed DHCP the machine's address is leased from
+	// (--harvester-ip-pool-name): Remove waits until the lease is released. "" without one.
+	IPLeasePool string `json:",omitempty"`
 	// VMUID is the UID of the VM this machine's create made, recorded the moment the VM exists, so the state
 	// rancher-machine saves after Create carries it. Remove and the power commands act on that VM only (see
 	// ownership.go). "" for machines of the reference driver or of earlier versions of this one.
@@ -115,6 +118,10 @@ func (d *Driver) SetConfigFromFlags(given drivers.DriverOptions) error {
 	d.VMNamespace = cfg.Namespace
 	d.ClusterName = cfg.ClusterName
 	d.IPPoolNetwork = config.IPPoolNetwork(cfg)
+	d.IPLeasePool = ""
+	if cfg.LeasePool != nil {
+		d.IPLeasePool = cfg.LeasePool.String()
+	}
 	d.SSHUser = cfg.SSH.User
 	d.SSHPort = cfg.SSH.Port
 	d.DriverVersion = version.Version

@@ -28,7 +28,8 @@ type layer struct {
 //  2. harvester/config: flags to a validated Config;
 //  3. harvester/objects, pure objects from a Config, harvester/autoscale, a pool's autoscaling annotations from
 //     them, and harvester/connection, the credential to a client;
-//  4. harvester/ippool, address allocation, and harvester/guestaccount, the guest cluster's cloud-provider account;
+//  4. harvester/ippool, address allocation, harvester/iplease, addresses leased by Harvester's managed DHCP, and
+//     harvester/guestaccount, the guest cluster's cloud-provider account;
 //  5. harvester/preflight, the pre-flight judging the machine's objects against the cluster;
 //  6. package harvester, the lifecycle rancher-machine calls;
 //  7. the command, cmd/docker-machine-driver-harvester.
@@ -66,15 +67,17 @@ var layers = []layer{
 
 	{pkg: "harvester/ippool", may: []string{"harvester/config", "harvester/objects", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake"}},
+	{pkg: "harvester/iplease", may: []string{"harvester/config", "harvester/objects", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging"},
+		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake"}},
 	{pkg: "harvester/guestaccount", may: []string{"harvester/config", "harvester/connection", "harvester/internal/kube", "harvester/internal/logging", "harvester/objects", "cloudinit"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake", "internal/readmetest"}},
 
 	// It takes the machine's objects and a client and returns one typed result: it knows no Driver.
-	{pkg: "harvester/preflight", may: []string{"harvester/config", "harvester/objects", "harvester/connection", "harvester/ippool",
+	{pkg: "harvester/preflight", may: []string{"harvester/config", "harvester/objects", "harvester/connection", "harvester/ippool", "harvester/iplease",
 		"harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake"}},
 
-	{pkg: "harvester", may: []string{"harvester/config", "harvester/objects", "harvester/connection", "harvester/ippool", "harvester/guestaccount",
+	{pkg: "harvester", may: []string{"harvester/config", "harvester/objects", "harvester/connection", "harvester/ippool", "harvester/iplease", "harvester/guestaccount",
 		"harvester/preflight", "harvester/identity", "harvester/internal/kube", "harvester/internal/lists", "harvester/internal/logging", "internal/version"},
 		tests: []string{"harvester/internal/configtest", "harvester/internal/kubefake"}},
 

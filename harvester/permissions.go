@@ -6,6 +6,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/guestaccount"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/iplease"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/ippool"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/preflight"
 )
@@ -35,7 +36,11 @@ var permissionNeeds = []PermissionNeed{
 	{When: "always", Where: "VM namespace", Access: cleanupAccess},
 	{When: "resource quotas" + OptionalRead, Where: "VM namespace", Access: preflight.QuotaAccess},
 	{When: "static addresses", Flags: []string{config.FlagIPPool}, Where: "network's namespace", Access: ippool.Access},
-	{When: "load-balancer IP pools" + OptionalRead, Flags: []string{config.FlagIPPool}, Access: []kube.Access{preflight.LBPoolAccess}},
+	{When: "addresses leased by Harvester's managed DHCP", Flags: []string{config.FlagIPPoolName}, Where: "VM namespace",
+		Access: append(slices.Clone(iplease.Access), iplease.PinAccess)},
+	{When: "Harvester's managed-DHCP IP pools" + OptionalRead, Flags: []string{config.FlagIPPoolName}, Where: "IPPool's namespace",
+		Access: []kube.Access{iplease.PoolAccess}},
+	{When: "load-balancer IP pools" + OptionalRead, Flags: []string{config.FlagIPPool, config.FlagIPPoolName}, Access: []kube.Access{preflight.LBPoolAccess}},
 	{When: "Kube-OVN subnets of overlay networks" + OptionalRead, Flags: []string{config.FlagNetworkName, config.FlagNetworkInfo}, Access: []kube.Access{preflight.SubnetAccess}},
 	{When: "host devices" + OptionalRead, Flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, Access: slices.Concat(preflight.HostDeviceAccess, preflight.DeviceCapacityAccess)},
 	{When: "cloud-provider kubeconfig", Flags: []string{config.FlagGenerateCloudProviderConfig}, Where: "VM namespace",

@@ -10,11 +10,12 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/guestaccount"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/iplease"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/ippool"
 )
 
 // The permission table holds the driver's access lists and nothing else: what the access reviews ask for (the
-// pre-flight's, neededAccess, and the IP pool's, ippool.Check) and what a check's own read is refused without (the
+// pre-flight's, neededAccess, and the IP pools', ippool.Check and iplease.Check) and what a check's own read is refused without (the
 // data Secrets') in needs a credential is refused without, what checks only read in needs marked OptionalRead;
 // each need names real flags.
 func TestPermissionsAreTheAccessLists(t *testing.T) {
@@ -39,8 +40,8 @@ func TestPermissionsAreTheAccessLists(t *testing.T) {
 		}
 	}
 	sameAccess(t, "asked for", asked, slices.Concat(createAccess, kube.WatchMachineAccess, removeAccess, preflight.ImageAccess, cleanupAccess, ippool.Access,
-		guestaccount.Access, preflight.KeyPairAccess, preflight.DataSecretAccess, preflight.VMPatchObjectAccess))
-	sameAccess(t, "only read", read, slices.Concat(preflight.QuotaAccess, []kube.Access{preflight.LBPoolAccess, preflight.SubnetAccess}, preflight.HostDeviceAccess, preflight.DeviceCapacityAccess))
+		iplease.Access, []kube.Access{iplease.PinAccess}, guestaccount.Access, preflight.KeyPairAccess, preflight.DataSecretAccess, preflight.VMPatchObjectAccess))
+	sameAccess(t, "only read", read, slices.Concat(preflight.QuotaAccess, []kube.Access{preflight.LBPoolAccess, iplease.PoolAccess, preflight.SubnetAccess}, preflight.HostDeviceAccess, preflight.DeviceCapacityAccess))
 }
 
 func sameAccess(t *testing.T, what string, got, want []kube.Access) {

@@ -142,7 +142,7 @@ func TestPreCreateCheckLBPoolNotRead(t *testing.T) {
 	d := newTestDriver(t, fc, "m1", createOptions())
 	fc.Dyn.ClearActions()
 	for _, c := range d.preflight(context.Background(), nil).Checks {
-		if c.Name == preflight.CheckLBPools && (c.Skipped != "--harvester-ip-pool not given" || len(c.Problems) > 0) {
+		if c.Name == preflight.CheckLBPools && (c.Skipped != "--harvester-ip-pool and --harvester-ip-pool-name not given" || len(c.Problems) > 0) {
 			t.Errorf("without a pool: %+v", c)
 		}
 	}

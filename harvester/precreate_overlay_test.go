@@ -143,7 +143,8 @@ func TestPreCreateCheckOverlaySubnetsForbidden(t *testing.T) {
 	}
 }
 
-// A static address for a NIC on an overlay network is refused, with the reason: from --harvester-ip-pool, from
+// A static address for a NIC on an overlay network is refused, with the reason: from --harvester-ip-pool, a lease
+// of Harvester's managed DHCP (--harvester-ip-pool-name), from
 // inline network data or network data kept in a Secret that gives it one (by its MAC address, or by name, which
 // may be any NIC's); DHCP, and a static address matched by MAC address to a NIC on a VLAN network, are not.
 func TestPreCreateCheckOverlayRefusesStaticAddresses(t *testing.T) {
@@ -162,6 +163,10 @@ func TestPreCreateCheckOverlayRefusesStaticAddresses(t *testing.T) {
 			opts: overlayOptions(config.FlagIPPool, "10.0.0.10-10.0.0.20/24", config.FlagIPPoolGateway, "10.0.0.1"),
 			want: "nic-0 is on Kube-OVN overlay network default/ovn1, where Kube-OVN gives the VM its address (its own IPAM, by DHCP) and routes that one alone: " +
 				"a static address would not be reachable; leave --harvester-ip-pool out, or put nic-0 on a VLAN network"},
+		{name: "IP pool of Harvester's managed DHCP", check: preflight.CheckNetworks, flag: config.FlagIPPoolName,
+			opts: overlayOptions(config.FlagIPPoolName, "default/pool1"),
+			want: "nic-0 is on Kube-OVN overlay network default/ovn1, where Kube-OVN gives the VM its address (its own IPAM, by DHCP) and routes that one alone: " +
+				"Harvester's managed DHCP would lease one no one routes; leave --harvester-ip-pool-name out, or put nic-0 on a VLAN network"},
 		{name: "inline, by name", check: preflight.CheckNetworks, flag: config.FlagNetworkData,
 			opts: overlayOptions(config.FlagNetworkData, "version: 2\nethernets:\n  eth0:\n    addresses: [10.0.0.5/24]\n"),
 			want: "ethernets.eth0 gives static addresses to a NIC that may be nic-0, " + overlayWhy},

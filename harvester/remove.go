@@ -87,6 +87,9 @@ func (d *Driver) Remove() (err error) {
 	if err == nil { // an address goes only once its VM has
 		err = d.releaseAddress(ctx, c, vmUID)
 	}
+	if err == nil && vmUID != "" {
+		err = d.awaitLeaseRelease(ctx, c, vmUID) // Harvester's managed DHCP releases it (create_lease.go)
+	}
 	return kube.ScrubNotFound(err)
 }
 

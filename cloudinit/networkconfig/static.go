@@ -15,11 +15,13 @@ import (
 )
 
 // Static is one NIC given static addresses, found in the guest by its MAC address: the entry the driver adds for
-// an address it allocated.
+// an address it allocated. With DHCP4 it is instead the entry of a NIC that takes its address by DHCP: a lease
+// Harvester's managed DHCP holds for its MAC address.
 type Static struct {
 	ID          string         // the entry's name under ethernets; another name is used when the document has it
 	MAC         string         // the NIC's MAC address
 	Addresses   []netip.Prefix // each address with the prefix length of its subnet, e.g. 192.0.2.10/24
+	DHCP4       bool           // the NIC asks for its IPv4 address by DHCP (dhcp4: true)
 	Gateways    []netip.Addr   // default routes, one per address family at most
 	Nameservers []netip.Addr
 	// Search are the DNS search domains (nameservers.search), e.g. example.com. They need Nameservers:
@@ -36,7 +38,12 @@ func (s Static) entry() *yaml.Node {
 	match := yamlnode.Map()
 	yamlnode.Set(match, "macaddress", yamlnode.Str(normalMAC(s.MAC)))
 	yamlnode.Set(m, "match", match)
-	yamlnode.Set(m, "addresses", strSeq(stringsOf(s.Addresses)))
+	if s.DHCP4 {
+		yamlnode.Set(m, "dhcp4", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+	}
+	if len(s.Addresses) > 0 {
+		yamlnode.Set(m, "addresses", strSeq(stringsOf(s.Addresses)))
+	}
 	if len(s.Gateways) > 0 {
 		routes := yamlnode.Seq()
 		for _, gw := range s.Gateways {

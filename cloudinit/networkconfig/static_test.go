@@ -75,6 +75,30 @@ var staticCases = []struct {
 	{name: "dual-stack", s: withSearch(staticDual(), "example.com")},
 	// JSON is YAML: it stays in flow style; ethernets is made when the document has none.
 	{name: "merged-with-json-without-ethernets", s: staticV6(), user: `{"version": 2, "renderer": "networkd"}`},
+	// A lease of Harvester's managed DHCP (--harvester-ip-pool-name): the NIC asks for it by DHCP, found by its
+	// MAC address, alone and beside the user's NICs.
+	{name: "dhcp4-alone", s: dhcpLease()},
+	{name: "dhcp4-merged-with-user-v2", s: dhcpLease(), user: "version: 2\nethernets:\n  storage:\n    match: {macaddress: '52:54:00:00:00:02'}\n    addresses: [10.20.0.5/24]\n"},
+}
+
+// dhcpLease is the first NIC's entry for a lease of Harvester's managed DHCP.
+func dhcpLease() Static {
+	return Static{ID: "nic-0", MAC: "02:5e:1a:77:c0:01", DHCP4: true}
+}
+
+// want is what the guest must get of s, in the document and in what each renderer writes.
+func (s Static) want() []string {
+	var want []string
+	for _, a := range s.Addresses {
+		want = append(want, a.Addr().String())
+	}
+	for _, a := range append(s.Gateways, s.Nameservers...) {
+		want = append(want, a.String())
+	}
+	if s.DHCP4 {
+		want = append(want, "dhcp")
+	}
+	return append(want, s.Search...)
 }
 
 func TestStaticGolden(t *testing.T) {
@@ -87,9 +111,10 @@ func TestStaticGolden(t *testing.T) {
 			if err := Validate(got); err != nil {
 				t.Errorf("the result does not pass Validate: %v\n%s", err, got)
 			}
-			mac := normalMAC(tc.s.MAC)
-			if !strings.Contains(string(got), mac) || !strings.Contains(string(got), tc.s.Addresses[0].String()) {
-				t.Errorf("the result lacks the MAC %s or the address %s:\n%s", mac, tc.s.Addresses[0], got)
+			for _, w := range append(tc.s.want(), normalMAC(tc.s.MAC)) {
+				if !strings.Contains(string(got), w) {
+					t.Errorf("the result lacks %s:\n%s", w, got)
+				}
 			}
 			if err := CheckStatic(got, tc.s.MAC); err == nil {
 				t.Errorf("a second entry for the same MAC is accepted")
@@ -113,15 +138,7 @@ func TestStaticAsCloudInitReadsIt(t *testing.T) {
 				t.Errorf("%s: net-convert to %s: %v\n%s", tc.name, r[0], err, out)
 				continue
 			}
-			var want []string
-			for _, a := range tc.s.Addresses {
-				want = append(want, a.Addr().String())
-			}
-			for _, a := range append(tc.s.Gateways, tc.s.Nameservers...) {
-				want = append(want, a.String())
-			}
-			want = append(want, tc.s.Search...)
-			for _, w := range want {
+			for _, w := range tc.s.want() {
 				if !bytes.Contains(rendered, []byte(w)) {
 					t.Errorf("%s: what net-convert's %s renderer writes lacks %s:\n%s", tc.name, r[0], w, rendered)
 				}

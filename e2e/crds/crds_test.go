@@ -42,6 +42,8 @@ func TestInstall(t *testing.T) {
 		"k8s.cni.cncf.io/v1":                   {"network-attachment-definitions"},
 		"loadbalancer.harvesterhci.io/v1beta1": {"ippools"}, // mirrored, see crds.LoadBalancerIPPools
 		"kubeovn.io/v1":                        {"subnets", "subnets/status"},
+		"network.harvesterhci.io/v1alpha1": {"ippools", "ippools/status", "virtualmachinenetworkconfigs",
+			"virtualmachinenetworkconfigs/status"}, // mirrored, see crds.ManagedDHCP
 	}
 	for gv, names := range want {
 		list, err := bed.Kube.Discovery().ServerResourcesForGroupVersion(gv)

@@ -17,7 +17,8 @@ var networkDataKeys = []string{"networkdata", "networkData"}
 
 // staticAddresses puts on ifaces (the VMI's interfaces, in spec order) the static addresses the VMI's cloud-init
 // network data gives them, in place of the made-up DHCP ones: a guest whose cloud-init configures static addresses
-// reports those through its guest agent. Interfaces the network data leaves alone keep theirs.
+// reports those through its guest agent; those it asks DHCP for by MAC address take what Harvester's managed DHCP
+// leased them. Interfaces the network data leaves alone keep theirs.
 func (s *StandIn) staticAddresses(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, ifaces []kubevirtv1.VirtualMachineInstanceNetworkInterface) error {
 	doc, err := s.networkData(ctx, vmi)
 	if err != nil || doc == nil {
@@ -30,7 +31,7 @@ func (s *StandIn) staticAddresses(ctx context.Context, vmi *kubevirtv1.VirtualMa
 	for i, addrs := range StaticNICAddresses(doc, macs) {
 		ifaces[i].IP, ifaces[i].IPs = addrs[0], addrs
 	}
-	return nil
+	return s.leasedAddresses(ctx, vmi, doc, ifaces) // NICs that ask Harvester's managed DHCP (dhcplease.go)
 }
 
 // networkData returns the network data of the VMI's NoCloud disk: inline, or from its Secret; nil when none.

@@ -88,7 +88,11 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	if err != nil {
 		return nil, err
 	}
-	manifests = append(manifests, lbPools...)
+	dhcp, err := crds.ManagedDHCP() // mirrored likewise
+	if err != nil {
+		return nil, err
+	}
+	manifests = append(append(manifests, lbPools...), dhcp...)
 	kubevirtTool, err := upstream.KubeVirtTool(ctx)
 	if err != nil {
 		return nil, err

@@ -78,6 +78,9 @@ type Config struct {
 	// dual-stack pool it is the IPv4 range, and IPPool6 the IPv6 one; IPPool6 is nil for a single range (of
 	// either family).
 	IPPool, IPPool6 *IPPool
+	// LeasePool is the IPPool of Harvester's managed DHCP the first NIC's address is leased from
+	// (--harvester-ip-pool-name); nil without one.
+	LeasePool *Ref
 
 	// VMPatch is --harvester-vm-patch, applied by the builders to the VM they build; nil without one.
 	VMPatch *VMPatch
@@ -92,6 +95,7 @@ type givenFlags struct {
 	cloudProviderConfig bool
 	dropIn              []string // the flags that asked for the cloud provider's drop-in, in flag order
 	ipPool              bool     // not blank
+	leasePool           bool     // --harvester-ip-pool-name not blank, parsed or not
 	userDataSecret      bool     // not empty, parsed or not
 	networkDataSecret   bool
 }

@@ -105,6 +105,10 @@ const (
 	FlagBlockMultiQueue = "harvester-block-multi-queue"
 	FlagIOThreadsPolicy = "harvester-io-threads-policy"
 	FlagIOThreadCount   = "harvester-io-thread-count"
+
+	// FlagIPPoolName takes the first NIC's address from an IPPool of Harvester's managed DHCP (the vm-dhcp-controller
+	// add-on, Harvester 1.9's static leases) instead of --harvester-ip-pool's range.
+	FlagIPPoolName = "harvester-ip-pool-name"
 )
 
 // Defaults of the flags, as the reference driver has them.
@@ -210,6 +214,7 @@ var flagTable = []flagSpec{
 	{name: FlagBlockMultiQueue, kind: boolFlag, usage: "Give each virtio disk as many I/O queues as the VM has vCPUs (KubeVirt's blockMultiQueue), so that the guest's CPUs submit disk I/O in parallel."},
 	{name: FlagIOThreadsPolicy, usage: "Run the virtio disks' I/O in I/O threads, outside the vCPUs and QEMU's main loop (KubeVirt's ioThreadsPolicy): shared (one thread for every disk without a dedicated one), auto (one per disk, at most twice the vCPUs) or supplementalPool (a pool of --harvester-io-thread-count threads every virtio disk uses, dedicatedIOThread or not). Empty: none, except for the disks with dedicatedIOThread in --harvester-disk-info."},
 	{name: FlagIOThreadCount, usage: "Number of I/O threads of the supplementalPool policy (1 to 4294967295; required with it, and only with it). Empty or 0: none."},
+	{name: FlagIPPoolName, usage: "The address of the first NIC (a bridge on a VM network) leased from an IPPool of Harvester's managed DHCP (the vm-dhcp-controller add-on, Harvester 1.9 or later), as namespace/name or name (in the network's namespace); the IPPool must serve that network. The controller leases each machine a free address of the pool, the driver pins it to the VM as a static lease (annotation static-ip.harvesterhci.io/nic-0) and the guest takes it by DHCP on the first NIC, whose MAC address the driver derives for each machine. The lease shows in Harvester beside those of VMs made there, and is released when the machine's VM is deleted. Not with --harvester-ip-pool or a macAddress on the first NIC; with --harvester-network-data version 2 only, its ethernets matched by macaddress. Empty: none."},
 }
 
 // usageDefault is the value a usage text names as the default: "Default: 900.".

@@ -80,6 +80,18 @@ const (
 	AnnotationIPAllocation = DriverKeyPrefix + "ip-allocation"
 )
 
+// The keys of a lease of Harvester's managed DHCP (--harvester-ip-pool-name).
+const (
+	// AnnotationIPLeasePool, on the VM, is namespace/name of the IPPool its first NIC's address is leased from:
+	// the driver's own record (nothing in Harvester reads it), which makes the first NIC's MAC address and its
+	// pinned lease the driver's (a VM patch may not change them).
+	AnnotationIPLeasePool = DriverKeyPrefix + "ip-lease-pool"
+	// AnnotationStaticIP, on the VM, pins the first NIC's lease to its address: the vm-dhcp-controller reads
+	// static-ip.harvesterhci.io/<interface name> and leases that NIC the address it names
+	// (harvester/vm-dhcp-controller#157, pkg/controller/vm/controller.go applyStaticIPAnnotations).
+	AnnotationStaticIP = "static-ip.harvesterhci.io/" + PrimaryNIC
+)
+
 // AnnotationCreateID, on a VM, its cloud-init Secret and its address allocations, is the random id of the create
 // that made them, saved with the machine (Driver.CreateID) before Create runs. It tells a machine's own VM from a
 // later one of the same name when the machine's state lacks the VM's UID (a create that was killed before the

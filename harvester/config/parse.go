@@ -66,7 +66,7 @@ const (
 	groupSSH                         // parseSSH
 	groupCloudInit                   // parseCloudInit and the guest agent
 	groupCloudProvider               // parseCloudProvider
-	groupIPPool                      // parseIPPool
+	groupIPPool                      // parseIPPool, parseLeasePool
 	groupOSAndTimeout                // --harvester-os, --harvester-create-timeout
 	groupVMPatch                     // --harvester-vm-patch
 	groups                           // how many
@@ -132,6 +132,7 @@ func parseGroups(found *[groups]Problems, opts drivers.DriverOptions, cfg *Confi
 
 	parseCloudProvider(&found[groupCloudProvider], opts, cfg)
 	parseIPPool(&found[groupIPPool], opts, cfg)
+	parseLeasePool(&found[groupIPPool], opts, cfg)
 
 	p = &found[groupOSAndTimeout]
 	parseOS(p, opts.String(FlagOS))

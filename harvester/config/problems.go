@@ -117,3 +117,21 @@ func (p *Problems) AddStaticConflict(err error) {
 	}
 	p.Addf(FlagNetworkData, "%s", msg)
 }
+
+// AddLeaseConflict is AddStaticConflict for the DHCP entry of a leased address (--harvester-ip-pool-name): the
+// user's network data against the first NIC's entry the driver adds.
+func (p *Problems) AddLeaseConflict(err error) {
+	var se *networkconfig.StaticError
+	msg := err.Error()
+	switch {
+	case !errors.As(err, &se):
+	case se.Conflict == networkconfig.ConflictVersion1:
+		msg = fmt.Sprintf("is version 1; with --%s write it as version 2, to which the driver adds the first NIC's DHCP entry", FlagIPPoolName)
+	case se.Conflict == networkconfig.ConflictDisabled:
+		msg = fmt.Sprintf("disables networking (config: disabled), so the guest would not take --%s's lease; drop one of the two", FlagIPPoolName)
+	default: // unmatched: the first NIC's MAC is derived at create, so no entry can match it
+		msg = fmt.Sprintf("%v: with --%s, which configures the first NIC, match each ethernets entry by macaddress (set the NIC's macAddress in --%s) so none can configure the first NIC too",
+			err, FlagIPPoolName, FlagNetworkInfo)
+	}
+	p.Addf(FlagNetworkData, "%s", msg)
+}

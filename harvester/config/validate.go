@@ -33,6 +33,10 @@ var rules = []Rule{
 	{"the IP pool's NIC is a bridge", groupIPPool, poolNICIsBridge},
 	{"the network data leaves the IP pool's NIC alone", groupIPPool, networkDataLeavesPool},
 	{"a network-data Secret goes without the IP pool", groupIPPool, networkDataSecretWithoutPool},
+	{"the first NIC's address comes from one pool", groupIPPool, oneAddressPool},
+	{"the leasing NIC can take a lease", groupIPPool, leaseNICCanLease},
+	{"the network data leaves the leasing NIC alone", groupIPPool, networkDataLeavesLease},
+	{"a network-data Secret goes without the leased address", groupIPPool, networkDataSecretWithoutLease},
 }
 
 // validate is the validation pass: it applies the rules to cfg, each reporting in found[its group], after the

@@ -28,6 +28,9 @@ type Machine struct {
 	Claims []Claim
 	// Addresses is the plan of its static addresses; nil without --harvester-ip-pool.
 	Addresses *AddressPlan
+	// Lease is the plan of its first NIC's address leased from an IPPool of Harvester's managed DHCP; nil without
+	// --harvester-ip-pool-name.
+	Lease *LeasePlan
 
 	given *config.Config // as parsed
 	cfg   *config.Config // given, with what the data Secrets hold (placeholders until Complete)
@@ -75,11 +78,12 @@ const placeholderPVCSuffix = "<random>"
 // (what render shows): the VM is built and --harvester-vm-patch applied to it; a patch that does not apply,
 // changes the driver's own parts or reaches beyond the guest is a problem of the flag (patchVM).
 func Build(cfg *config.Config) (*Machine, error) {
-	m := &Machine{given: cfg, cfg: secretPlaceholders(cfg), Addresses: PlanAddresses(cfg), draw: Draw{ClaimSuffix: placeholderPVCSuffix}}
+	m := &Machine{given: cfg, cfg: secretPlaceholders(cfg), Addresses: PlanAddresses(cfg), Lease: PlanLease(cfg), draw: Draw{ClaimSuffix: placeholderPVCSuffix}}
 	var p config.Problems
 	m.Claims = volumeClaimTemplates(&p, m.cfg, nil, m.draw.ClaimSuffix) // no class known: no image's can differ
-	vm := buildVM(m.cfg, pvcs(m.Claims), len(m.cfg.NetworkData) > 0 || m.Addresses != nil)
-	if m.VM = patchVM(&p, vm, cfg.VMPatch, m.Addresses != nil); m.VM == nil {
+	static := m.Addresses != nil || m.Lease != nil                      // the first NIC's MAC address and network data are the driver's
+	vm := buildVM(m.cfg, pvcs(m.Claims), len(m.cfg.NetworkData) > 0 || static)
+	if m.VM = patchVM(&p, vm, cfg.VMPatch, static); m.VM == nil {
 		return nil, p.Err()
 	}
 	return m, nil
@@ -132,14 +136,17 @@ func (m *Machine) Incomplete() string {
 }
 
 // Objects are the cloud-init Secret and the VM the create sends: the Secret's user data with the machine's SSH
-// key, the key pairs' and the cloud-provider kubeconfig, its network data with the static addresses; the VM with
-// the addresses on its first NIC. The Secret carries the create's id, as the VM does. Only a complete machine is
+// key, the key pairs' and the cloud-provider kubeconfig, its network data with the static addresses or the
+// lease's DHCP entry; the VM with the addresses, or the lease's MAC address, on its first NIC. The Secret carries the create's id, as the VM does. Only a complete machine is
 // sent.
 func (m *Machine) Objects(l Learned) (*corev1.Secret, *kubevirtv1.VirtualMachine, error) {
 	if why := m.Incomplete(); why != "" {
 		return nil, nil, errors.New("cannot make the machine's objects: " + why)
 	}
 	network, err := networkData(m.cfg.NetworkData, m.Addresses, l.Addresses)
+	if m.Lease != nil {
+		network, err = leaseNetworkData(m.cfg.NetworkData, m.LeaseMAC())
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -159,6 +166,7 @@ func (m *Machine) objects(l Learned, network []byte) (*corev1.Secret, *kubevirtv
 	markCreate(&secret.ObjectMeta, m.draw.CreateID)
 	vm := m.VM.DeepCopy()
 	applyStaticAddress(vm, l.Addresses)
+	applyLease(vm, m.Lease, m.LeaseMAC())
 	return secret, vm, nil
 }
 

@@ -36,6 +36,10 @@ func Render(m *Machine) ([]byte, error) {
 		addrs = m.Addresses.First()
 	}
 	network, err := renderNetworkData(cfg.NetworkData, m.Addresses, addrs)
+	if m.Lease != nil {
+		network, err = leaseNetworkData(cfg.NetworkData, m.LeaseMAC())
+		network = append([]byte(leaseNote(m.Lease)), network...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -76,4 +80,10 @@ func secretPlaceholders(cfg *config.Config) *config.Config {
 	}
 	return cfg.WithSecretData(placeholder(cfg.UserDataSecret, "#cloud-config\n", "user data", "read and merged here"),
 		placeholder(cfg.NetworkDataSecret, "", "network-config", "read"))
+}
+
+// leaseNote is the comment render puts above the network data of a machine with a lease of plan.
+func leaseNote(l *LeasePlan) string {
+	return fmt.Sprintf("# The address is leased at create from IPPool %s of Harvester's managed DHCP and pinned to the VM; the guest takes it by DHCP.\n"+
+		"# The MAC address shown is derived anew for each create.\n", l.Pool)
 }

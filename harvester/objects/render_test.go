@@ -91,6 +91,28 @@ func TestRenderGoldenIPPool(t *testing.T) {
 	golden.Assert(t, "render/ip-pool.yaml", got)
 }
 
+// With a lease, render shows the first NIC's DHCP entry (beside the user's for the second NIC), matched by the MAC
+// address the VM's first interface gets, and says where the address comes from and that the MAC is derived anew.
+func TestRenderGoldenLeasePool(t *testing.T) {
+	got, err := renderArgs(t, "gc1-pool1-abcde-fghij",
+		"--harvester-image-name", "default/ubuntu-22.04", "--harvester-disk-size", "40",
+		"--harvester-network-info", `{"interfaces":[{"networkName":"default/vm-vlan10"},{"networkName":"default/storage","macAddress":"52:54:00:00:00:02"}]}`,
+		"--harvester-network-data", "version: 2\nethernets:\n  storage:\n    match: {macaddress: \"52:54:00:00:00:02\"}\n    mtu: 9000\n",
+		"--harvester-ip-pool-name", "vm-vlan10")
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	mac := LeaseMAC(config.Ref{Namespace: "default", Name: "vm-vlan10"}, config.Ref{Namespace: "default", Name: "gc1-pool1-abcde-fghij"}, "")
+	for _, want := range []string{"# The address is leased at create from IPPool default/vm-vlan10 of Harvester's managed DHCP",
+		`macaddress: "` + mac + `"`, "dhcp4: true", "macAddress: " + mac, "mtu: 9000", "networkDataSecretRef",
+		config.AnnotationIPLeasePool + ": default/vm-vlan10"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("render output lacks %q", want)
+		}
+	}
+	golden.Assert(t, "render/ip-pool-name.yaml", got)
+}
+
 // DNS search domains join the DNS servers under nameservers in the first NIC's static entry (an IPv6 pool here,
 // so the existing IPv4 golden stays as it was).
 func TestRenderGoldenIPPoolDNSSearch(t *testing.T) {

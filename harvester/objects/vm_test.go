@@ -78,6 +78,10 @@ var vmCases = []struct {
 	{"ssh-keypairs", "m1", configtest.With(configtest.MinimalOptions(), config.FlagVMNamespace, "team-a", config.FlagSSHKeyPairs, "alice, ops/bob, ops/bob")},
 	// The first NIC gets the MAC the allocated address's network-config matches; the VM names its allocation.
 	{"ip-pool", "m1", configtest.With(configtest.MinimalOptions(), config.FlagIPPool, "10.0.0.10-10.0.0.59/24", config.FlagIPPoolGateway, "10.0.0.1")},
+	// A lease of Harvester's managed DHCP: the first NIC gets the MAC derived for the create, which the lease is
+	// bound to and the network data matches; the VM names its IPPool (the pinned lease is ip-pool-name-pinned).
+	{"ip-pool-name", "gc8-pool1-q99l7-6ndw9", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc8", config.FlagIPPoolName, "vlan1",
+		config.FlagNetworkInfo, `{"interfaces":[{"networkName":"default/vlan1"},{"networkName":"default/storage","macAddress":"52:54:00:00:00:02"}]}`)},
 	// --harvester-vm-patch: fields no flag covers (vmpatch_test.go), as a merge patch and as a JSON patch.
 	{"vm-patch-merge", "gc8-pool1-q99l7-6ndw9", configtest.With(configtest.MinimalOptions(), config.FlagClusterName, "gc8", config.FlagVMPatch, vmPatchMerge)},
 	{"vm-patch-json", "m1", configtest.With(configtest.MinimalOptions(), config.FlagVMPatch, vmPatchJSON)},

@@ -23,8 +23,8 @@ import (
 const MaxPatchedVM = 1 << 20
 
 // patchVM applies --harvester-vm-patch (cfg.VMPatch) to vm, the VM the driver built, and returns the patched VM,
-// or vm itself without a patch; static says the first NIC gets a static address of --harvester-ip-pool (its MAC
-// address is then the driver's). The patch is applied to the VM as JSON, as the API server applies a patch
+// or vm itself without a patch; static says the first NIC gets a static address of --harvester-ip-pool or a lease
+// of --harvester-ip-pool-name (its MAC address is then the driver's). The patch is applied to the VM as JSON, as the API server applies a patch
 // (k8s.io/apiserver pkg/endpoints/handlers/patch.go, applyJSPatch, with the same library,
 // gopkg.in/evanphx/json-patch.v4), and the result is read back as a KubeVirt VirtualMachine strictly, its
 // quantities bounded before any is parsed (readVM).

@@ -61,7 +61,9 @@ func changedParts(built, patched *kubevirtv1.VirtualMachine, static bool) []stri
 //     dataVolumeTemplates: Remove has Harvester delete the claims of the VM's volumes (remove.go, vmClaims), so a
 //     claim the driver did not make must never be one of them;
 //   - the run strategy (the driver's start and stop set it), and the status (KubeVirt's);
-//   - the first NIC's MAC address when --harvester-ip-pool gives it: the guest's network-config matches it.
+//   - the first NIC's MAC address when --harvester-ip-pool or --harvester-ip-pool-name gives it: the guest's
+//     network-config matches it; and with a lease, the annotation that pins it (config.AnnotationStaticIP), which
+//     the create sets.
 func ownedParts(vm *kubevirtv1.VirtualMachine, secret string, static bool) map[string]string {
 	parts := map[string]string{}
 	put := func(name string, v any) {
@@ -119,6 +121,8 @@ func ownedParts(vm *kubevirtv1.VirtualMachine, secret string, static bool) map[s
 			}
 		}
 		put("spec.template.spec.domain.devices.interfaces["+config.PrimaryNIC+"].macAddress", macs)
+		put("metadata.annotations["+config.AnnotationStaticIP+"]", vm.Annotations[config.AnnotationStaticIP])
+		put("metadata.annotations["+config.AnnotationStaticIP+"]", vm.Annotations[config.AnnotationStaticIP])
 	}
 	return parts
 }

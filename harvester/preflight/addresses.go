@@ -19,28 +19,23 @@ import (
 var LBPoolAccess = kube.Access{Group: kube.LoadBalancerGroupVersion.Group, Resource: "ippools", Verb: "list", ClusterScoped: true}
 
 // checkLBPools refuses an address plan (--harvester-ip-pool) with a range that overlaps a range of a
-// load-balancer IP pool that can serve the plan's network (see lbServes): Harvester's load balancer would hand a guest cluster's Service an address a
-// node holds, or a node one a Service holds. One list of the pools, from the API server's watch cache. A
+// load-balancer IP pool that can serve the plan's network (see lbServes): Harvester's load balancer would hand a
+// guest cluster's Service an address a node holds, or a node one a Service holds. A lease plan's IPPool is held
+// against them by checkLeaseLBPools. One list of the pools, from the API server's watch cache. A
 // credential that may not list them, and a Harvester that serves none (before v1.2 the load balancer kept its
 // ranges in the ConfigMap kube-system/kubevip), leave the check skipped. It creates nothing.
 func checkLBPools(ctx context.Context, r *run) {
+	if r.in.Machine.Lease != nil {
+		checkLeaseLBPools(ctx, r) // --harvester-ip-pool-name (leasepool.go)
+		return
+	}
 	plan := r.in.Machine.Addresses
 	if plan == nil {
 		return // no VM network on the first NIC: the flags are refused already
 	}
 	network := plan.Network.String()
-	pools, err := kube.List(ctx, r.c, kube.IPPools, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
-	switch {
-	case apierrors.IsForbidden(err):
-		r.u.addf("the credential may not %s.%s: cannot tell whether --%s overlaps a load-balancer IP pool", LBPoolAccess, LBPoolAccess.Group, config.FlagIPPool)
-		return
-	case apierrors.IsNotFound(err):
-		// A list is never "not found" but for a resource the API server does not serve.
-		r.u.addf("Harvester serves no %s/%s IP pools (before Harvester v1.2 load-balancer ranges are in ConfigMap kube-system/kubevip): cannot tell whether --%s overlaps one",
-			kube.LoadBalancerGroupVersion.Group, kube.LoadBalancerGroupVersion.Version, config.FlagIPPool)
-		return
-	case err != nil:
-		r.p.Addf(config.FlagIPPool, "%v", r.c.Explain("list the load-balancer IP pools to check", "--"+config.FlagIPPool, err))
+	pools, ok := listLBPools(ctx, r, config.FlagIPPool)
+	if !ok {
 		return
 	}
 	for i, pool := range plan.Ranges { // both ranges of a dual-stack pool
@@ -56,6 +51,26 @@ func checkLBPools(ctx context.Context, r *run) {
 	}
 }
 
+// listLBPools lists Harvester's load-balancer IP pools, from the API server's watch cache, for a check of the pool
+// of flag; ok is false when the check cannot be made (said in r).
+func listLBPools(ctx context.Context, r *run, flag string) (pools []kube.IPPool, ok bool) {
+	pools, err := kube.List(ctx, r.c, kube.IPPools, "", metav1.ListOptions{ResourceVersion: kube.FromCache})
+	switch {
+	case apierrors.IsForbidden(err):
+		r.u.addf("the credential may not %s.%s: cannot tell whether --%s overlaps a load-balancer IP pool", LBPoolAccess, LBPoolAccess.Group, flag)
+		return nil, false
+	case apierrors.IsNotFound(err):
+		// A list is never "not found" but for a resource the API server does not serve.
+		r.u.addf("Harvester serves no %s/%s IP pools (before Harvester v1.2 load-balancer ranges are in ConfigMap kube-system/kubevip): cannot tell whether --%s overlaps one",
+			kube.LoadBalancerGroupVersion.Group, kube.LoadBalancerGroupVersion.Version, flag)
+		return nil, false
+	case err != nil:
+		r.p.Addf(flag, "%v", r.c.Explain("list the load-balancer IP pools to check", "--"+flag, err))
+		return nil, false
+	}
+	return pools, true
+}
+
 // span words an inclusive range of addresses: one address alone, else FIRST-LAST.
 func span(first, last netip.Addr) string {
 	if first == last {
@@ -64,11 +79,21 @@ func span(first, last netip.Addr) string {
 	return first.String() + "-" + last.String()
 }
 
-// ipPoolGiven reports whether the machine has an address plan (--harvester-ip-pool).
-func ipPoolGiven(in *Input) bool { return in.Machine.Addresses != nil }
+// ipPoolGiven reports whether the machine's first NIC takes its address from a pool: an address plan
+// (--harvester-ip-pool) or a lease plan (--harvester-ip-pool-name).
+func ipPoolGiven(in *Input) bool { return in.Machine.Addresses != nil || in.Machine.Lease != nil }
+
+// poolFlags are the flags of the first NIC's address pool: the driver's range, or an IPPool of Harvester's managed
+// DHCP. The IP pool check and the load-balancer pools check judge whichever is given.
+var poolFlags = []string{config.FlagIPPool, config.FlagIPPoolName}
 
 // checkIPPool makes sure the address plan's pool has an address for each machine (ippool.Check). What it finds
-// are the addresses a create would take now (found.addresses), for the admission's dry run.
+// are the addresses a create would take now (found.addresses), for the admission's dry run. A lease plan's IPPool
+// is checked by checkLeasePool.
 func checkIPPool(ctx context.Context, r *run) {
+	if r.in.Machine.Lease != nil {
+		checkLeasePool(ctx, r) // --harvester-ip-pool-name (leasepool.go)
+		return
+	}
 	r.found.addresses = ippool.Check(ctx, r.c, r.in.Machine.Addresses, machineCount(r.in), &r.p)
 }

@@ -50,17 +50,24 @@ func overlayOf(r *run, n vmNetwork, nad *kube.NetworkAttachmentDefinition) (over
 }
 
 // checkOverlays checks the VM's NICs on overlay networks: no static address from the address plan
-// (--harvester-ip-pool, which goes on the VM's first NIC) or the inline network data, and a Subnet of each network
+// (--harvester-ip-pool, which goes on the VM's first NIC), no lease of Harvester's managed DHCP
+// (--harvester-ip-pool-name, the first NIC's too) and none from the inline network data, and a Subnet of each network
 // that is ready, has DHCP on and has an address free for each machine.
 func checkOverlays(ctx context.Context, r *run, overlays []overlayNIC) {
 	if len(overlays) == 0 {
 		return
 	}
-	if r.in.Machine.Addresses != nil {
-		if i := slices.IndexFunc(overlays, func(o overlayNIC) bool { return o.nic == config.PrimaryNIC }); i >= 0 {
-			o := overlays[i]
+	if i := slices.IndexFunc(overlays, func(o overlayNIC) bool { return o.nic == config.PrimaryNIC }); i >= 0 {
+		o := overlays[i]
+		if r.in.Machine.Addresses != nil {
 			r.p.Addf(config.FlagIPPool, "%s is on Kube-OVN overlay network %s, where Kube-OVN gives the VM its address (its own IPAM, by DHCP) and routes that one alone: "+
 				"a static address would not be reachable; leave --%s out, or put %s on a VLAN network", o.nic, o.network, config.FlagIPPool, o.nic)
+		}
+		if r.in.Machine.Lease != nil {
+			// vm-dhcp-controller's agent answers DHCP on the bridge of a VLAN network (harvester/vm-dhcp-controller
+			// pkg/agent); on an overlay network Kube-OVN answers, with an address of its own Subnet.
+			r.p.Addf(config.FlagIPPoolName, "%s is on Kube-OVN overlay network %s, where Kube-OVN gives the VM its address (its own IPAM, by DHCP) and routes that one alone: "+
+				"Harvester's managed DHCP would lease one no one routes; leave --%s out, or put %s on a VLAN network", o.nic, o.network, config.FlagIPPoolName, o.nic)
 		}
 	}
 	if r.cfg.NetworkDataSecret == nil { // the Secret's data is the data Secrets check's

@@ -4,8 +4,8 @@
 // cluster (the credential and namespace, the images and key pairs, the data Secrets) and completes the machine
 // with it; every other check reads the machine: the quota its VM's limits, volumes and devices, the host devices
 // and their capacity the VM's devices, the networks the VM's networks, the objects a patch gives the guest the VM's
-// volumes, the IP pool and the load-balancer pools the address plan, the cluster's admission the Secret and the
-// VM themselves (the check verb's dry runs). So what the pre-flight judges is what the create sends.
+// volumes, the IP pool and the load-balancer pools the address plan or the lease plan, the cluster's admission
+// the Secret and the VM themselves (the check verb's dry runs). So what the pre-flight judges is what the create sends.
 //
 // The checks are a table (table.go), one row a line of the check verb, run at once but for what one needs of
 // another (runner.go). Run returns one typed Result: every check's line, and the completed machine the create

@@ -9,6 +9,7 @@ import (
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/logging"
+	"github.com/harvester/docker-machine-driver-harvester/harvester/iplease"
 	"github.com/harvester/docker-machine-driver-harvester/harvester/objects"
 )
 
@@ -51,6 +52,7 @@ type found struct {
 	overlays     []overlayNIC             // CheckNetworks: the VM's NICs on Kube-OVN overlay networks
 	data         *dataSecrets             // CheckDataSecrets: what the data Secrets hold; nil when not given or unusable
 	addresses    []*objects.StaticAddress // CheckIPPool: the addresses a create would take now; nil without
+	leasePool    *iplease.Pool            // CheckIPPool: the lease plan's IPPool, when it can lease each machine an address
 	pciClasses   map[string]string        // CheckHostDevices: each PCI resource name's class; nil when not listed
 }
 

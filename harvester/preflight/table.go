@@ -45,8 +45,8 @@ var table = []row{
 	{name: CheckQuota, reads: theVM, needs: []string{CheckImagesKeyPairs}, check: checkQuota},
 	{name: CheckZones, reads: theVM, flags: []string{config.FlagZone, config.FlagRegion}, given: placementGiven, check: checkTopology},
 	{name: CheckHostDevices, reads: theVM, flags: []string{config.FlagHostDeviceInfo, config.FlagVGPUInfo}, given: devicesGiven, check: checkDevices},
-	{name: CheckIPPool, reads: thePlan, flags: []string{config.FlagIPPool}, given: ipPoolGiven, check: checkIPPool},
-	{name: CheckLBPools, reads: thePlan, flags: []string{config.FlagIPPool}, given: ipPoolGiven, check: checkLBPools},
+	{name: CheckIPPool, reads: thePlan, flags: poolFlags, given: ipPoolGiven, check: checkIPPool},
+	{name: CheckLBPools, reads: thePlan, flags: poolFlags, given: ipPoolGiven, needs: []string{CheckIPPool}, check: checkLBPools},
 }
 
 // admissionRow is the check verb's row after the pre-flight's, never PreCreateCheck's.
@@ -66,7 +66,7 @@ const (
 	theVM
 	// theVolumes: the VM's volume claims.
 	theVolumes
-	// thePlan: the plan of the static addresses (--harvester-ip-pool).
+	// thePlan: the plan of the static addresses (--harvester-ip-pool), or of the lease (--harvester-ip-pool-name).
 	thePlan
 )
 
@@ -91,6 +91,9 @@ func (o object) of(in *Input) string {
 				ranges[i] = r.String()
 			}
 			return "of the address plan: " + strings.Join(ranges, " and ") + " on network " + plan.Network.String()
+		}
+		if plan := in.Machine.Lease; plan != nil {
+			return "of the lease plan: IPPool " + plan.Pool.String() + " on network " + plan.Network.String()
 		}
 	}
 	return ""

@@ -31,6 +31,7 @@ var runtimePackages = []string{
 	"harvester/identity",
 	"harvester/internal/kube",
 	"harvester/internal/quantity", // its refusals, in harvester/internal/kube's messages
+	"harvester/iplease",
 	"harvester/ippool",
 	"harvester/preflight",
 	"internal/rancher",
@@ -81,6 +82,10 @@ var flagGroups = []struct {
 		[]string{"harvester/config/parse_ippool.go", "harvester/config/validate_ippool.go", "harvester/config/problems.go"},
 		"`--harvester-ip-pool` is not `FIRST-LAST/PREFIX` or a subnet, gives more ranges or families than one NIC takes, reaches into addresses no node can have, or holds more than a pool may; a gateway or DNS server is of another family or outside the subnet; search domains are no DNS names, too many or too long, or come without DNS servers; the network data or the first NIC disagrees with the pool.",
 		"as each message says ([Static addresses](static-addresses.md))."},
+	{"Addresses Harvester manages: `--harvester-ip-pool-name`",
+		[]string{"harvester/config/parse_leasepool.go", "harvester/config/validate_leasepool.go"},
+		"`--harvester-ip-pool-name` is not `namespace/name` or a name, comes with `--harvester-ip-pool`, or the first NIC cannot take a lease (a masquerade interface, a `macAddress` every machine would share); the network data could configure the first NIC too, or is kept in a Secret.",
+		"as each message says ([Static addresses](static-addresses.md#addresses-harvester-manages))."},
 	{"SSH: `--harvester-ssh-user`, `--harvester-ssh-port`, `--harvester-ssh-private-key-path`, `--harvester-key-pair-name`, `--harvester-ssh-keypairs`",
 		[]string{"harvester/config/parse_ssh.go"},
 		"the user is no Linux user name, the port outside 1 to 65535, the private key file missing, too large, protected by a passphrase or not an SSH key; a key pair is named without the private key the driver logs in with; too many key pairs.",

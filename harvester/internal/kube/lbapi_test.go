@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 )
 
 // ipPoolCRDFile is the IPPool CRD the test bed installs, mirrored from harvester-load-balancer (its header cites
@@ -22,26 +20,7 @@ func TestIPPoolMirrorMatchesTheCRD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var crd struct {
-		Metadata struct{ Name string }
-		Spec     struct {
-			Group string
-			Names struct{ Kind, ListKind, Plural string }
-			Scope string
-			// Versions keeps each version's schema as a plain tree.
-			Versions []struct {
-				Name    string
-				Served  bool
-				Storage bool
-				Schema  struct {
-					OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
-				}
-			}
-		}
-	}
-	if err := yaml.Unmarshal(data, &crd); err != nil {
-		t.Fatal(err)
-	}
+	crd := readCRD(t, data)
 	s := crd.Spec
 	if s.Group != IPPools.gvr.Group || s.Names.Kind != IPPools.gvk.Kind || s.Names.ListKind != IPPools.gvk.Kind+"List" ||
 		s.Names.Plural != IPPools.gvr.Resource || crd.Metadata.Name != IPPools.gvr.Resource+"."+IPPools.gvr.Group {
@@ -111,12 +90,18 @@ func schemaFields(schema map[string]any, path string, out map[string]string) {
 // goFields records what schemaFields would for a Go type, by its JSON tags.
 func goFields(t reflect.Type, path string, out map[string]string) {
 	switch t.Kind() {
+	case reflect.Pointer:
+		goFields(t.Elem(), path, out)
 	case reflect.String:
 		out[path] = "string"
+	case reflect.Int:
+		out[path] = "integer"
 	case reflect.Bool:
 		out[path] = "boolean"
 	case reflect.Float64:
 		out[path] = "number"
+	case reflect.Map:
+		out[path] = "object"
 	case reflect.Slice:
 		out[path] = "array"
 		goFields(t.Elem(), path+"[]", out)

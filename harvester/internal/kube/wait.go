@@ -215,3 +215,52 @@ func (c *Client) WaitForSecret(ctx context.Context, ns, name string, done func(*
 	}
 	return nil, err
 }
+
+// Await follows the object of kind k named name in namespace ns and calls check with it (nil while it does not
+// exist), first once it is listed and then after every change, until check reports done or fails, or ctx ends.
+// client-go's watch.UntilWithSync lists it, then watches from the list's version, resuming a dropped watch and
+// listing afresh after an expired one: nothing polls and no change is missed. It returns the last state seen, also
+// on failure, so that the caller can say what it awaited and last saw; the error is ctx's when the wait ran out.
+// It needs list and watch on the resource.
+func Await[T any](ctx context.Context, c Interface, k Kind[T], ns, name string, check func(*T) (bool, error)) (*T, error) {
+	res := in(c, k, ns)
+	var last *T
+	eval := func(u *unstructured.Unstructured) (bool, error) {
+		last = nil
+		if u != nil {
+			obj, err := FromUnstructured[T](u)
+			if err != nil {
+				return false, err
+			}
+			last = obj
+		}
+		return check(last)
+	}
+	key := name
+	if ns != "" {
+		key = ns + "/" + name
+	}
+	listed := func(store cache.Store) (bool, error) {
+		item, _, err := store.GetByKey(key)
+		if err != nil {
+			return false, err
+		}
+		u, _ := item.(*unstructured.Unstructured)
+		return eval(u)
+	}
+	_, err := watchtools.UntilWithSync(ctx, listWatchByName(name, res.List, res.Watch), &unstructured.Unstructured{}, listed,
+		func(ev watch.Event) (bool, error) {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			switch {
+			case !ok || u.GetName() != name:
+				return false, nil
+			case ev.Type == watch.Deleted:
+				return eval(nil)
+			}
+			return eval(u)
+		})
+	if err != nil && ctx.Err() != nil {
+		return last, ctx.Err()
+	}
+	return last, err
+}

@@ -82,6 +82,7 @@ export const FORM_FIELDS = {
   ipPoolGateway:   { section: 'staticAddresses', control: 'input' },
   ipPoolDns:       { section: 'staticAddresses', control: 'input' },
   ipPoolDnsSearch: { section: 'staticAddresses', control: 'input' },
+  ipPoolName:      { section: 'staticAddresses', control: 'input' },
 
   sshPort:     { section: 'access', control: 'input' },
   sshPassword: { section: 'access', control: 'password' },
