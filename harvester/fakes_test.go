@@ -3,14 +3,12 @@ package harvester
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/config"
@@ -113,36 +111,13 @@ func healthy(ip string) vmiShape {
 // runs gets a VMI (KubeVirt starts a RerunOnFailure VM only on a change of strategy, recorded in
 // status.runStrategy); Halted deletes the VMI; a deleted VMI disappears. shape fills in each VMI.
 func (fc *fakeCluster) kubeVirt(shape vmiShape) {
-	ctx, cancel := context.WithCancel(context.Background())
-	fc.T.Cleanup(cancel)
-	w, err := fc.KV.KubevirtV1().VirtualMachines(metav1.NamespaceAll).Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		fc.T.Fatal(err)
-	}
-	var mu sync.Mutex
-	go func() {
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					return
-				}
-				vm, isVM := ev.Object.(*kubevirtv1.VirtualMachine)
-				if !isVM || ev.Type == watch.Deleted {
-					if isVM {
-						_ = fc.KV.KubevirtV1().VirtualMachineInstances(vm.Namespace).Delete(ctx, vm.Name, metav1.DeleteOptions{})
-					}
-					continue
-				}
-				mu.Lock()
-				fc.reconcile(ctx, vm, shape)
-				mu.Unlock()
-			}
+	fc.OnVMs(func(ctx context.Context, vm *kubevirtv1.VirtualMachine, deleted bool) {
+		if deleted {
+			_ = fc.KV.KubevirtV1().VirtualMachineInstances(vm.Namespace).Delete(ctx, vm.Name, metav1.DeleteOptions{})
+			return
 		}
-	}()
+		fc.reconcile(ctx, vm, shape)
+	})
 }
 
 func (fc *fakeCluster) reconcile(ctx context.Context, vm *kubevirtv1.VirtualMachine, shape vmiShape) {

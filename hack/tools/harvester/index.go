@@ -45,9 +45,14 @@ func (s informedStore) byIndex(gvr schema.GroupVersionResource, name, key string
 	if err != nil {
 		return nil, err
 	}
+	return copies(objs), nil
+}
+
+// copies are deep copies of an informer's objects, which its cache holds and no reader may change.
+func copies[T any](objs []T) []unstructured.Unstructured {
 	out := make([]unstructured.Unstructured, 0, len(objs))
 	for _, o := range objs {
-		out = append(out, *o.(*unstructured.Unstructured).DeepCopy())
+		out = append(out, *any(o).(*unstructured.Unstructured).DeepCopy())
 	}
-	return out, nil
+	return out
 }

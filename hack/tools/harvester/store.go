@@ -247,9 +247,5 @@ func (s informedStore) list(gvr schema.GroupVersionResource, namespace string, s
 	if err != nil {
 		return nil, err
 	}
-	out := make([]unstructured.Unstructured, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, *o.(*unstructured.Unstructured).DeepCopy())
-	}
-	return out, nil
+	return copies(objs), nil
 }

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/harvester/docker-machine-driver-harvester/harvester/internal/kube"
@@ -56,26 +55,13 @@ func (fc *Cluster) ManagedDHCP(pool *kube.NetworkIPPool) *DHCP {
 		fc.OK(kube.Update(ctx, fc.C, kube.Networks, netNS, nad))
 	}
 	d := &DHCP{fc: fc, pool: ref{pool.Namespace, pool.Name}}
-	w, err := fc.KV.KubevirtV1().VirtualMachines(metav1.NamespaceAll).Watch(ctx, metav1.ListOptions{})
-	fc.OK(nil, err)
-	go func() {
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					return
-				}
-				if vm, isVM := ev.Object.(*kubevirtv1.VirtualMachine); isVM && !d.Down.Load() {
-					d.mu.Lock()
-					d.sync(ctx, vm, ev.Type == watch.Deleted)
-					d.mu.Unlock()
-				}
-			}
+	fc.OnVMs(func(ctx context.Context, vm *kubevirtv1.VirtualMachine, deleted bool) {
+		if !d.Down.Load() {
+			d.mu.Lock()
+			d.sync(ctx, vm, deleted)
+			d.mu.Unlock()
 		}
-	}()
+	})
 	return d
 }
 
