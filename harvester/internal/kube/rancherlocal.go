@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -108,31 +107,24 @@ func ReadCAPICluster(ctx context.Context, cfg *rest.Config, namespace, name stri
 
 // getJSON GETs endpoint and decodes its answer into out; a refusal is the API server's Status as an error.
 func getJSON(ctx context.Context, client *http.Client, endpoint string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	a, err := getBounded(ctx, client, endpoint, clusterBudget)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("GET %s: %w", endpoint, scrubURLError(err))
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, clusterBudget+1))
 	switch {
-	case err != nil:
-		return fmt.Errorf("GET %s: %w", endpoint, err)
-	case len(body) > clusterBudget:
+	case a.readErr != nil:
+		return fmt.Errorf("GET %s: %w", endpoint, a.readErr)
+	case a.over:
 		return fmt.Errorf("GET %s: the answer is over %d MiB, more than a Cluster", endpoint, clusterBudget>>20)
-	case resp.StatusCode != http.StatusOK:
+	case a.status != http.StatusOK:
 		var status metav1.Status
-		if json.Unmarshal(body, &status) == nil && status.Kind == "Status" {
+		if json.Unmarshal(a.body, &status) == nil && status.Kind == "Status" {
 			status.Message = bounded(status.Message)
 			return &apierrors.StatusError{ErrStatus: status}
 		}
-		return apierrors.NewGenericServerResponse(resp.StatusCode, http.MethodGet, capiClusters, "", "", 0, false)
+		return apierrors.NewGenericServerResponse(a.status, http.MethodGet, capiClusters, "", "", 0, false)
 	}
-	if err := json.Unmarshal(body, out); err != nil {
+	if err := json.Unmarshal(a.body, out); err != nil {
 		return fmt.Errorf("GET %s: %v", endpoint, err)
 	}
 	return nil

@@ -3,9 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -55,39 +53,23 @@ func ReadRancherToken(ctx context.Context, cfg *rest.Config, base, name string) 
 	ctx, cancel := context.WithTimeout(ctx, rancherTokenTimeout)
 	defer cancel()
 	endpoint := base + "/v3/tokens/" + url.PathEscape(name)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	a, err := getBounded(ctx, client, endpoint, rancherTokenBudget)
 	if err != nil {
 		return RancherToken{}, err
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return RancherToken{}, fmt.Errorf("GET %s: %w", endpoint, scrubURLError(err))
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, rancherTokenBudget+1))
 	switch {
-	case resp.StatusCode == http.StatusUnauthorized:
-		return RancherToken{}, &RancherRefusedError{Status: resp.StatusCode}
-	case resp.StatusCode != http.StatusOK:
-		return RancherToken{}, fmt.Errorf("GET %s: %s", endpoint, resp.Status)
-	case err != nil:
-		return RancherToken{}, fmt.Errorf("GET %s: %w", endpoint, err)
-	case len(body) > rancherTokenBudget:
+	case a.status == http.StatusUnauthorized:
+		return RancherToken{}, &RancherRefusedError{Status: a.status}
+	case a.status != http.StatusOK:
+		return RancherToken{}, fmt.Errorf("GET %s: %s", endpoint, a.statusText)
+	case a.readErr != nil:
+		return RancherToken{}, fmt.Errorf("GET %s: %w", endpoint, a.readErr)
+	case a.over:
 		return RancherToken{}, fmt.Errorf("GET %s: the answer is over %d KiB, more than a token", endpoint, rancherTokenBudget>>10)
 	}
 	var t RancherToken
-	if err := json.Unmarshal(body, &t); err != nil {
+	if err := json.Unmarshal(a.body, &t); err != nil {
 		return RancherToken{}, fmt.Errorf("GET %s: not a token: %v", endpoint, err)
 	}
 	return t, nil
-}
-
-// scrubURLError drops the URL an *url.Error repeats (the caller names the endpoint once).
-func scrubURLError(err error) error {
-	var u *url.Error
-	if errors.As(err, &u) {
-		return u.Err
-	}
-	return err
 }
