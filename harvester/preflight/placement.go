@@ -109,12 +109,13 @@ func checkTopology(ctx context.Context, r *run) {
 	zones, regions := map[string]bool{}, map[string]bool{}
 	for i := range nodes {
 		n := &nodes[i]
-		if _, err := rule.match.Match(n); err != nil {
+		fits, err := rule.match.Match(n)
+		if err != nil {
 			// The requirement itself is malformed (an operator or value the scheduler refuses): no host fits.
 			r.p.Addf(rule.flag, "the VM's required node affinity cannot be judged: %v", err)
 			return
 		}
-		if rule.fits(n) {
+		if fits {
 			return // one host fits
 		}
 		zones[n.Labels[corev1.LabelTopologyZone]], regions[n.Labels[corev1.LabelTopologyRegion]] = true, true
