@@ -59,15 +59,20 @@ func checkOverlays(ctx context.Context, r *run, overlays []overlayNIC) {
 	}
 	if i := slices.IndexFunc(overlays, func(o overlayNIC) bool { return o.nic == config.PrimaryNIC }); i >= 0 {
 		o := overlays[i]
-		if r.in.Machine.Addresses != nil {
-			r.p.Addf(config.FlagIPPool, "%s is on Kube-OVN overlay network %s, where Kube-OVN gives the VM its address (its own IPAM, by DHCP) and routes that one alone: "+
-				"a static address would not be reachable; leave --%s out, or put %s on a VLAN network", o.nic, o.network, config.FlagIPPool, o.nic)
-		}
-		if r.in.Machine.Lease != nil {
-			// vm-dhcp-controller's agent answers DHCP on the bridge of a VLAN network (harvester/vm-dhcp-controller
-			// pkg/agent); on an overlay network Kube-OVN answers, with an address of its own Subnet.
-			r.p.Addf(config.FlagIPPoolName, "%s is on Kube-OVN overlay network %s, where Kube-OVN gives the VM its address (its own IPAM, by DHCP) and routes that one alone: "+
-				"Harvester's managed DHCP would lease one no one routes; leave --%s out, or put %s on a VLAN network", o.nic, o.network, config.FlagIPPoolName, o.nic)
+		// Both pools address the first NIC. vm-dhcp-controller's agent answers DHCP on the bridge of a VLAN network
+		// (harvester/vm-dhcp-controller pkg/agent); on an overlay network Kube-OVN answers, with an address of its
+		// own Subnet.
+		for _, pool := range []struct {
+			flag, why string
+			given     bool
+		}{
+			{config.FlagIPPool, "a static address would not be reachable", r.in.Machine.Addresses != nil},
+			{config.FlagIPPoolName, "Harvester's managed DHCP would lease one no one routes", r.in.Machine.Lease != nil},
+		} {
+			if pool.given {
+				r.p.Addf(pool.flag, "%s is on Kube-OVN overlay network %s, where Kube-OVN gives the VM its address (its own IPAM, by DHCP) and routes that one alone: "+
+					"%s; leave --%s out, or put %s on a VLAN network", o.nic, o.network, pool.why, pool.flag, o.nic)
+			}
 		}
 	}
 	if r.cfg.NetworkDataSecret == nil { // the Secret's data is the data Secrets check's
